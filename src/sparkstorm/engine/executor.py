@@ -1,0 +1,326 @@
+"""An executor: the task instances of one component executor, driven one window at a time.
+
+Lives in its own long-lived process (see ``executor_main``). Bolt executors process the
+window's input when the Spark task hands it over. Spout executors run ``next_tuple`` in a
+background thread between windows into a bounded buffer; the window request applies the
+acker's acks and fails, expires timed-out tuples and drains the buffer.
+
+Every call into a task instance happens under ``self.lock``, so ``next_tuple``, ``ack``,
+``fail`` and ``process`` of one instance never run concurrently, as in Storm.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from typing import Any
+
+from sparkstorm.engine.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
+from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine.stats import LatencySample
+from sparkstorm.topology.component import Bolt, Spout
+from sparkstorm.topology.spec import load_class
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple
+
+logger = logging.getLogger(__name__)
+
+
+class ComponentFailure(Exception):
+    """A component raised; the executor process must restart after answering the window."""
+
+
+class ExecutorHost:
+    """Hosts the tasks of one executor (see the module docstring)."""
+
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
+        self.plan = plan
+        self.info: ExecutorInfo = plan.executors[gid]
+        self.topology_name = topology_name
+        self.spec = plan.components[self.info.component]
+        self.conf = {**plan.conf, **self.spec.config}
+        self.is_spout = self.spec.kind == "spout"
+        self.lock = threading.RLock()
+        self.output = WindowOutput()
+        self.errors: list[dict[str, Any]] = []
+        self.must_restart = False
+        cls = load_class(self.spec.component, component=self.info.component)
+        self.instances: dict[int, Any] = {}
+        self.collectors: dict[int, TaskCollector] = {}
+        tracking = acker_task_count(plan.conf) > 0
+        for task in self.info.tasks:
+            self._start_task(cls, task, tracking)
+
+    def _start_task(self, cls: type, task: int, tracking: bool) -> None:
+        instance = cls()
+        collector = TaskCollector(
+            task, self.info.component, build_routes(self.plan, self.info.component, task),
+            self.plan.task_executor, self.output, tracking,
+            bool(getattr(cls, "auto_anchor", True)),
+        )
+        instance._collector = collector
+        instance.logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
+        instance.component_name = self.info.component
+        instance.storm_conf = self.conf
+        instance.context = self.plan.context_for(task)
+        instance.initialize(self.conf, instance.context)
+        self.instances[task] = instance
+        self.collectors[task] = collector
+
+    def record_error(self, task: int, exc: BaseException) -> None:
+        """Log and keep an error of a task, with its traceback, for the worker to report."""
+        text = "".join(traceback.format_exception(exc))
+        logger.error("topology %s component %s task %d raised:\n%s", self.topology_name,
+                     self.info.component, task, text)
+        self.errors.append({"component": self.info.component, "task": task, "error": text,
+                            "time": time.time()})
+
+
+class BoltExecutor(ExecutorHost):
+    """Executor of a bolt: processes each window's input rows in order."""
+
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
+        super().__init__(plan, gid, topology_name)
+        self.next_tuple_id = 0
+        cls = type(next(iter(self.instances.values())))
+        self.auto_ack = bool(getattr(cls, "auto_ack", True))
+        self.auto_fail = bool(getattr(cls, "auto_fail", True))
+        self.fields = {(c, s.name): s.fields for c, spec in plan.components.items()
+                       for s in spec.outputs}
+        self.stats = BoltWindowStats()
+
+    def run_window(self, rows_batches: list[list[list[Any]]]) -> WindowOutput:
+        """Process every input row of this window; returns the window's output."""
+        with self.lock:
+            started = time.perf_counter()
+            for rows in rows_batches:
+                self._process_rows(rows)
+            self.stats.busy_seconds += time.perf_counter() - started
+            return self.output.take()
+
+    def _process_rows(self, rows: list[list[Any]]) -> None:
+        task_component, fields, stats = self.plan.task_component, self.fields, self.stats
+        for position, (target, src, stream, values, anchors) in enumerate(rows):
+            component = task_component.get(src, SYSTEM_COMPONENT)
+            self.next_tuple_id += 1
+            tup = Tuple(self.next_tuple_id, component, stream, src, values,
+                        fields.get((component, stream), ()), anchors)
+            key = (component, stream)
+            stats.executed[key] = stats.executed.get(key, 0) + 1
+            try:
+                self._process_one(target, tup)
+            except ComponentFailure:
+                self._fail_rest(rows[position + 1:])
+                raise
+
+    def _process_one(self, task: int, tup: Tuple) -> None:
+        instance, collector = self.instances[task], self.collectors[task]
+        collector.current = tup
+        try:
+            if tup.stream == TICK_STREAM and tup.component == SYSTEM_COMPONENT:
+                instance.process_tick(tup)
+            else:
+                instance.process(tup)
+        except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
+            self.record_error(task, exc)
+            collector.fail(tup)
+            self.stats.count_fail(tup)
+            self.must_restart = True
+            raise ComponentFailure(str(exc)) from exc
+        finally:
+            collector.current = None
+        if not tup.done and self.auto_ack:
+            collector.ack(tup)
+        self.stats.count_done(tup)
+
+    def _fail_rest(self, rows: list[list[Any]]) -> None:
+        """Fail the rows after a crash, so their trees replay now instead of timing out."""
+        for row in rows:
+            if row[4]:
+                self.output.failed.update(row[4])
+
+
+class BoltWindowStats:
+    """Per-window counters of a bolt executor, keyed by (source component, stream)."""
+
+    def __init__(self) -> None:
+        self.executed: dict[tuple[str, str], int] = {}
+        self.acked: dict[tuple[str, str], int] = {}
+        self.failed: dict[tuple[str, str], int] = {}
+        self.busy_seconds = 0.0
+
+    def count_done(self, tup: Tuple) -> None:
+        key = (tup.component, tup.stream)
+        self.acked[key] = self.acked.get(key, 0) + 1
+
+    def count_fail(self, tup: Tuple) -> None:
+        key = (tup.component, tup.stream)
+        self.failed[key] = self.failed.get(key, 0) + 1
+
+    def take(self) -> dict[str, Any]:
+        out = {
+            "executed": _keyed(self.executed), "acked": _keyed(self.acked),
+            "failed": _keyed(self.failed), "busy_ms": self.busy_seconds * 1000.0,
+        }
+        self.__init__()  # type: ignore[misc]
+        return out
+
+
+def _keyed(counts: dict[tuple[str, str], int]) -> dict[str, int]:
+    return {f"{c}:{s}": n for (c, s), n in counts.items()}
+
+
+class SpoutExecutor(ExecutorHost):
+    """Executor of a spout: produces between windows, applies acks and fails per window."""
+
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
+        super().__init__(plan, gid, topology_name)
+        max_pending = self.conf.get("topology.max.spout.pending")
+        self.max_pending = int(max_pending) if max_pending else None
+        self.buffer_bound = int(self.conf.get("topology.spout.buffer.size") or 20000)
+        self.timeout = float(self.conf.get("topology.message.timeout.secs") or 30)
+        self.timeouts_enabled = bool(self.conf.get("topology.enable.message.timeouts", True))
+        self.active = False
+        self.stopped = threading.Event()
+        self.wakeup = threading.Condition(self.lock)
+        self.latency = LatencySample()
+        self.acked = 0
+        self.failed = 0
+        self.timed_out = 0
+        self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
+        self.thread.start()
+
+    def set_active(self, active: bool) -> None:
+        """Activate or deactivate the spout tasks (calls their activate/deactivate once)."""
+        with self.lock:
+            if active == self.active:
+                return
+            self.active = active
+            for task, instance in self.instances.items():
+                self._call(task, instance.activate if active else instance.deactivate)
+            self.wakeup.notify_all()
+
+    def _call(self, task: int, method: Any, *args: Any) -> None:
+        try:
+            method(*args)
+        except Exception as exc:  # noqa: BLE001 - a user error must not kill the executor
+            self.record_error(task, exc)
+            self.must_restart = True
+
+    def _can_produce(self, collector: TaskCollector) -> bool:
+        if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
+            return False
+        return self.output.count < self.buffer_bound
+
+    def _produce_loop(self) -> None:
+        idle = 0
+        while not self.stopped.is_set():
+            emitted = False
+            with self.lock:
+                if not self.active or self.must_restart:
+                    self.wakeup.wait(0.05)
+                    continue
+                for task, instance in self.instances.items():
+                    collector = self.collectors[task]
+                    if not self._can_produce(collector):
+                        continue
+                    before = self.output.count
+                    self._call(task, instance.next_tuple)
+                    self._flush_immediate_acks(task, collector)
+                    emitted = emitted or self.output.count != before
+                if not emitted:
+                    self.wakeup.wait(0.001 if idle < 100 else 0.01)
+            idle = 0 if emitted else idle + 1
+
+    def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
+        if collector.immediate_acks:
+            acks, collector.immediate_acks = collector.immediate_acks, []
+            for tup_id in acks:
+                self._call(task, self.instances[task].ack, tup_id)
+            self.acked += len(acks)
+
+    def run_window(self, control: dict[str, Any]) -> WindowOutput:
+        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer."""
+        with self.lock:
+            if control.get("fail_all"):
+                self._fail_everything()
+            for root in control.get("reset", ()):
+                self._reset(root)
+            for root in control.get("ack", ()):
+                self._finish(root, acked=True)
+            for root in control.get("fail", ()):
+                self._finish(root, acked=False)
+            if self.timeouts_enabled:
+                self._expire()
+            if "active" in control:
+                self.set_active(bool(control["active"]))
+            taken = self.output.take()
+            self.wakeup.notify_all()
+            return taken
+
+    def _owner(self, root: int) -> TaskCollector | None:
+        for collector in self.collectors.values():
+            if root in collector.pending_roots:
+                return collector
+        return None
+
+    def _finish(self, root: int, *, acked: bool) -> None:
+        collector = self._owner(root)
+        if collector is None:
+            return  # already timed out or failed: Storm ignores late verdicts too
+        tup_id, emitted_at = collector.pending_roots.pop(root)
+        instance = self.instances[collector.task]
+        if acked:
+            self.latency.add((time.monotonic() - emitted_at) * 1000.0)
+            self.acked += 1
+            self._call(collector.task, instance.ack, tup_id)
+        else:
+            self.failed += 1
+            self._call(collector.task, instance.fail, tup_id)
+
+    def _reset(self, root: int) -> None:
+        collector = self._owner(root)
+        if collector is not None:
+            tup_id, _ = collector.pending_roots[root]
+            collector.pending_roots[root] = (tup_id, time.monotonic())
+
+    def _expire(self) -> None:
+        deadline = time.monotonic() - self.timeout
+        for collector in self.collectors.values():
+            expired = [r for r, (_, at) in collector.pending_roots.items() if at < deadline]
+            self.timed_out += len(expired)
+            for root in expired:
+                self._finish(root, acked=False)
+
+    def _fail_everything(self) -> None:
+        for collector in self.collectors.values():
+            for root in list(collector.pending_roots):
+                self._finish(root, acked=False)
+
+    def take_stats(self) -> dict[str, Any]:
+        """Counters since the last window, for the worker's statistics."""
+        out = {"acked": self.acked, "failed": self.failed, "timed_out": self.timed_out,
+               "complete_ms": self.latency.take(),
+               "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
+        self.acked = self.failed = self.timed_out = 0
+        return out
+
+    def close(self) -> None:
+        """Stop producing and call ``close()`` on every task."""
+        self.stopped.set()
+        with self.lock:
+            self.wakeup.notify_all()
+            for task, instance in self.instances.items():
+                self._call(task, instance.close)
+
+
+def make_executor(plan: ExecutionPlan, gid: int, topology_name: str) -> ExecutorHost:
+    """The right executor class for ``gid``'s component kind."""
+    kind = plan.components[plan.executors[gid].component].kind
+    return SpoutExecutor(plan, gid, topology_name) if kind == "spout" else \
+        BoltExecutor(plan, gid, topology_name)
+
+
+__all__ = ["Bolt", "BoltExecutor", "ComponentFailure", "Spout", "SpoutExecutor", "make_executor"]

@@ -1,0 +1,173 @@
+"""Entry point of an executor process: ``python -m sparkstorm.engine.executor_main``.
+
+The worker starts one per executor with the plan file, the executor's gid and a Unix socket
+path. Spark tasks connect and send one request per window::
+
+    {"cmd": "window", "w": 17, "rows": [<packed rows>, ...]}        # bolt executors
+    {"cmd": "window", "w": 17, "control": {"ack": [...], ...}}      # spout executors
+
+and get back ``[{target gid: packed rows}, packed meta]``. The reply of the latest window is
+kept, so a retried Spark task is answered from memory instead of running components twice.
+A component that raised makes the process exit (code 70) after answering; the worker
+restarts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+from typing import Any, BinaryIO
+
+from sparkstorm.engine.collector import WindowOutput
+from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
+from sparkstorm.topology.spec import TopologySpec
+
+logger = logging.getLogger(__name__)
+EXIT_COMPONENT_CRASHED = 70
+EXIT_WORKER_GONE = 71
+
+
+class ExecutorServer:
+    """Serves window requests for one executor over a Unix socket."""
+
+    def __init__(self, host: ExecutorHost, path: str) -> None:
+        self.host = host
+        self.path = path
+        self.window_lock = threading.Lock()
+        self.last_window = -1
+        self.last_reply = b""
+        self.done = threading.Event()
+        self.exit_requested = False
+        if os.path.exists(path):
+            os.unlink(path)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path + ".tmp")
+        self.listener.listen(16)
+        os.rename(path + ".tmp", path)  # visible only once it accepts connections
+
+    def serve_forever(self) -> int:
+        """Accept connections until closed; returns the process exit code."""
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+        self.done.wait()
+        return EXIT_COMPONENT_CRASHED if self.host.must_restart else 0
+
+    def _accept_loop(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                while True:
+                    request = unpack(recv_frame(conn))
+                    send_frame(conn, self._handle(request))
+                    if self.exit_requested:  # only after the reply is out
+                        self._shutdown()
+                        return
+            except (ConnectionError, OSError):
+                return
+
+    def _handle(self, request: dict[str, Any]) -> bytes:
+        cmd = request.get("cmd")
+        if cmd == "window":
+            return self._window(request)
+        if cmd == "activate":
+            if isinstance(self.host, SpoutExecutor):
+                self.host.set_active(bool(request.get("active")))
+            return pack("ok")
+        if cmd == "close":
+            if isinstance(self.host, SpoutExecutor):
+                self.host.close()
+            self.exit_requested = True
+            return pack("ok")
+        return pack({"error": f"unknown command {cmd!r}"})
+
+    def _window(self, request: dict[str, Any]) -> bytes:
+        window = int(request["w"])
+        with self.window_lock:
+            if window == self.last_window:
+                return self.last_reply  # a retried Spark task: never run components twice
+            output = self._run(request)
+            reply = pack([{gid: pack(rows) for gid, rows in output.rows.items()},
+                          pack(self._meta(output))])
+            self.last_window, self.last_reply = window, reply
+            if self.host.must_restart:
+                self.exit_requested = True
+            return reply
+
+    def _run(self, request: dict[str, Any]) -> WindowOutput:
+        host = self.host
+        if isinstance(host, SpoutExecutor):
+            return host.run_window(request.get("control") or {})
+        assert isinstance(host, BoltExecutor)
+        try:
+            return host.run_window([unpack(blob) for blob in request.get("rows", ())])
+        except Exception:  # noqa: BLE001 - ComponentFailure: answer what was done, then restart
+            return host.output.take()
+
+    def _meta(self, output: WindowOutput) -> dict[str, Any]:
+        host = self.host
+        stats: dict[str, Any] = {"emitted": output.emitted, "transferred": output.transferred}
+        if isinstance(host, SpoutExecutor):
+            stats.update(host.take_stats())
+        elif isinstance(host, BoltExecutor):
+            stats.update(host.stats.take())
+        errors, host.errors = host.errors, []
+        return {"gid": host.info.gid, "component": host.info.component, "xor": output.xor,
+                "init": output.inits, "fail": list(output.failed),
+                "reset": list(output.resets), "stats": stats, "errors": errors,
+                "restart": host.must_restart}
+
+    def _shutdown(self) -> None:
+        self.done.set()
+        try:
+            self.listener.close()
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def watch_parent(parent_pid: int) -> None:
+    """Exit when the worker that started us is gone, so no executor outlives it."""
+    def loop() -> None:
+        while True:
+            threading.Event().wait(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(EXIT_WORKER_GONE)
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
+    """Start the executor ``--gid`` of the plan in ``--plan`` and serve ``--socket``."""
+    parser = argparse.ArgumentParser(prog="sparkstorm-executor")
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--gid", type=int, required=True)
+    parser.add_argument("--socket", required=True)
+    args = parser.parse_args(argv)
+    with open(args.plan, encoding="utf-8") as handle:
+        data = json.load(handle)
+    sys.path[:0] = [p for p in data.get("sys_path", []) if p not in sys.path]
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr,
+        format=f"%(asctime)s %(levelname)s [{data['name']} executor {args.gid}] %(name)s: "
+               "%(message)s",
+    )
+    watch_parent(os.getppid())
+    plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
+    host = make_executor(plan, args.gid, data["name"])
+    return ExecutorServer(host, args.socket).serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

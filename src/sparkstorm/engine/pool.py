@@ -1,0 +1,123 @@
+"""Starts, watches and restarts the executor processes of one worker."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.stage import call_executor
+from sparkstorm.errors import EngineError
+
+logger = logging.getLogger(__name__)
+
+# Fields groupings use hash(); every executor process must hash alike.
+HASH_SEED = "20140916"
+
+
+class ExecutorPool:
+    """One OS process per executor; a dead one is restarted (with a short backoff)."""
+
+    def __init__(self, plan: ExecutionPlan, name: str, workdir: Path) -> None:
+        self.plan = plan
+        self.name = name
+        self.workdir = workdir
+        self.plan_file = workdir / "plan.json"
+        self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors}
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+        self.restarts = 0
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.start_timeout = float(plan.conf.get("topology.executor.start.timeout.secs") or 60)
+
+    def start(self) -> None:
+        """Start every executor and wait until all of them accept connections.
+
+        Raises:
+            EngineError: ``EXECUTOR_START_FAILED`` when one exits or does not come up.
+        """
+        data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
+                "sys_path": [p for p in sys.path if p]}
+        self.plan_file.write_text(json.dumps(data, default=str), encoding="utf-8")
+        for gid in self.sockets:
+            self._spawn(gid)
+        deadline = time.monotonic() + self.start_timeout
+        for gid, path in self.sockets.items():
+            self._wait_ready(gid, path, deadline)
+        threading.Thread(target=self._monitor, name=f"{self.name}-pool", daemon=True).start()
+
+    def _spawn(self, gid: int) -> None:
+        env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
+                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        log = open(self.workdir / f"executor-{gid}.log", "ab")  # noqa: SIM115 - child owns it
+        self.processes[gid] = subprocess.Popen(
+            [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
+             str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+        )
+        log.close()
+
+    def _wait_ready(self, gid: int, path: str, deadline: float) -> None:
+        while not os.path.exists(path):
+            process = self.processes[gid]
+            if process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                msg = (
+                    f"executor {gid} ({self.plan.executors[gid].component!r}) of topology "
+                    f"{self.name!r} did not start (exit code {process.returncode}); its log "
+                    f"follows:\n{self.log_tail(gid)}"
+                )
+                raise EngineError(msg, code="EXECUTOR_START_FAILED")
+            time.sleep(0.02)
+
+    def log_tail(self, gid: int, lines: int = 30) -> str:
+        """The last ``lines`` lines of an executor's log."""
+        path = self.workdir / f"executor-{gid}.log"
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _monitor(self) -> None:
+        while not self.stopping.wait(0.05):
+            for gid, process in list(self.processes.items()):
+                if process.poll() is not None and not self.stopping.is_set():
+                    self._restart(gid, process.returncode)
+
+    def _restart(self, gid: int, code: int | None) -> None:
+        component = self.plan.executors[gid].component
+        logger.warning("topology %s: executor %d (%s) exited with code %s; restarting it",
+                       self.name, gid, component, code)
+        with self.lock:
+            self.restarts += 1
+            self._spawn(gid)
+
+    def pids(self) -> dict[int, int]:
+        """Current process id of each executor."""
+        return {gid: p.pid for gid, p in self.processes.items()}
+
+    def call(self, gid: int, request: dict[str, Any], timeout: float = 10.0) -> Any:
+        """Send one request to an executor (used for activate and close)."""
+        return call_executor(self.sockets[gid], request, timeout)
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Close spouts and executors, then make sure no process is left behind."""
+        self.stopping.set()
+        for gid, process in self.processes.items():
+            if process.poll() is None:
+                try:
+                    self.call(gid, {"cmd": "close"}, timeout=1.0)
+                except ConnectionError:
+                    pass
+        deadline = time.monotonic() + grace
+        for process in self.processes.values():
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

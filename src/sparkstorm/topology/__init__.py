@@ -1,0 +1,13 @@
+"""The user-facing topology API: components, streams, groupings, tuples and the DSL."""
+
+from sparkstorm.topology.component import BasicBolt, Bolt, Component, Spout
+from sparkstorm.topology.grouping import Grouping
+from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec
+from sparkstorm.topology.stream import Stream
+from sparkstorm.topology.topology import Topology
+from sparkstorm.topology.tuple import Tuple
+
+__all__ = [
+    "BasicBolt", "Bolt", "Component", "ComponentSpec", "Grouping", "InputSpec", "Spout",
+    "Stream", "Topology", "TopologySpec", "Tuple",
+]

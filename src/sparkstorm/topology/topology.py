@@ -1,0 +1,105 @@
+"""The ``Topology`` class DSL, as streamparse's.
+
+Example:
+    >>> from sparkstorm import Bolt, Grouping, Spout, Topology
+    >>> class Words(Spout):
+    ...     outputs = ["word"]
+    >>> class Count(Bolt):
+    ...     outputs = ["word", "count"]
+    >>> class WordCount(Topology):
+    ...     words = Words.spec(par=2)
+    ...     count = Count.spec(inputs={words: Grouping.fields("word")}, par=2, num_tasks=4)
+    >>> [c.name for c in WordCount.specs]
+    ['words', 'count']
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.grouping import Grouping
+from sparkstorm.topology.spec import ComponentSpec, InputSpec, StreamRef, TopologySpec
+from sparkstorm.topology.stream import DEFAULT_STREAM
+from sparkstorm.topology.validate import validate_topology
+
+
+class TopologyType(type):
+    """Collects the ``ComponentSpec`` attributes of a topology class and validates them."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        cls = super().__new__(mcs, name, bases, namespace)
+        declared = [(attr, v) for attr, v in namespace.items() if isinstance(v, ComponentSpec)]
+        if not declared:  # the Topology base class itself, or a mixin
+            return cls
+        names = {id(spec): spec.name or attr for attr, spec in declared}
+        specs = tuple(
+            spec.resolved(names[id(spec)], _resolve_inputs(spec, names)) for _, spec in declared
+        )
+        cls.topology_spec = TopologySpec(specs, dict(namespace.get("config", {}) or {}))
+        cls.specs = specs
+        for attr, spec in zip((a for a, _ in declared), specs, strict=True):
+            setattr(cls, attr, spec)
+        validate_topology(cls.topology_spec, topology_name=name)
+        return cls
+
+
+class Topology(metaclass=TopologyType):
+    """Subclass and declare components as class attributes (see the module example).
+
+    Attributes:
+        config: topology configuration, overridden by what is given at submit.
+    """
+
+    topology_spec: ClassVar[TopologySpec]
+    specs: ClassVar[tuple[ComponentSpec, ...]]
+    config: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def to_json(cls) -> str:
+        """The topology as a JSON spec document."""
+        return cls.topology_spec.to_json()
+
+
+def _resolve_inputs(spec: ComponentSpec, names: dict[int, str]) -> tuple[InputSpec, ...]:
+    raw = spec.raw_inputs
+    if raw is None:
+        return spec.inputs
+    if isinstance(raw, dict):
+        items = list(raw.items())
+    elif isinstance(raw, (list, tuple)):
+        items = [(source, Grouping.SHUFFLE) for source in raw]
+    else:
+        items = [(raw, Grouping.SHUFFLE)]
+    return tuple(_resolve_one(spec, source, grouping, names) for source, grouping in items)
+
+
+def _resolve_one(
+    spec: ComponentSpec, source: Any, grouping: Any, names: dict[int, str]
+) -> InputSpec:
+    stream = DEFAULT_STREAM
+    if isinstance(source, StreamRef):
+        source, stream = source.spec, source.stream
+    if isinstance(source, str):
+        source_name = source
+    elif isinstance(source, ComponentSpec):
+        source_name = names.get(id(source)) or source.name or "?"
+        if id(source) not in names and source.name is None:
+            msg = (
+                f"bolt {spec.name or spec.component!r} subscribes to a component that is not "
+                "declared in this topology; declare the source as a class attribute too"
+            )
+            raise TopologyError(msg, code="UNKNOWN_SOURCE_COMPONENT")
+    else:
+        msg = (
+            f"bolt {spec.name or spec.component!r}: input {source!r} is not a component spec, "
+            "a stream reference (spec['stream']) or a component id"
+        )
+        raise TopologyError(msg, code="INVALID_INPUT")
+    if not isinstance(grouping, Grouping):
+        msg = (
+            f"bolt {spec.name or spec.component!r}: grouping for input {source_name!r} is "
+            f"{grouping!r}; use Grouping.SHUFFLE, Grouping.fields('name'), ... "
+        )
+        raise TopologyError(msg, code="INVALID_GROUPING")
+    return InputSpec(source_name, stream, grouping)

@@ -1,0 +1,74 @@
+"""The tuple a bolt receives."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from functools import lru_cache
+from typing import Any
+
+TICK_STREAM = "__tick"
+SYSTEM_COMPONENT = "__system"
+HEARTBEAT_STREAM = "__heartbeat"
+
+
+@lru_cache(maxsize=1024)
+def _values_class(fields: tuple[str, ...]) -> Any:
+    return namedtuple("Values", fields, rename=True)  # type: ignore[misc]
+
+
+class Tuple:
+    """One delivered tuple: ``id``, ``component``, ``stream``, ``task`` and ``values``.
+
+    ``values`` is a sequence that is also readable by field name when the source stream
+    declares fields (``tup.values.word``), as pystorm's tuples are. The engine keeps the
+    tuple's anchor ids in private slots; a bolt may keep a tuple and ack it later.
+
+    Example:
+        >>> t = Tuple(7, "split", "default", 3, ["storm"], ("word",))
+        >>> t.values.word, t.values[0]
+        ('storm', 'storm')
+    """
+
+    __slots__ = ("id", "component", "stream", "task", "_raw", "_fields", "_values",
+                 "anchors", "ack_val", "done")
+
+    def __init__(
+        self,
+        id: Any,  # noqa: A002 - Storm's and pystorm's name
+        component: str,
+        stream: str,
+        task: int,
+        values: list[Any],
+        fields: tuple[str, ...] = (),
+        anchors: dict[int, int] | None = None,
+    ) -> None:
+        self.id = id
+        self.component = component
+        self.stream = stream
+        self.task = task
+        self._raw = values
+        self._fields = fields
+        self._values: Any = None
+        self.anchors = anchors
+        self.ack_val = 0
+        self.done = False
+
+    @property
+    def values(self) -> Any:
+        """The values, as a namedtuple when field names are known."""
+        if self._values is None:
+            if self._fields and len(self._fields) == len(self._raw):
+                self._values = _values_class(self._fields)._make(self._raw)
+            else:
+                self._values = tuple(self._raw)
+        return self._values
+
+    def is_tick(self) -> bool:
+        """True for the system tick tuple."""
+        return self.stream == TICK_STREAM and self.component == SYSTEM_COMPONENT
+
+    def __repr__(self) -> str:
+        return (
+            f"Tuple(id={self.id!r}, component={self.component!r}, stream={self.stream!r}, "
+            f"task={self.task!r}, values={self._raw!r})"
+        )

@@ -1,0 +1,166 @@
+"""Whole-topology validation, run before anything starts (at class creation and submit).
+
+Every failure is a :class:`TopologyError` with a stable code; the message names the
+component, stream or field and says how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.grouping import GROUPING_TYPES
+from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec
+
+_BAD_NAME_CHARS = re.compile(r"[/.:\\]")
+
+
+def validate_topology_name(name: str) -> None:
+    """Storm's rule: a topology name is non-empty and has none of ``/ . : \\``.
+
+    Raises:
+        TopologyError: ``INVALID_TOPOLOGY_NAME``.
+    """
+    if not name or not name.strip() or _BAD_NAME_CHARS.search(name):
+        msg = (
+            f"topology name {name!r} is not allowed: it must be non-empty and contain none of "
+            "'/', '.', ':', '\\'; pick a name like 'word-count'"
+        )
+        raise TopologyError(msg, code="INVALID_TOPOLOGY_NAME")
+
+
+def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
+    """Check the structure of a whole topology.
+
+    Raises:
+        TopologyError: with the code of the first rule broken.
+    """
+    _check_ids(spec, topology_name)
+    if not spec.spouts:
+        msg = (
+            f"topology {topology_name!r} has no spout; every topology needs at least one "
+            "spout to produce tuples; declare one with MySpout.spec()"
+        )
+        raise TopologyError(msg, code="NO_SPOUT")
+    for component in spec.components:
+        _check_parallelism(component)
+        _check_outputs(component)
+        for item in component.inputs:
+            _check_input(spec, component, item)
+        if component.kind == "bolt" and not component.inputs:
+            msg = (
+                f"bolt {component.name!r} in topology {topology_name!r} has no inputs; every "
+                "bolt must subscribe to at least one stream; pass inputs=[<spout or bolt "
+                "spec>] to .spec()"
+            )
+            raise TopologyError(msg, code="BOLT_WITHOUT_INPUTS")
+
+
+def _check_ids(spec: TopologySpec, topology_name: str) -> None:
+    counts = Counter(c.name for c in spec.components)
+    for name, count in counts.items():
+        if count > 1:
+            msg = (
+                f"component id {name!r} is declared {count} times in topology "
+                f"{topology_name!r}; component ids must be unique; rename one with name=..."
+            )
+            raise TopologyError(msg, code="DUPLICATE_COMPONENT_ID")
+    for component in spec.components:
+        if not component.name or str(component.name).startswith("__"):
+            msg = (
+                f"component id {component.name!r} is reserved: ids starting with '__' belong "
+                "to system components (__acker, __system); rename the component"
+            )
+            raise TopologyError(msg, code="RESERVED_COMPONENT_ID")
+
+
+def _check_parallelism(component: ComponentSpec) -> None:
+    if not isinstance(component.par, int) or component.par < 1:
+        msg = (
+            f"component {component.name!r} has par={component.par!r}; par is the number of "
+            "executors and must be an integer of at least 1"
+        )
+        raise TopologyError(msg, code="PARALLELISM_BELOW_ONE")
+    if not isinstance(component.num_tasks, int) or component.num_tasks < 1:
+        msg = (
+            f"component {component.name!r} has num_tasks={component.num_tasks!r}; it must be "
+            "an integer of at least 1 (or left out to default to par)"
+        )
+        raise TopologyError(msg, code="TASKS_BELOW_ONE")
+    if component.par > component.num_tasks:
+        msg = (
+            f"component {component.name!r} has par={component.par} executors but only "
+            f"num_tasks={component.num_tasks} tasks; every executor needs a task: lower par "
+            "or raise num_tasks"
+        )
+        raise TopologyError(msg, code="PARALLELISM_ABOVE_TASKS")
+
+
+def _check_outputs(component: ComponentSpec) -> None:
+    stream_names = Counter(s.name for s in component.outputs)
+    for name, count in stream_names.items():
+        if count > 1:
+            msg = (
+                f"component {component.name!r} declares output stream {name!r} {count} times; "
+                "merge the declarations or rename one"
+            )
+            raise TopologyError(msg, code="DUPLICATE_STREAM_ID")
+    for stream in component.outputs:
+        duplicates = [f for f, n in Counter(stream.fields).items() if n > 1]
+        if duplicates:
+            msg = (
+                f"component {component.name!r} stream {stream.name!r} declares field "
+                f"{duplicates[0]!r} more than once in {list(stream.fields)!r}; field names "
+                "must be unique within a stream"
+            )
+            raise TopologyError(msg, code="DUPLICATE_FIELD_NAME")
+
+
+def _check_input(spec: TopologySpec, bolt: ComponentSpec, item: InputSpec) -> None:
+    try:
+        source = spec.component(item.source)
+    except KeyError:
+        known = ", ".join(repr(c.name) for c in spec.components)
+        msg = (
+            f"bolt {bolt.name!r} subscribes to unknown component {item.source!r}; "
+            f"known components: {known}"
+        )
+        raise TopologyError(msg, code="UNKNOWN_SOURCE_COMPONENT") from None
+    stream = source.stream(item.stream)
+    if stream is None:
+        declared = [s.name for s in source.outputs]
+        msg = (
+            f"bolt {bolt.name!r} subscribes to stream {item.stream!r} of {source.name!r}, which "
+            f"declares only {declared!r}; add Stream(..., name={item.stream!r}) to its outputs "
+            "or subscribe to a declared stream"
+        )
+        raise TopologyError(msg, code="UNKNOWN_SOURCE_STREAM")
+    grouping = item.grouping
+    if grouping.type not in GROUPING_TYPES:
+        msg = f"bolt {bolt.name!r}: unknown grouping type {grouping.type!r}; use {GROUPING_TYPES}"
+        raise TopologyError(msg, code="INVALID_GROUPING")
+    for field_name in grouping.field_names:
+        if field_name not in stream.fields:
+            msg = (
+                f"bolt {bolt.name!r} groups stream {item.stream!r} of {source.name!r} by field "
+                f"{field_name!r}, but that stream declares only {list(stream.fields)!r}; "
+                "group by a declared field"
+            )
+            raise TopologyError(msg, code="UNKNOWN_GROUPING_FIELD")
+    if grouping.type in ("FIELDS", "PARTIAL_KEY") and not grouping.field_names:
+        msg = f"bolt {bolt.name!r}: a fields grouping needs at least one field name"
+        raise TopologyError(msg, code="UNKNOWN_GROUPING_FIELD")
+    if grouping.type == "DIRECT" and not stream.direct:
+        msg = (
+            f"bolt {bolt.name!r} uses a direct grouping on stream {item.stream!r} of "
+            f"{source.name!r}, which is not direct; declare it Stream(..., direct=True)"
+        )
+        raise TopologyError(msg, code="DIRECT_GROUPING_ON_NON_DIRECT_STREAM")
+    if grouping.type != "DIRECT" and stream.direct:
+        msg = (
+            f"bolt {bolt.name!r} subscribes to direct stream {item.stream!r} of "
+            f"{source.name!r} with a {grouping.type} grouping; tuples of a direct stream go "
+            "only to the task the emitter names: use Grouping.DIRECT"
+        )
+        raise TopologyError(msg, code="NON_DIRECT_GROUPING_ON_DIRECT_STREAM")
