@@ -40,6 +40,9 @@ SPARK_CONF_KEY = "topology.spark.conf"
 DEFAULT_SPARK_MASTER = "local[*]"
 _SPARK_VALUE_TYPES = (str, int, float, bool)
 _PLAIN_TYPES = (str, int, float, bool, list, dict)
+# Unknown keys in these namespaces are always typos or unsupported settings, so warn.
+_SYSTEM_NAMESPACES = ("topology.", "storm.", "nimbus.", "supervisor.", "worker.", "ui.",
+                      "drpc.", "logviewer.", "task.", "transactional.", "dev.")
 
 
 def parse_value(text: str) -> object:
@@ -154,7 +157,8 @@ def _check_entry(name: object, value: object, where: str) -> None:
 def unknown_key_warnings(conf: Mapping[str, object], *, where: str = "config") -> list[str]:
     """List a warning for each undeclared key that is not ``spark.*`` or ``pystorm.*``.
 
-    Each warning names the key and the nearest declared key. Non-``spark.*`` entries of
+    Each warning names the key and the nearest declared key. An application's own key (no
+    close declared key, outside Storm's namespaces) is not warned about. Non-``spark.*`` entries of
     ``topology.spark.conf`` are warned about too, since they are not passed to Spark.
 
     Args:
@@ -169,6 +173,8 @@ def unknown_key_warnings(conf: Mapping[str, object], *, where: str = "config") -
         if not isinstance(name, str) or name in KEYS or is_pass_through(name):
             continue
         near = difflib.get_close_matches(name, KEYS, n=1)
+        if not near and not name.startswith(_SYSTEM_NAMESPACES):
+            continue  # an application's own key (Storm lets components read any key)
         hint = f"did you mean {near[0]!r}?" if near else "no declared key is close"
         warnings.append(
             f"unknown config key {name!r} in {where}: {hint} (kept as is for components)"

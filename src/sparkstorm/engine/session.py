@@ -27,6 +27,7 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark_conf = SparkConf().setAppName(app_name)
+    spark_conf.set("spark.ui.showConsoleProgress", "false")  # it would garble our progress
     for key, value in spark_settings(conf).items():
         spark_conf.set(key, value)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()

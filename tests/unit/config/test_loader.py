@@ -182,10 +182,14 @@ def test_unknown_key_warns_with_nearest(caplog: pytest.LogCaptureFixture) -> Non
     assert "sparkstorm.yaml" in record.getMessage()
 
 
-def test_unknown_key_without_near_match() -> None:
-    [warning] = unknown_key_warnings({"zzzzzz": 1})
-    assert "'zzzzzz'" in warning
+def test_unknown_system_key_without_near_match() -> None:
+    [warning] = unknown_key_warnings({"topology.zzzzzzzzzzzz": 1})
+    assert "'topology.zzzzzzzzzzzz'" in warning
     assert "no declared key is close" in warning
+
+
+def test_application_keys_are_not_warned_about() -> None:
+    assert unknown_key_warnings({"wordcount.sentences": 10, "zzzzzz": 1}) == []
 
 
 def test_pass_through_keys_never_warn(caplog: pytest.LogCaptureFixture) -> None:

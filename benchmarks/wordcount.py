@@ -1,0 +1,415 @@
+"""Word-count benchmark: sparkstorm's reliable topology vs plain Python and Spark UDFs.
+
+Runs ``_wordcount_topology.WordCountBench`` (reliable spout -> split x2 -> count x2, fields
+grouping on ``word``) on a ``LocalCluster`` over ``local[2]`` until the spout has had every
+sentence acked, then, in the same process and on the same SparkSession, the plain Python
+dict loop and the Structured Streaming Python-UDF word count over the same sentences.
+
+Steady state is the part of the run between 20 % and 80 % of the acked sentences, which
+leaves out executor start-up, the first Spark jobs and the tail. Latencies come from the
+spout's per-window statistics (each window's reservoir percentiles), collected by polling
+the topology statistics every 0.5 s; the engine's running totals keep only the first
+~2000 latency samples, so their percentiles are printed too but describe the start.
+
+Run: ``cd /work/main && .venv/bin/python benchmarks/wordcount.py --sentences 1000000``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from _memory import peak_rss_sampler  # noqa: E402
+from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
+from _sentences import make_sentences, total_words  # noqa: E402
+from _wordcount_topology import COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
+
+TOPOLOGY_NAME = "wordcount-bench"
+POLL_SECONDS = 0.5
+STEADY_FROM, STEADY_TO = 0.2, 0.8
+
+TARGET_UDF_RATIO = 1.5
+TARGET_P50_MS = 1000.0
+TARGET_P99_MS = 2000.0
+TARGET_MEMORY_BYTES = 2 * 1024**3
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--window-ms", type=int, default=None,
+                        help="topology.window.ms (default: the engine's)")
+    parser.add_argument("--max-pending", type=int, default=None,
+                        help="topology.max.spout.pending (default: the engine's, unbounded)")
+    parser.add_argument("--buffer", type=int, default=None,
+                        help="topology.spout.buffer.size (default: the engine's)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="give up waiting for all acks after this many seconds")
+    parser.add_argument("--rows-per-batch", type=int, default=100_000,
+                        help="rows per micro-batch file of the Structured Streaming reference")
+    parser.add_argument("--skip-references", action="store_true")
+    return parser.parse_args(argv)
+
+
+def make_spark() -> Any:
+    """``_references.make_local_spark``'s session (local[2], no UI, 2 shuffle partitions)
+    plus no console progress bar; made here because that is a static setting."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparkstorm-wordcount-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+# --------------------------------------------------------------------------- polling
+
+
+def _stats(cluster: Any, name: str) -> dict[str, Any]:
+    """``get_topology_stats``, retried: the window thread may mutate a dict mid-summary."""
+    for _ in range(20):
+        try:
+            return cluster.get_topology_stats(name)
+        except RuntimeError:  # "dictionary changed size during iteration"
+            time.sleep(0.01)
+    return cluster.get_topology_stats(name)
+
+
+def _component(stats: dict[str, Any], name: str) -> dict[str, Any]:
+    return stats["components"].get(name) or {}
+
+
+class Run:
+    """What the poll loop saw: (time, acked, failed, split/count executed) per poll and
+    every window record (deduplicated by window id)."""
+
+    def __init__(self) -> None:
+        self.polls: list[tuple[float, int, int, int, int]] = []
+        self.windows: dict[int, dict[str, Any]] = {}
+        self.p50_per_poll: list[tuple[float, float]] = []
+        self.final: dict[str, Any] = {}
+        self.submitted = 0.0
+        self.started = 0.0
+        self.finished = 0.0
+        self.first_ack: float | None = None
+        self.completed = False
+
+    def observe(self, now: float, stats: dict[str, Any]) -> None:
+        spout = _component(stats, SPOUT)
+        acked = int(spout.get("acked", 0))
+        self.polls.append((now, acked, int(spout.get("failed", 0)),
+                           int(_component(stats, SPLIT).get("executed", 0)),
+                           int(_component(stats, COUNT).get("executed", 0))))
+        if acked and self.first_ack is None:
+            self.first_ack = now
+        for record in stats["recent_windows"]:
+            self.windows[record["window"]] = record
+        recent = [r for r in stats["recent_windows"]
+                  if (r["components"].get(SPOUT) or {}).get("complete_latency_p50_ms")]
+        if recent:
+            self.p50_per_poll.append(
+                (now, recent[-1]["components"][SPOUT]["complete_latency_p50_ms"]))
+
+
+def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
+    from sparkstorm.testing.local_cluster import LocalCluster
+
+    conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed,
+                            "topology.stats.window.count": 100_000}
+    if args.window_ms is not None:
+        conf["topology.window.ms"] = args.window_ms
+    if args.max_pending is not None:
+        conf["topology.max.spout.pending"] = args.max_pending
+    if args.buffer is not None:
+        conf["topology.spout.buffer.size"] = args.buffer
+    run = Run()
+    cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
+                                 "spark.ui.showConsoleProgress": False}, spark=spark)
+    with peak_rss_sampler() as mem:
+        run.submitted = time.monotonic()
+        runner = cluster.submit_topology(TOPOLOGY_NAME, TOPOLOGY, conf=conf)
+        run.started = time.monotonic()
+        effective = {k: runner.conf.get(k) for k in (
+            "topology.window.ms", "topology.spout.buffer.size", "topology.max.spout.pending",
+            "topology.message.timeout.secs", "topology.acker.executors")}
+        print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)
+        deadline = run.started + args.timeout
+        next_report = run.started + 10.0
+        try:
+            while True:
+                time.sleep(POLL_SECONDS)
+                now = time.monotonic()
+                stats = _stats(cluster, TOPOLOGY_NAME)
+                run.observe(now, stats)
+                acked = run.polls[-1][1]
+                if acked >= args.sentences:
+                    run.completed = True
+                    break
+                if runner.failure is not None:
+                    print(f"window loop failed: {runner.failure!r}", flush=True)
+                    break
+                if now > deadline:
+                    print(f"timeout after {args.timeout:.0f} s", flush=True)
+                    break
+                if now >= next_report:
+                    next_report += 10.0
+                    print(f"  t={now - run.started:6.1f} s  acked={acked:,}  "
+                          f"windows={stats['windows']}", flush=True)
+            run.finished = time.monotonic()
+            run.final = _stats(cluster, TOPOLOGY_NAME)
+        finally:
+            cluster.kill_topology(TOPOLOGY_NAME)
+            cluster.shutdown()
+    return run, mem
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _interpolate_time(polls: list[tuple[float, int, int, int, int]], target: float) -> float:
+    """Time at which the acked count crossed ``target`` (linear between polls)."""
+    prev_t, prev_a = polls[0][0], polls[0][1]
+    for t, a, *_ in polls:
+        if a >= target:
+            if a == prev_a:
+                return t
+            return prev_t + (t - prev_t) * (target - prev_a) / (a - prev_a)
+        prev_t, prev_a = t, a
+    return polls[-1][0]
+
+
+def _value_at(polls: list[tuple[float, int, int, int, int]], when: float, col: int) -> float:
+    """Column ``col`` of the polls, linearly interpolated at time ``when``."""
+    prev = polls[0]
+    for row in polls:
+        if row[0] >= when:
+            if row[0] == prev[0]:
+                return float(row[col])
+            frac = (when - prev[0]) / (row[0] - prev[0])
+            return prev[col] + frac * (row[col] - prev[col])
+        prev = row
+    return float(polls[-1][col])
+
+
+def _weighted_quantile(pairs: list[tuple[float, int]], q: float) -> float | None:
+    """Quantile of values weighted by counts: pairs of (value, weight)."""
+    pairs = sorted((v, w) for v, w in pairs if v is not None and w > 0)
+    total = sum(w for _, w in pairs)
+    if not total:
+        return None
+    running = 0
+    for value, weight in pairs:
+        running += weight
+        if running >= q * total:
+            return value
+    return pairs[-1][0]
+
+
+def analyse(run: Run, n: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    polls = run.polls
+    lo, hi = STEADY_FROM * n, STEADY_TO * n
+    t_lo, t_hi = _interpolate_time(polls, lo), _interpolate_time(polls, hi)
+    out["steady_seconds"] = t_hi - t_lo
+    acked_lo, acked_hi = _value_at(polls, t_lo, 1), _value_at(polls, t_hi, 1)
+    words_lo, words_hi = _value_at(polls, t_lo, 4), _value_at(polls, t_hi, 4)
+    out["steady_source"] = "polls"
+    # Window records are more exact (the acks of a window are applied at its start).
+    ids = sorted(run.windows)
+    if ids and ids == list(range(ids[0], ids[-1] + 1)) and ids[0] == 0:
+        cum_a = cum_w = 0
+        marks = []
+        for w in ids:
+            rec = run.windows[w]
+            cum_a += int((rec["components"].get(SPOUT) or {}).get("acked", 0))
+            cum_w += int((rec["components"].get(COUNT) or {}).get("executed", 0))
+            marks.append((rec["started"] + rec["seconds"], cum_a, cum_w, w))
+        first = next((m for m in marks if m[1] >= lo), None)
+        last = next((m for m in marks if m[1] >= hi), None)
+        if first and last and last[0] > first[0]:
+            out["steady_source"] = f"window records {first[3]}..{last[3]}"
+            t_lo, t_hi = first[0], last[0]
+            acked_lo, acked_hi, words_lo, words_hi = first[1], last[1], first[2], last[2]
+            out["steady_seconds"] = t_hi - t_lo
+    secs = out["steady_seconds"] or float("nan")
+    out["steady_sentences_per_sec"] = (acked_hi - acked_lo) / secs
+    out["steady_words_per_sec"] = (words_hi - words_lo) / secs
+    total = (run.finished - run.started) or float("nan")
+    out["overall_seconds"] = total
+    out["overall_sentences_per_sec"] = polls[-1][1] / total
+    out["overall_words_per_sec"] = polls[-1][4] / total
+    out["startup_seconds"] = run.started - run.submitted
+    out["first_ack_seconds"] = (run.first_ack - run.started) if run.first_ack else None
+
+    # Latency over the steady-state windows: each window's reservoir percentiles.
+    steady = []
+    cum = 0
+    all_windows = []
+    for w in ids:
+        rec = run.windows[w]
+        spout = rec["components"].get(SPOUT) or {}
+        acked = int(spout.get("acked", 0))
+        cum += acked
+        all_windows.append(rec)
+        if acked and lo <= cum and cum - acked <= hi:
+            steady.append((rec, spout, acked))
+    out["steady_windows"] = len(steady)
+    out["steady_p50_ms"] = _weighted_quantile(
+        [(s["complete_latency_p50_ms"], a) for _, s, a in steady], 0.5)
+    out["steady_p99_ms"] = _weighted_quantile(
+        [(s["complete_latency_p99_ms"], a) for _, s, a in steady], 0.99)
+    out["steady_worst_window_p99_ms"] = max(
+        (s["complete_latency_p99_ms"] for _, s, _ in steady), default=None)
+    out["steady_mean_ms"] = (sum(s["complete_latency_ms"] * a for _, s, a in steady)
+                             / sum(a for *_, a in steady)) if steady else None
+    out["steady_window_seconds"] = (statistics.fmean(r["seconds"] for r, _, _ in steady)
+                                    if steady else None)
+    out["mean_window_seconds"] = (statistics.fmean(r["seconds"] for r in all_windows)
+                                  if all_windows else None)
+    if steady:
+        gaps = [b["started"] - a["started"] for a, b in
+                zip([r for r, _, _ in steady], [r for r, _, _ in steady][1:], strict=False)]
+        out["steady_window_period"] = statistics.fmean(gaps) if gaps else None
+        out["steady_sentences_per_window"] = statistics.fmean(a for *_, a in steady)
+    mid = [p for t, p in run.p50_per_poll
+           if _interpolate_time(polls, lo) <= t <= _interpolate_time(polls, hi)]
+    out["poll_p50_median_ms"] = statistics.median(mid) if mid else None
+    out["poll_p50_range_ms"] = (min(mid), max(mid)) if mid else None
+    return out
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f} ms"
+
+
+def _mark(ok: bool) -> str:
+    return "OK  " if ok else "MISS"
+
+
+def report(run: Run, mem: Any, res: dict[str, Any], n: int, words: int | None) -> None:
+    final = run.final
+    spout = _component(final, SPOUT)
+    split = _component(final, SPLIT)
+    count = _component(final, COUNT)
+    print()
+    print(f"=== sparkstorm word count: {n:,} sentences"
+          + (f", {words:,} words" if words is not None else "") + " ===")
+    print(f"completed: {run.completed}   executor start-up {res['startup_seconds']:.1f} s, "
+          f"first ack after {res['first_ack_seconds'] or float('nan'):.1f} s")
+    print(f"spout  emitted={spout.get('emitted', 0):,} acked={spout.get('acked', 0):,} "
+          f"failed={spout.get('failed', 0):,} timed_out={spout.get('timed_out', 0):,}")
+    print(f"split  executed={split.get('executed', 0):,} emitted={split.get('emitted', 0):,} "
+          f"execute_latency={split.get('execute_latency_ms') or 0:.4f} ms/tuple")
+    print(f"count  executed={count.get('executed', 0):,} "
+          f"execute_latency={count.get('execute_latency_ms') or 0:.4f} ms/tuple")
+    if words is not None:
+        ok = count.get("executed", 0) == words and spout.get("failed", 0) == 0
+        print(f"checksum: count executed {count.get('executed', 0):,} vs {words:,} words "
+              f"-> {'match' if ok else 'MISMATCH (replays or loss)'}")
+    print(f"errors: {final.get('last_errors') or 'none'}   "
+          f"executor restarts: {final.get('executor_restarts', 0)}")
+    print()
+    print(f"steady state (20%..80% acked, {res['steady_source']}, "
+          f"{res['steady_seconds']:.1f} s):")
+    print(f"  {res['steady_sentences_per_sec']:>12,.0f} sentences/s "
+          f"{res['steady_words_per_sec']:>13,.0f} words/s")
+    print(f"overall (submit-return to last ack, {res['overall_seconds']:.1f} s):")
+    print(f"  {res['overall_sentences_per_sec']:>12,.0f} sentences/s "
+          f"{res['overall_words_per_sec']:>13,.0f} words/s")
+    print()
+    print(f"complete latency, steady-state windows ({res['steady_windows']}):")
+    print(f"  p50 {_fmt_ms(res['steady_p50_ms']):>10}   [target <= {TARGET_P50_MS:,.0f} ms] "
+          f"{_mark(res['steady_p50_ms'] is not None and res['steady_p50_ms'] <= TARGET_P50_MS)}")
+    print(f"  p99 {_fmt_ms(res['steady_p99_ms']):>10}   [target <= {TARGET_P99_MS:,.0f} ms] "
+          f"{_mark(res['steady_p99_ms'] is not None and res['steady_p99_ms'] <= TARGET_P99_MS)}"
+          f"   (worst window p99 {_fmt_ms(res['steady_worst_window_p99_ms'])}, "
+          f"mean {_fmt_ms(res['steady_mean_ms'])})")
+    if res["poll_p50_range_ms"]:
+        lo, hi = res["poll_p50_range_ms"]
+        print(f"  p50 per poll (latest window): median {_fmt_ms(res['poll_p50_median_ms'])}, "
+              f"range {lo:,.0f}..{hi:,.0f} ms over {len(run.p50_per_poll)} polls")
+    print(f"  totals at end (engine keeps the first ~2000 samples only): "
+          f"p50 {_fmt_ms(spout.get('complete_latency_p50_ms'))}, "
+          f"p99 {_fmt_ms(spout.get('complete_latency_p99_ms'))}, "
+          f"mean {_fmt_ms(spout.get('complete_latency_ms'))} (exact mean over all acks)")
+    print()
+    print(f"windows run: {final.get('windows', 0)}   mean window {res['mean_window_seconds'] or 0:.3f} s"
+          f" (steady: {res.get('steady_window_seconds') or 0:.3f} s job, "
+          f"{res.get('steady_window_period') or 0:.3f} s period, "
+          f"{res.get('steady_sentences_per_window') or 0:,.0f} sentences/window)")
+    ok_mem = mem.peak_bytes <= TARGET_MEMORY_BYTES
+    print(f"memory [target <= 2 GiB] {_mark(ok_mem)}: {mem.report()}")
+
+
+def _line(label: str, r: dict[str, Any]) -> str:
+    return (f"{label:<36} {r['sentences_per_sec']:>12,.0f} sentences/s "
+            f"{r['words_per_sec']:>13,.0f} words/s {r['seconds']:>8.2f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    n = args.sentences
+    print(f"sparkstorm word count benchmark: {n:,} sentences (seed {args.seed}), "
+          f"local[2], python {sys.version.split()[0]}", flush=True)
+    spark = make_spark()
+    try:
+        run, mem = run_topology(spark, args)
+        sentences = make_sentences(n, args.seed)
+        words = total_words(sentences)
+        if len(run.polls) < 2:
+            print("no statistics collected", flush=True)
+            return 1
+        res = analyse(run, n)
+        report(run, mem, res, n, words)
+        if args.skip_references:
+            return 0 if run.completed else 1
+        print()
+        print("=== references (same sentences, same SparkSession) ===", flush=True)
+        plain = plain_python_wordcount(sentences)
+        print(_line("plain python (1 core, dict loop)", plain), flush=True)
+        with peak_rss_sampler() as ref_mem:
+            structured_streaming_wordcount(spark, sentences[:2_000], rows_per_batch=1_000)
+            udf = structured_streaming_wordcount(spark, sentences, args.rows_per_batch)
+        print(_line("structured streaming (Python UDF)", udf))
+        print(_line("sparkstorm steady state", {
+            "sentences_per_sec": res["steady_sentences_per_sec"],
+            "words_per_sec": res["steady_words_per_sec"], "seconds": res["steady_seconds"]}))
+        print(_line("sparkstorm overall", {
+            "sentences_per_sec": res["overall_sentences_per_sec"],
+            "words_per_sec": res["overall_words_per_sec"], "seconds": res["overall_seconds"]}))
+        print(f"structured streaming peak memory: {ref_mem.report().splitlines()[0]}")
+        print()
+        steady_udf = res["steady_sentences_per_sec"] / udf["sentences_per_sec"]
+        overall_udf = res["overall_sentences_per_sec"] / udf["sentences_per_sec"]
+        print(f"sparkstorm / UDF:   steady {steady_udf:5.2f}x   overall {overall_udf:5.2f}x   "
+              f"[target >= {TARGET_UDF_RATIO}x] {_mark(steady_udf >= TARGET_UDF_RATIO)}")
+        print(f"sparkstorm / plain: steady "
+              f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
+              f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
+    finally:
+        spark.stop()
+    return 0 if run.completed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

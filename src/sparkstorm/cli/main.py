@@ -1,0 +1,37 @@
+"""``sparkstorm``: the command line entry point, one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from sparkstorm.cli import run
+from sparkstorm.errors import SparkstormError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(prog="sparkstorm", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the subcommand, turn our errors into a message and exit code 2."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args))
+    except SparkstormError as exc:
+        print(f"sparkstorm {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

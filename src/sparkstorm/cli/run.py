@@ -1,0 +1,163 @@
+"""``sparkstorm run FILE.py``: run a topology on Spark local mode (Storm's ``storm local``).
+
+Shows a live progress line, stops after ``--time`` seconds or at Ctrl-C with a clean
+shutdown, then prints a table per component.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.topology import Topology
+
+
+def register(commands: Any) -> None:
+    """Add the ``run`` subcommand."""
+    parser = commands.add_parser("run", help="run a topology file on Spark local mode")
+    parser.add_argument("file", help="Python file that defines a Topology subclass")
+    parser.add_argument("--topology", help="the Topology class to run, if the file has several")
+    parser.add_argument("--name", help="topology name (default: the file's name)")
+    parser.add_argument("--time", type=float, default=None,
+                        help="stop after this many seconds (default: at Ctrl-C)")
+    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="configuration override, e.g. -c topology.workers=2")
+    parser.set_defaults(handler=run_command)
+
+
+def load_topology_file(path: str, class_name: str | None) -> type[Topology]:
+    """Import ``path`` as a module named after the file and return its Topology class.
+
+    The file's folder goes first on ``sys.path`` so that executor processes, which get our
+    ``sys.path``, import its components by the same module name.
+
+    Raises:
+        TopologyError: ``TOPOLOGY_FILE_NOT_FOUND``, ``NO_TOPOLOGY_IN_FILE`` or
+            ``AMBIGUOUS_TOPOLOGY``.
+    """
+    file = Path(path).resolve()
+    if not file.is_file():
+        msg = f"topology file {path!r} does not exist; give the path of a .py file"
+        raise TopologyError(msg, code="TOPOLOGY_FILE_NOT_FOUND")
+    module = _import_file(file)
+    found = {n: c for n, c in vars(module).items()
+             if isinstance(c, type) and issubclass(c, Topology) and c is not Topology
+             and c.__module__ == module.__name__}
+    if class_name is not None:
+        if class_name not in found:
+            msg = (f"{path}: no Topology subclass named {class_name!r}; "
+                   f"found {sorted(found) or 'none'}")
+            raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
+        return found[class_name]
+    if not found:
+        msg = f"{path}: defines no Topology subclass; declare one (class T(Topology): ...)"
+        raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
+    if len(found) > 1:
+        msg = f"{path} defines several topologies {sorted(found)}; pick one with --topology"
+        raise TopologyError(msg, code="AMBIGUOUS_TOPOLOGY")
+    return next(iter(found.values()))
+
+
+def _import_file(file: Path) -> ModuleType:
+    sys.path.insert(0, str(file.parent))
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
+    from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
+
+    topology = load_topology_file(args.file, args.topology)
+    name = args.name or Path(args.file).stem.replace("_", "-")
+    cli_conf = parse_cli_overrides(args.config)
+    load_config(cli=cli_conf)  # fail on bad values before Spark starts
+    console = Console(width=max(Console().width, 140))
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with LocalCluster(conf=cli_conf) as cluster:
+        console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
+                      f"({topology.__name__}) on Spark local mode ...")
+        runner = cluster.submit_topology(name, topology)
+        started = time.monotonic()
+        with Live(console=console, refresh_per_second=4, transient=False) as live:
+            while not stop.wait(0.25):
+                live.update(progress_line(runner.stats.summary(), time.monotonic() - started))
+                if runner.failure is not None or (args.time and
+                                                  time.monotonic() - started >= args.time):
+                    break
+        console.print("stopping: deactivating spouts and letting in-flight tuples finish ...")
+        summary = runner.stats.summary()
+        cluster.kill_topology(name)
+        summary = runner.stats.summary()
+    console.print(summary_table(summary, time.monotonic() - started))
+    if runner.failure is not None:
+        console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
+        return 1
+    return 0
+
+
+def _spout_totals(summary: dict[str, Any]) -> tuple[int, int, int, float | None]:
+    emitted = acked = failed = 0
+    latency = None
+    for component in summary["components"].values():
+        if component.get("complete_latency_ms") is not None or component["executed"] == 0:
+            emitted += component["emitted"]
+            acked += component["acked"]
+            failed += component["failed"]
+            latency = component.get("complete_latency_ms") or latency
+    return emitted, acked, failed, latency
+
+
+def progress_line(summary: dict[str, Any], elapsed: float) -> str:
+    """One line: windows, tuples/s over the recent windows, acked, failed, latency."""
+    recent = summary["recent_windows"]
+    seconds = (recent[-1]["started"] + recent[-1]["seconds"] - recent[0]["started"]) \
+        if recent else 0.0
+    tuples = sum(c["transferred"] for w in recent for c in w["components"].values())
+    rate = tuples / seconds if seconds > 0 else 0.0
+    _, acked, failed, latency = _spout_totals(summary)
+    latency_text = f"{latency:.0f} ms" if latency is not None else "-"
+    return (f"[{elapsed:6.1f}s] windows {summary['windows']:>5}  tuples/s {rate:>10,.0f}  "
+            f"acked {acked:>10,}  failed {failed:>7,}  complete latency {latency_text}  "
+            f"restarts {summary['executor_restarts']}")
+
+
+def summary_table(summary: dict[str, Any], elapsed: float) -> Table:
+    """Per-component totals, as Storm UI's spouts and bolts tables."""
+    table = Table(title=f"{summary['windows']} windows in {elapsed:.1f} s")
+    for column in ("component", "emitted", "transferred", "executed", "acked", "failed",
+                   "execute ms", "complete ms (avg / p50 / p99)", "last error"):
+        table.add_column(column, justify="left" if column in ("component", "last error")
+                         else "right")
+    for name, c in summary["components"].items():
+        error = summary["last_errors"].get(name, {}).get("error", "")
+        table.add_row(name, f"{c['emitted']:,}", f"{c['transferred']:,}", f"{c['executed']:,}",
+                      f"{c['acked']:,}", f"{c['failed']:,}", _ms(c["execute_latency_ms"]),
+                      " / ".join(_ms(c[k]) for k in ("complete_latency_ms",
+                                                     "complete_latency_p50_ms",
+                                                     "complete_latency_p99_ms")),
+                      error.strip().splitlines()[-1][:60] if error else "")
+    return table
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}" if value < 1 else f"{value:.1f}"

@@ -1,0 +1,190 @@
+"""Components for the Spark integration tests.
+
+They live at module level so executor processes can import them. What happens inside an
+executor process is observed through JSON-lines files under the conf's ``test.dir``: each
+task appends one record per event and flushes, so the test reads exactly what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from sparkstorm import Bolt, Spout, Stream
+
+KEYS = 7
+
+
+class Recorder:
+    """Appends events of one task to ``<test.dir>/<component>-<task>.jsonl``."""
+
+    def __init__(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        directory = Path(conf["test.dir"])
+        name = f"{context['componentid']}-{context['taskid']}.jsonl"
+        self.handle = open(directory / name, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+        self.task = context["taskid"]
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self.handle.write(json.dumps({"event": event, "task": self.task, "pid": os.getpid(),
+                                      "time": time.time(), **fields}) + "\n")
+
+
+def read_events(directory: Path, component: str | None = None) -> list[dict[str, Any]]:
+    """Every recorded event (of ``component``'s tasks, if given)."""
+    events = []
+    for path in sorted(directory.glob("*.jsonl")):
+        if component is None or path.name.rsplit("-", 1)[0] == component:
+            events.extend(json.loads(line) for line in path.read_text().splitlines() if line)
+    return events
+
+
+class NumberSpout(Spout):
+    """Emits ``test.count`` tuples ``[n, key]`` with message id n; replays what fails.
+
+    Records ``emit``, ``ack``, ``fail`` and the number in flight at each ``next_tuple``.
+    """
+
+    outputs = ["n", "key"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+        self.count = int(conf["test.count"])
+        self.reliable = bool(conf.get("test.reliable", True))
+        self.next_n = 0
+        self.in_flight: set[int] = set()
+        self.replay: list[int] = []
+
+    def next_tuple(self) -> None:
+        if self.replay:
+            n = self.replay.pop(0)
+        elif self.next_n < self.count:
+            n = self.next_n
+            self.next_n += 1
+        else:
+            return
+        self.in_flight.add(n)
+        self.record("emit", n=n, in_flight=len(self.in_flight))
+        self.emit([n, f"k{n % KEYS}"], tup_id=n if self.reliable else None)
+
+    def ack(self, tup_id: Any) -> None:
+        self.in_flight.discard(tup_id)
+        self.record("ack", n=tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.in_flight.discard(tup_id)
+        self.record("fail", n=tup_id)
+        self.replay.append(tup_id)
+
+
+class RecordingBolt(Bolt):
+    """Records every tuple it receives (task, source, stream, values)."""
+
+    outputs: list[Any] = []
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        self.record("tuple", source=tup.component, stream=tup.stream, source_task=tup.task,
+                    values=list(tup.values))
+
+    def process_tick(self, tup: Any) -> None:
+        self.record("tick", source=tup.component, stream=tup.stream, values=list(tup.values))
+
+
+class PassBolt(Bolt):
+    """Re-emits every tuple, anchored (the default), on the default stream."""
+
+    outputs = ["n", "key"]
+
+    def process(self, tup: Any) -> None:
+        self.emit(list(tup.values))
+
+
+class FlakyBolt(Bolt):
+    """Fails every tenth number the first time it sees it; passes everything else on."""
+
+    outputs = ["n", "key"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.seen: set[int] = set()
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        n = tup.values.n
+        if n % 10 == 3 and n not in self.seen:
+            self.seen.add(n)
+            self.record("failed", n=n)
+            self.fail(tup)
+            return
+        self.emit([n, tup.values.key])
+
+
+class SilentBolt(Bolt):
+    """Never acks: its input trees time out."""
+
+    auto_ack = False
+    outputs: list[Any] = []
+
+
+class SlowBolt(Bolt):
+    """Takes ``test.delay`` seconds per tuple, so tuples pile up in flight."""
+
+    outputs: list[Any] = []
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.delay = float(conf.get("test.delay", 0.01))
+
+    def process(self, tup: Any) -> None:
+        time.sleep(self.delay)
+
+
+class RaiseOnceBolt(Bolt):
+    """Raises on number ``test.raise_on`` the first time (marker file survives restarts)."""
+
+    outputs = ["n", "key"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.marker = Path(conf["test.dir"]) / "raised.marker"
+        self.raise_on = int(conf["test.raise_on"])
+        self.record = Recorder(conf, context)
+        self.record("initialize")
+
+    def process(self, tup: Any) -> None:
+        if tup.values.n == self.raise_on and not self.marker.exists():
+            self.marker.write_text("x")
+            msg = f"boom on {tup.values.n}"
+            raise ValueError(msg)
+        self.emit(list(tup.values))
+
+
+class DirectBolt(Bolt):
+    """Sends each number directly to task ``targets[n % len(targets)]`` of 'direct_sink'
+    and to every task via the 'everyone' stream (subscribed with ALL grouping)."""
+
+    outputs = [Stream(["n", "target"], name="direct_out", direct=True),
+               Stream(["n"], name="everyone")]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.targets = sorted(int(t) for t, c in context["task->component"].items()
+                              if c == "direct_sink")
+
+    def process(self, tup: Any) -> None:
+        n = tup.values.n
+        target = self.targets[n % len(self.targets)]
+        sent = self.emit([n, target], stream="direct_out", direct_task=target,
+                         need_task_ids=True)
+        assert sent == [target]
+        self.emit([n], stream="everyone")
+
+
+class WrongArityBolt(Bolt):
+    """Emits two values on a one-field stream: a contract violation at run time."""
+
+    outputs = ["only"]
+
+    def process(self, tup: Any) -> None:
+        self.emit([1, 2])

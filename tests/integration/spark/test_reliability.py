@@ -1,0 +1,123 @@
+"""Acking, replay, timeouts and max spout pending on real Spark local mode."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sparkstorm import Grouping, Topology
+from sparkstorm.testing import LocalCluster
+from sparkstorm.testing.polling import wait_for
+from tests.integration.spark.components import (
+    FlakyBolt,
+    NumberSpout,
+    PassBolt,
+    RecordingBolt,
+    SilentBolt,
+    SlowBolt,
+    read_events,
+)
+
+
+class FlakyTopology(Topology):
+    numbers = NumberSpout.spec()
+    flaky = FlakyBolt.spec(inputs=[numbers], par=2)
+    passing = PassBolt.spec(inputs={flaky: Grouping.fields("key")}, par=2, num_tasks=3)
+    sink = RecordingBolt.spec(inputs=[passing], par=2)
+
+
+def _acked(tmp_path: Path) -> Counter[int]:
+    return Counter(e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "ack")
+
+
+def test_failed_tuples_replay_and_every_id_is_acked_exactly_once(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    count = 400
+    cluster.submit_topology("flaky", FlakyTopology,
+                            conf={"test.dir": str(tmp_path), "test.count": count})
+    wait_for(lambda: len(_acked(tmp_path)) == count, timeout=90, message="all acked")
+    cluster.kill_topology("flaky")
+
+    acked = _acked(tmp_path)
+    assert set(acked) == set(range(count))
+    assert max(acked.values()) == 1, "a message id was acked twice"
+    failed_first = {e["n"] for e in read_events(tmp_path, "flaky") if e["event"] == "failed"}
+    assert failed_first == {n for n in range(count) if n % 10 == 3}
+    spout_fails = {e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "fail"}
+    assert spout_fails == failed_first, "the spout must see exactly the failed ids fail"
+    sink_values = Counter(e["values"][0] for e in read_events(tmp_path, "sink")
+                          if e["event"] == "tuple")
+    assert set(sink_values) == set(range(count))
+
+
+class TimeoutTopology(Topology):
+    numbers = NumberSpout.spec()
+    silent = SilentBolt.spec(inputs=[numbers])
+
+
+def test_tuples_never_acked_time_out_and_replay(cluster: LocalCluster, tmp_path: Path) -> None:
+    cluster.submit_topology("timeouts", TimeoutTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 5, "topology.message.timeout.secs": 2})
+
+    def fails_per_id() -> Counter[int]:
+        return Counter(e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "fail")
+
+    wait_for(lambda: len(fails_per_id()) == 5 and min(fails_per_id().values()) >= 2,
+             timeout=60, message="every id timed out twice")
+    cluster.kill_topology("timeouts")
+    events = read_events(tmp_path, "numbers")
+    first_emit = min(e["time"] for e in events if e["event"] == "emit" and e["n"] == 0)
+    first_fail = min(e["time"] for e in events if e["event"] == "fail" and e["n"] == 0)
+    assert first_fail - first_emit >= 2.0, "failed before the message timeout"
+    assert not any(e["event"] == "ack" for e in events)
+    emits = Counter(e["n"] for e in events if e["event"] == "emit")
+    assert all(emits[n] >= 2 for n in range(5)), "timed-out tuples must be replayed"
+
+
+class PendingTopology(Topology):
+    numbers = NumberSpout.spec()
+    slow = SlowBolt.spec(inputs=[numbers])
+
+
+def test_max_spout_pending_bounds_tuples_in_flight(cluster: LocalCluster,
+                                                   tmp_path: Path) -> None:
+    cluster.submit_topology("pending", PendingTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 60, "test.delay": 0.005,
+        "topology.max.spout.pending": 7})
+    wait_for(lambda: len(_acked(tmp_path)) == 60, timeout=90, message="all acked")
+    cluster.kill_topology("pending")
+    in_flight = [e["in_flight"] for e in read_events(tmp_path, "numbers")
+                 if e["event"] == "emit"]
+    assert max(in_flight) == 7, "pending must reach the bound and never exceed it"
+
+
+class ExactTopology(Topology):
+    numbers = NumberSpout.spec(par=2, num_tasks=2)
+    passing = PassBolt.spec(inputs=[numbers], par=2, num_tasks=4)
+    sink = RecordingBolt.spec(inputs={passing: Grouping.fields("key")}, par=2)
+
+
+def test_counts_are_exact_when_nothing_fails(cluster: LocalCluster, tmp_path: Path) -> None:
+    count = 300
+    cluster.submit_topology("exact", ExactTopology,
+                            conf={"test.dir": str(tmp_path), "test.count": count})
+
+    def acked() -> int:
+        return sum(1 for e in read_events(tmp_path, "numbers") if e["event"] == "ack")
+
+    wait_for(lambda: acked() == 2 * count, timeout=90, message="both spout tasks acked")
+    stats: dict[str, Any] = wait_for(  # statistics arrive when the acking window's job ends
+        lambda: (s := cluster.get_topology_stats("exact"))["components"]["numbers"]["acked"]
+        == 2 * count and s, timeout=30, message="statistics caught up")
+    cluster.kill_topology("exact")
+    sink = [e for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
+    assert len(sink) == 2 * count
+    assert Counter(e["values"][0] for e in sink) == {n: 2 for n in range(count)}
+    components = stats["components"]
+    assert components["numbers"]["acked"] == 2 * count
+    assert components["numbers"]["failed"] == 0
+    assert components["passing"]["executed"] == 2 * count
+    assert components["sink"]["executed"] == 2 * count
+    assert components["numbers"]["complete_latency_ms"] > 0
