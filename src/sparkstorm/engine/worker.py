@@ -97,8 +97,14 @@ class TopologyRunner:
         self.active = False
         deadline = time.monotonic() + float(self.conf.get("topology.shutdown.timeout.secs") or 10)
         self.run_window()
-        while self.acker.open_trees and time.monotonic() < deadline:
+        while self._in_flight() and time.monotonic() < deadline:
             self.run_window()
+
+    def _in_flight(self) -> bool:
+        """Whether trees are open or verdicts and deliveries still wait for a window."""
+        verdicts = self._verdicts
+        return bool(self.acker.open_trees or self._deliveries or verdicts.ack or verdicts.fail
+                    or verdicts.reset)
 
     def _close(self) -> None:
         self.pool.stop()

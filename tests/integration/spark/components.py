@@ -188,3 +188,31 @@ class WrongArityBolt(Bolt):
 
     def process(self, tup: Any) -> None:
         self.emit([1, 2])
+
+
+class HopBolt(Bolt):
+    """Receives numbers and hop counts; emits [n, hops + 1] (a cycle with 'echo')."""
+
+    outputs = ["n", "hops"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        n = tup.values[0]
+        hops = tup.values[1] if tup.component == "echo" else 0
+        self.record("hop", n=n, hops=hops)
+        self.emit([n, hops + 1])
+
+
+class EchoBolt(Bolt):
+    """Sends a tuple back to 'hop' until it has made ``test.hops`` hops."""
+
+    outputs = ["n", "hops"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.hops = int(conf.get("test.hops", 3))
+
+    def process(self, tup: Any) -> None:
+        if tup.values.hops < self.hops:
+            self.emit(list(tup.values))

@@ -1,0 +1,34 @@
+# sparkstorm: the two commands of the quick start are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DEMO_SECONDS ?= 30
+
+.PHONY: help demo test install lint bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)  ## create .venv and install the project with its test dependencies
+
+demo: $(STAMP)  ## run the word-count example on Spark local[*] for DEMO_SECONDS seconds
+	$(VENV)/bin/sparkstorm run examples/wordcount.py --time $(DEMO_SECONDS)
+
+test: $(STAMP)  ## run the whole test suite (exit code 5, no tests collected, counts as failure)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)  ## ruff
+	$(VENV)/bin/ruff check src tests
+
+bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
+	$(PY) benchmarks/wordcount.py
+
+clean:  ## remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info

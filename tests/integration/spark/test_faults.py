@@ -1,0 +1,129 @@
+"""Faults: a raising component, a killed executor, contract violations, cycles, shutdown."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+
+import psutil
+
+from sparkstorm import Topology
+from sparkstorm.testing import LocalCluster
+from sparkstorm.testing.polling import wait_for
+from tests.integration.spark.components import (
+    EchoBolt,
+    HopBolt,
+    NumberSpout,
+    PassBolt,
+    RaiseOnceBolt,
+    RecordingBolt,
+    WrongArityBolt,
+    read_events,
+)
+
+
+def _acked(directory: Path) -> Counter[int]:
+    return Counter(e["n"] for e in read_events(directory, "numbers") if e["event"] == "ack")
+
+
+class RaisingTopology(Topology):
+    numbers = NumberSpout.spec()
+    raiser = RaiseOnceBolt.spec(inputs=[numbers])
+    sink = RecordingBolt.spec(inputs=[raiser])
+
+
+def test_a_raising_bolt_fails_its_tuple_restarts_and_the_topology_goes_on(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    runner = cluster.submit_topology("raising", RaisingTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 100, "test.raise_on": 42})
+    wait_for(lambda: len(_acked(tmp_path)) == 100, timeout=90, message="all acked")
+    errors = wait_for(lambda: runner.stats.summary()["last_errors"], timeout=30,
+                      message="error reported")
+    cluster.kill_topology("raising")
+
+    assert "ValueError: boom on 42" in errors["raiser"]["error"]
+    assert errors["raiser"]["task"] == runner.plan.component_tasks["raiser"][0]
+    fails = [e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "fail"]
+    assert 42 in fails, "the tuple that raised must fail back to the spout"
+    starts = [e for e in read_events(tmp_path, "raiser") if e["event"] == "initialize"]
+    assert len({e["pid"] for e in starts}) == 2, "the executor process must be restarted"
+    assert runner.stats.restarts >= 1
+    assert max(_acked(tmp_path).values()) == 1
+    sink = Counter(e["values"][0] for e in read_events(tmp_path, "sink") if e["event"] == "tuple")
+    assert set(sink) == set(range(100))
+
+
+class KillTopology(Topology):
+    numbers = NumberSpout.spec()
+    passing = PassBolt.spec(inputs=[numbers], par=2)
+    sink = RecordingBolt.spec(inputs=[passing])
+
+
+def test_an_executor_killed_from_outside_is_restarted(cluster: LocalCluster,
+                                                      tmp_path: Path) -> None:
+    runner = cluster.submit_topology("killed", KillTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 3000, "topology.message.timeout.secs": 5,
+        "topology.max.spout.pending": 200})
+    wait_for(lambda: len(_acked(tmp_path)) > 100, timeout=60, message="some progress")
+    victim = runner.plan.component_tasks["passing"][0]
+    gid = runner.plan.task_executor[victim]
+    old_pid = runner.pool.pids()[gid]
+    os.kill(old_pid, signal.SIGKILL)
+    wait_for(lambda: runner.pool.pids()[gid] != old_pid, timeout=30, message="restarted")
+    wait_for(lambda: len(_acked(tmp_path)) == 3000, timeout=120, message="all acked")
+    cluster.kill_topology("killed")
+    assert max(_acked(tmp_path).values()) == 1
+    assert runner.stats.restarts >= 1
+
+
+class ArityTopology(Topology):
+    numbers = NumberSpout.spec()
+    wrong = WrongArityBolt.spec(inputs=[numbers])
+
+
+def test_emitting_the_wrong_number_of_values_is_reported(cluster: LocalCluster,
+                                                         tmp_path: Path) -> None:
+    runner = cluster.submit_topology("arity", ArityTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 3})
+    errors = wait_for(lambda: runner.stats.summary()["last_errors"], timeout=60,
+                      message="error reported")
+    wait_for(lambda: any(e["event"] == "fail" for e in read_events(tmp_path, "numbers")),
+             timeout=60, message="the tuple failed")
+    cluster.kill_topology("arity")
+    assert "TUPLE_ARITY_MISMATCH" in errors["wrong"]["error"]
+    assert "'only'" in errors["wrong"]["error"]
+
+
+class CycleTopology(Topology):
+    numbers = NumberSpout.spec()
+    hop = HopBolt.spec(inputs=[numbers, "echo"])
+    echo = EchoBolt.spec(inputs=[hop])
+
+
+def test_an_edge_closing_a_cycle_delivers_in_a_later_window(cluster: LocalCluster,
+                                                            tmp_path: Path) -> None:
+    cluster.submit_topology("cycle", CycleTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 20, "test.hops": 3})
+    wait_for(lambda: len(_acked(tmp_path)) == 20, timeout=90, message="all acked")
+    cluster.kill_topology("cycle")
+    hops = Counter((e["n"], e["hops"]) for e in read_events(tmp_path, "hop"))
+    assert hops == {(n, h): 1 for n in range(20) for h in range(3)}
+
+
+def test_clean_shutdown_closes_spouts_and_leaves_no_process(cluster: LocalCluster,
+                                                           tmp_path: Path) -> None:
+    runner = cluster.submit_topology("shutdown", KillTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 10**9, "topology.max.spout.pending": 50})
+    wait_for(lambda: len(_acked(tmp_path)) > 50, timeout=60, message="some progress")
+    pids = list(runner.pool.pids().values())
+    cluster.kill_topology("shutdown")
+    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
+                   for p in pids)
+    events = read_events(tmp_path, "numbers")
+    in_flight = {e["n"] for e in events if e["event"] == "emit"} - {
+        e["n"] for e in events if e["event"] in ("ack", "fail")}
+    assert not in_flight, "in-flight trees must finish before close"
+    assert not runner.workdir.exists()

@@ -1,0 +1,58 @@
+"""Tick tuples arrive at their period, from __system on __tick; acking can be turned off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sparkstorm import Topology
+from sparkstorm.testing import LocalCluster
+from sparkstorm.testing.polling import wait_for
+from tests.integration.spark.components import NumberSpout, RecordingBolt, read_events
+
+
+class TickTopology(Topology):
+    numbers = NumberSpout.spec()
+    ticked = RecordingBolt.spec(inputs=[numbers], par=2, num_tasks=2,
+                                config={"topology.tick.tuple.freq.secs": 1})
+    unticked = RecordingBolt.spec(inputs=[numbers])
+
+
+def test_ticks_arrive_at_their_period_within_one_window(cluster: LocalCluster,
+                                                        tmp_path: Path) -> None:
+    runner = cluster.submit_topology("ticks", TickTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 10})
+
+    def ticks() -> list[dict]:
+        return [e for e in read_events(tmp_path, "ticked") if e["event"] == "tick"]
+
+    wait_for(lambda: len(ticks()) >= 10, timeout=60, message="five ticks per task")
+    cluster.kill_topology("ticks")
+    events = ticks()
+    assert {e["task"] for e in events} == set(runner.plan.component_tasks["ticked"])
+    assert all(e["source"] == "__system" and e["stream"] == "__tick" and e["values"] == [1]
+               for e in events)
+    window = runner.window_seconds
+    mean_window = sum(r.seconds for r in runner.stats.windows) / len(runner.stats.windows)
+    slack = window + mean_window  # ticks land at the start of the first window after due
+    for task in runner.plan.component_tasks["ticked"]:
+        times = sorted(e["time"] for e in events if e["task"] == task)
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        assert all(1.0 - slack <= gap <= 1.0 + slack for gap in gaps), gaps
+    assert not any(e["event"] == "tick" for e in read_events(tmp_path, "unticked"))
+
+
+class Untracked(Topology):
+    numbers = NumberSpout.spec()
+    sink = RecordingBolt.spec(inputs=[numbers])
+
+
+def test_with_zero_ackers_spout_tuples_are_acked_at_emit(cluster: LocalCluster,
+                                                         tmp_path: Path) -> None:
+    runner = cluster.submit_topology("untracked", Untracked, conf={
+        "test.dir": str(tmp_path), "test.count": 50, "topology.acker.executors": 0})
+    wait_for(lambda: sum(e["event"] == "tuple" for e in read_events(tmp_path, "sink")) == 50,
+             timeout=60, message="all delivered")
+    cluster.kill_topology("untracked")
+    events = read_events(tmp_path, "numbers")
+    assert sorted(e["n"] for e in events if e["event"] == "ack") == list(range(50))
+    assert runner.plan.acker_tasks == []
