@@ -131,8 +131,7 @@ class Run:
 def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
     from sparkstorm.testing.local_cluster import LocalCluster
 
-    conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed,
-                            "topology.stats.window.count": 100_000}
+    conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed}
     if args.window_ms is not None:
         conf["topology.window.ms"] = args.window_ms
     if args.max_pending is not None:
@@ -288,8 +287,8 @@ def analyse(run: Run, n: int) -> dict[str, Any]:
                 zip([r for r, _, _ in steady], [r for r, _, _ in steady][1:], strict=False)]
         out["steady_window_period"] = statistics.fmean(gaps) if gaps else None
         out["steady_sentences_per_window"] = statistics.fmean(a for *_, a in steady)
-    mid = [p for t, p in run.p50_per_poll
-           if _interpolate_time(polls, lo) <= t <= _interpolate_time(polls, hi)]
+    poll_lo, poll_hi = _interpolate_time(polls, lo), _interpolate_time(polls, hi)
+    mid = [p for t, p in run.p50_per_poll if poll_lo <= t <= poll_hi]
     out["poll_p50_median_ms"] = statistics.median(mid) if mid else None
     out["poll_p50_range_ms"] = (min(mid), max(mid)) if mid else None
     return out
@@ -353,7 +352,8 @@ def report(run: Run, mem: Any, res: dict[str, Any], n: int, words: int | None) -
           f"p99 {_fmt_ms(spout.get('complete_latency_p99_ms'))}, "
           f"mean {_fmt_ms(spout.get('complete_latency_ms'))} (exact mean over all acks)")
     print()
-    print(f"windows run: {final.get('windows', 0)}   mean window {res['mean_window_seconds'] or 0:.3f} s"
+    print(f"windows run: {final.get('windows', 0)}   "
+          f"mean window {res['mean_window_seconds'] or 0:.3f} s"
           f" (steady: {res.get('steady_window_seconds') or 0:.3f} s job, "
           f"{res.get('steady_window_period') or 0:.3f} s period, "
           f"{res.get('steady_sentences_per_window') or 0:,.0f} sentences/window)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -32,7 +32,7 @@ class Count(Bolt):
 
 
 class Sink(Bolt):
-    outputs: list[Any] = []
+    outputs: ClassVar[list[Any]] = []
 
 
 def assert_error(excinfo: pytest.ExceptionInfo[TopologyError], code: str, *names: str) -> None:
@@ -181,8 +181,10 @@ def test_unknown_source_stream_in_spec() -> None:
     assert_error(excinfo, "UNKNOWN_SOURCE_STREAM", "counter", "other", "words")
 
 
-@pytest.mark.parametrize("grouping", [Grouping.fields("nope"), Grouping.partial_key("word", "nope")],
-                         ids=["fields", "partial_key"])
+@pytest.mark.parametrize(
+    "grouping", [Grouping.fields("nope"), Grouping.partial_key("word", "nope")],
+    ids=["fields", "partial_key"],
+)
 def test_unknown_grouping_field(grouping: Grouping) -> None:
     with pytest.raises(TopologyError) as excinfo:
 
