@@ -64,6 +64,7 @@ class ExecutorHost:
         instance.logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
         instance.component_name = self.info.component
         instance.storm_conf = self.conf
+        instance.component_spec = self.spec  # shell components read their command from it
         instance.context = self.plan.context_for(task)
         instance.initialize(self.conf, instance.context)
         self.instances[task] = instance
@@ -97,8 +98,23 @@ class BoltExecutor(ExecutorHost):
             started = time.perf_counter()
             for rows in rows_batches:
                 self._process_rows(rows)
+            self._end_window()
             self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
+
+    def _end_window(self) -> None:
+        """Give instances with an ``end_window()`` hook (shell bolts) a chance to finish the
+        window's work, e.g. wait until their subprocess answered every tuple sent."""
+        for task, instance in self.instances.items():
+            hook = getattr(instance, "end_window", None)
+            if hook is None:
+                continue
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - same treatment as a raising process()
+                self.record_error(task, exc)
+                self.must_restart = True
+                raise ComponentFailure(str(exc)) from exc
 
     def _process_rows(self, rows: list[list[Any]]) -> None:
         task_component, fields, stats = self.plan.task_component, self.fields, self.stats
