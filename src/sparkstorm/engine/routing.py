@@ -1,7 +1,9 @@
 """Emit-time routing: which tasks receive a tuple, for every grouping (Storm's semantics).
 
 Fields groupings hash with Python's ``hash``; executor processes are started with a fixed
-``PYTHONHASHSEED`` so every process sends a key to the same task.
+``PYTHONHASHSEED`` so every process sends a key to the same task. Values whose ``hash`` is
+not stable across processes (``None`` before Python 3.12) or that are unhashable (lists and
+dicts decoded from JSON) are first turned into a stable, hashable form.
 """
 
 from __future__ import annotations
@@ -33,12 +35,40 @@ def _shuffle(tasks: tuple[int, ...], rng: random.Random) -> Chooser:
     return choose
 
 
+_NONE_HASH = 0x5EED_0000_0000_0001
+_PLAIN = (str, int, float, bytes, bool)
+
+
+def stable_hash(value: Any) -> int:
+    """``hash(value)`` that is equal in every executor process and defined for any value."""
+    if type(value) in _PLAIN:
+        return hash(value)
+    return hash(_freeze(value))
+
+
+def _freeze(value: Any) -> Any:
+    if value is None:
+        return _NONE_HASH
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return ("{}",) + tuple(sorted((_freeze(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, _PLAIN):
+        return value
+    return repr(value)  # anything else: its text, which every process agrees on
+
+
 def _fields(tasks: tuple[int, ...], indexes: list[int]) -> Chooser:
     n = len(tasks)
     if len(indexes) == 1:
         (index,) = indexes
-        return lambda values: [tasks[hash(values[index]) % n]]
-    return lambda values: [tasks[hash(tuple(values[i] for i in indexes)) % n]]
+
+        def choose_one(values: list[Any]) -> list[int]:
+            value = values[index]
+            return [tasks[(hash(value) if type(value) is str else stable_hash(value)) % n]]
+
+        return choose_one
+    return lambda values: [tasks[stable_hash([values[i] for i in indexes]) % n]]
 
 
 def _partial_key(tasks: tuple[int, ...], indexes: list[int]) -> Chooser:
@@ -46,8 +76,12 @@ def _partial_key(tasks: tuple[int, ...], indexes: list[int]) -> Chooser:
     load = dict.fromkeys(tasks, 0)
 
     def choose(values: list[Any]) -> list[int]:
-        key = tuple(values[i] for i in indexes)
-        first, second = tasks[hash((1, key)) % n], tasks[hash((2, key)) % n]
+        key = stable_hash([values[i] for i in indexes])
+        first_index = key % n
+        # the second choice always differs from the first, so a hot key is split in two
+        second_index = (first_index + 1 + stable_hash((key, 2)) % (n - 1)) % n if n > 1 \
+            else first_index
+        first, second = tasks[first_index], tasks[second_index]
         pick = first if load[first] <= load[second] else second
         load[pick] += 1
         return [pick]

@@ -34,7 +34,8 @@ class TopologyType(type):
             return cls
         names = {id(spec): spec.name or attr for attr, spec in declared}
         specs = tuple(
-            spec.resolved(names[id(spec)], _resolve_inputs(spec, names)) for _, spec in declared
+            spec.resolved(names[id(spec)], _resolve_inputs(spec, names[id(spec)], names))
+            for _, spec in declared
         )
         cls.topology_spec = TopologySpec(specs, dict(namespace.get("config", {}) or {}))
         cls.specs = specs
@@ -61,7 +62,9 @@ class Topology(metaclass=TopologyType):
         return cls.topology_spec.to_json()
 
 
-def _resolve_inputs(spec: ComponentSpec, names: dict[int, str]) -> tuple[InputSpec, ...]:
+def _resolve_inputs(
+    spec: ComponentSpec, bolt: str, names: dict[int, str]
+) -> tuple[InputSpec, ...]:
     raw = spec.raw_inputs
     if raw is None:
         return spec.inputs
@@ -71,12 +74,10 @@ def _resolve_inputs(spec: ComponentSpec, names: dict[int, str]) -> tuple[InputSp
         items = [(source, Grouping.SHUFFLE) for source in raw]
     else:
         items = [(raw, Grouping.SHUFFLE)]
-    return tuple(_resolve_one(spec, source, grouping, names) for source, grouping in items)
+    return tuple(_resolve_one(bolt, source, grouping, names) for source, grouping in items)
 
 
-def _resolve_one(
-    spec: ComponentSpec, source: Any, grouping: Any, names: dict[int, str]
-) -> InputSpec:
+def _resolve_one(bolt: str, source: Any, grouping: Any, names: dict[int, str]) -> InputSpec:
     stream = DEFAULT_STREAM
     if isinstance(source, StreamRef):
         source, stream = source.spec, source.stream
@@ -86,19 +87,19 @@ def _resolve_one(
         source_name = names.get(id(source)) or source.name or "?"
         if id(source) not in names and source.name is None:
             msg = (
-                f"bolt {spec.name or spec.component!r} subscribes to a component that is not "
+                f"bolt {bolt!r} subscribes to a component that is not "
                 "declared in this topology; declare the source as a class attribute too"
             )
             raise TopologyError(msg, code="UNKNOWN_SOURCE_COMPONENT")
     else:
         msg = (
-            f"bolt {spec.name or spec.component!r}: input {source!r} is not a component spec, "
+            f"bolt {bolt!r}: input {source!r} is not a component spec, "
             "a stream reference (spec['stream']) or a component id"
         )
         raise TopologyError(msg, code="INVALID_INPUT")
     if not isinstance(grouping, Grouping):
         msg = (
-            f"bolt {spec.name or spec.component!r}: grouping for input {source_name!r} is "
+            f"bolt {bolt!r}: grouping for input {source_name!r} is "
             f"{grouping!r}; use Grouping.SHUFFLE, Grouping.fields('name'), ... "
         )
         raise TopologyError(msg, code="INVALID_GROUPING")

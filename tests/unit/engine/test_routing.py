@@ -121,11 +121,6 @@ def test_fields_agrees_across_emitting_tasks() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="routing.py _fields hashes the raw value with hash(); an unhashable field value "
-    "(a list, as JSON-decoded values are) raises TypeError, while Storm groups any value",
-)
 def test_fields_groups_list_values() -> None:
     route, _ = route_for(Grouping.fields("key"), tasks=4)
     assert route.tasks_for([[1, 2], 0], None) == route.tasks_for([[1, 2], 1], None)
@@ -171,13 +166,6 @@ def test_partial_key_balances_a_hot_key_between_its_tasks() -> None:
     assert spread >= 1  # the balancing was exercised (see the xfail below for the rest)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="routing.py _partial_key: the two choices hash((1, key)) % n and hash((2, key)) % n "
-    "are often the same task (about 80% of keys when n is 2 or 4, since CPython's tuple "
-    "hashes of (1, k) and (2, k) share low bits); Storm's PartialKeyGrouping makes the "
-    "second choice differ from the first, so a hot key always has two tasks",
-)
 @pytest.mark.parametrize("tasks", [2, 3, 4])
 def test_partial_key_always_spreads_a_hot_key_over_two_tasks(tasks: int) -> None:
     for key in range(20):
@@ -306,3 +294,18 @@ def test_collector_arity_mismatch_buffers_nothing() -> None:
         collector.emit(["a"], None, None, None, False, None)
     assert excinfo.value.code == "TUPLE_ARITY_MISMATCH"
     assert collector.output.rows == {} and collector.output.count == 0
+
+
+def test_stable_hash_of_none_is_the_same_in_another_process() -> None:
+    import subprocess
+    import sys
+
+    from sparkstorm.engine.routing import stable_hash
+
+    code = "from sparkstorm.engine.routing import stable_hash; print(stable_hash([None, 1]))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={"PYTHONHASHSEED": "1", "PATH": ""})
+    here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={"PYTHONHASHSEED": "1", "PATH": ""})
+    assert other.stdout == here.stdout
+    assert stable_hash({"b": [1, None], "a": 2}) == stable_hash({"a": 2, "b": [1, None]})

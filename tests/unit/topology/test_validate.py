@@ -373,12 +373,6 @@ def test_invalid_input(source: Any) -> None:
     assert repr(source) in str(excinfo.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="topology.py _resolve_one names the bolt by spec.name or its class path; the "
-    "component id (the attribute name, known in `names`) is not used, so the message "
-    "does not name the offending component 'counter'",
-)
 @pytest.mark.parametrize(
     ("inputs", "code"),
     [([42], "INVALID_INPUT"), ({"words": "shuffle"}, "INVALID_GROUPING"),
