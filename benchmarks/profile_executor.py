@@ -106,7 +106,7 @@ class Pipeline:
     def _reply(host: Any, output: Any) -> tuple[dict[int, bytes], bytes]:
         """What ``ExecutorServer._window`` sends back, and what ``run_stage`` unpacks."""
         server = SimpleNamespace(host=host)
-        reply = pack([{gid: pack(rows) for gid, rows in output.rows.items()},
+        reply = pack([output.packed_rows(),
                       pack(ExecutorServer._meta(server, output))])  # type: ignore[arg-type]
         blobs, meta = unpack(reply)
         return blobs, meta
@@ -115,7 +115,7 @@ class Pipeline:
     def _request(blobs: list[bytes]) -> list[Any]:
         """``run_stage``'s request and the executor's unpacking of it."""
         request = unpack(pack({"cmd": "window", "w": 0, "rows": blobs}))
-        return [unpack(blob) for blob in request["rows"]]
+        return list(request["rows"])
 
     def window(self) -> None:
         self._phase("spout emit", self._produce)
@@ -136,7 +136,7 @@ class Pipeline:
                 to_count[target].append(blob)
         for gid, host in self.counts.items():
             rows = self._phase("wire split->count", self._request, to_count.get(gid, []))
-            self.words += sum(len(r) for r in rows)
+            self.words += sum(len(b[3]) for blob in rows for b in unpack(blob))
             count_out = self._phase("count", host.run_window, rows)
             _, meta = self._phase("meta", self._reply, host, count_out)
             metas.append(meta)

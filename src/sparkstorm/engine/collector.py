@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from sparkstorm.engine.routing import StreamRoute
+from sparkstorm.engine.wire import pack
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.stream import DEFAULT_STREAM
 from sparkstorm.topology.tuple import Tuple
@@ -24,23 +25,44 @@ new_id = _rng.getrandbits
 
 
 class WindowOutput:
-    """What an executor produced since the last window: rows per target executor and acker
-    contributions. One per executor, shared by its tasks."""
+    """What an executor produced since the last window: tuples per target executor and acker
+    contributions. One per executor, shared by its tasks.
+
+    Tuples travel in batches, one per (target task, source task, stream), column-wise::
+
+        [target_task, source_task, stream, [values, ...], [anchor map or None, ...]]
+
+    so the wire carries one header per batch instead of one per tuple.
+    """
 
     def __init__(self) -> None:
         self.rows: dict[int, list[list[Any]]] = {}
+        self.batches: dict[tuple[int, int, str], list[Any]] = {}
         self.count = 0
         self.xor: dict[int, int] = {}
         self.inits: dict[int, int] = {}
         self.failed: set[int] = set()
         self.resets: set[int] = set()
-        self.emitted: dict[str, int] = {}
-        self.transferred: dict[str, int] = {}
+        self.generation = 0
+
+    def batch(self, gid: int, task: int, src: int, stream: str) -> list[Any]:
+        """The open batch for ``task`` from ``src`` on ``stream`` (made on first use)."""
+        key = (task, src, stream)
+        found = self.batches.get(key)
+        if found is None:
+            found = self.batches[key] = [task, src, stream, [], []]
+            self.rows.setdefault(gid, []).append(found)
+        return found
+
+    def packed_rows(self) -> dict[int, bytes]:
+        """The batches for each target executor, serialized for the wire."""
+        return {gid: pack(batches) for gid, batches in self.rows.items()}
 
     def take(self) -> WindowOutput:
         """Hand over everything collected so far and start afresh."""
         taken = WindowOutput()
         taken.__dict__, self.__dict__ = self.__dict__, taken.__dict__
+        self.generation = taken.generation + 1  # collectors drop their batch caches
         return taken
 
 
@@ -60,6 +82,8 @@ class TaskCollector:
         self.current: Tuple | None = None
         self.pending_roots: dict[int, tuple[Any, float]] = {}
         self.immediate_acks: list[Any] = []
+        self._columns: dict[tuple[int, str], list[Any]] = {}
+        self._generation = -1
 
     def _route(self, stream: str | None) -> StreamRoute:
         route = self.routes.get(stream or DEFAULT_STREAM)
@@ -75,25 +99,43 @@ class TaskCollector:
     def emit(self, values: Any, stream: str | None, anchors: Any, direct_task: int | None,
              need_task_ids: bool, tup_id: Any) -> list[int] | None:
         """Route and buffer one tuple; see ``Spout.emit`` and ``Bolt.emit``."""
-        if not isinstance(values, list):
+        if type(values) is not list:
             values = list(values)
-        route = self._route(stream)
+        route = self.routes.get(stream or DEFAULT_STREAM) or self._route(stream)
         stream_id = route.stream.name
         tasks = route.tasks_for(values, direct_task)
-        out = self.output
         if tup_id is not None:
             self._emit_spout_tuple(tasks, stream_id, values, tup_id)
         else:
             roots = self._anchor_tuples(anchors)
-            rows, task_executor, src = out.rows, self.task_executor, self.task
             for task in tasks:
-                rows.setdefault(task_executor[task], []).append(
-                    [task, src, stream_id, values, _edge_map(roots) if roots else None]
-                )
-        out.count += len(tasks)
-        out.emitted[stream_id] = out.emitted.get(stream_id, 0) + 1
-        out.transferred[stream_id] = out.transferred.get(stream_id, 0) + len(tasks)
+                columns = self._columns_for(task, stream_id)
+                columns[3].append(values)
+                columns[4].append(_edge_map(roots) if roots else None)
+        self.output.count += len(tasks)
+        route.emitted += 1
+        route.transferred += len(tasks)
         return list(tasks) if need_task_ids else None
+
+    def _columns_for(self, task: int, stream: str) -> list[Any]:
+        """This window's batch for ``task`` on ``stream``, cached per collector."""
+        out = self.output
+        if out.generation != self._generation:
+            self._columns, self._generation = {}, out.generation
+        columns = self._columns.get((task, stream))
+        if columns is None:
+            columns = self._columns[(task, stream)] = out.batch(
+                self.task_executor[task], task, self.task, stream)
+        return columns
+
+    def take_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Tuples emitted and transferred per stream since the last call."""
+        emitted, transferred = {}, {}
+        for name, route in self.routes.items():
+            if route.emitted:
+                emitted[name], transferred[name] = route.emitted, route.transferred
+                route.emitted = route.transferred = 0
+        return emitted, transferred
 
     def _anchor_tuples(self, anchors: Any) -> list[Tuple] | None:
         if anchors is None:
@@ -108,16 +150,18 @@ class TaskCollector:
         out, src = self.output, self.task
         if not self.tracking:
             for task in tasks:
-                out.rows.setdefault(self.task_executor[task], []).append(
-                    [task, src, stream, values, None])
+                columns = self._columns_for(task, stream)
+                columns[3].append(values)
+                columns[4].append(None)
             self.immediate_acks.append(tup_id)
             return
         root, xor = new_id(64), 0
         for task in tasks:
             edge = new_id(64)
             xor ^= edge
-            out.rows.setdefault(self.task_executor[task], []).append(
-                [task, src, stream, values, {root: edge}])
+            columns = self._columns_for(task, stream)
+            columns[3].append(values)
+            columns[4].append({root: edge})
         out.inits[root] = src
         out.xor[root] = out.xor.get(root, 0) ^ xor
         self.pending_roots[root] = (tup_id, time.monotonic())
@@ -147,6 +191,11 @@ class TaskCollector:
 
 
 def _edge_map(roots: list[Tuple]) -> dict[int, int]:
+    if len(roots) == 1:  # the common case: one anchor, whose roots all get the same edge
+        anchor = roots[0]
+        edge = new_id(64)
+        anchor.ack_val ^= edge
+        return dict.fromkeys(anchor.anchors or (), edge)
     edges: dict[int, int] = {}
     for anchor in roots:
         edge = new_id(64)

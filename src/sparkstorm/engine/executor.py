@@ -21,9 +21,10 @@ from sparkstorm.engine.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.stats import LatencySample
+from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Bolt, Spout
 from sparkstorm.topology.spec import load_class
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, values_class
 
 logger = logging.getLogger(__name__)
 
@@ -88,16 +89,21 @@ class BoltExecutor(ExecutorHost):
         cls = type(next(iter(self.instances.values())))
         self.auto_ack = bool(getattr(cls, "auto_ack", True))
         self.auto_fail = bool(getattr(cls, "auto_fail", True))
-        self.fields = {(c, s.name): s.fields for c, spec in plan.components.items()
-                       for s in spec.outputs}
+        self.values_classes = {(c, s.name): values_class(s.fields)
+                               for c, spec in plan.components.items() for s in spec.outputs}
         self.stats = BoltWindowStats()
 
-    def run_window(self, rows_batches: list[list[list[Any]]]) -> WindowOutput:
-        """Process every input row of this window; returns the window's output."""
+    def run_window(self, blobs: list[bytes]) -> WindowOutput:
+        """Process every input batch of this window (``blobs`` as packed by the senders)."""
         with self.lock:
             started = time.perf_counter()
-            for rows in rows_batches:
-                self._process_rows(rows)
+            batches = [batch for blob in blobs for batch in unpack(blob)]
+            for position, batch in enumerate(batches):
+                try:
+                    self._process_batch(*batch)
+                except ComponentFailure:
+                    self._fail_rest(batches[position + 1:])
+                    raise
             self._end_window()
             self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
@@ -116,46 +122,55 @@ class BoltExecutor(ExecutorHost):
                 self.must_restart = True
                 raise ComponentFailure(str(exc)) from exc
 
-    def _process_rows(self, rows: list[list[Any]]) -> None:
-        task_component, fields, stats = self.plan.task_component, self.fields, self.stats
-        for position, (target, src, stream, values, anchors) in enumerate(rows):
-            component = task_component.get(src, SYSTEM_COMPONENT)
-            self.next_tuple_id += 1
-            tup = Tuple(self.next_tuple_id, component, stream, src, values,
-                        fields.get((component, stream), ()), anchors)
-            key = (component, stream)
-            stats.executed[key] = stats.executed.get(key, 0) + 1
-            try:
-                self._process_one(target, tup)
-            except ComponentFailure:
-                self._fail_rest(rows[position + 1:])
-                raise
+    def _process_batch(self, task: int, src: int, stream: str, values_list: list[Any],
+                       anchors_list: list[Any]) -> None:
+        """Run ``process`` (or ``process_tick``) of ``task`` over one batch, acking as it goes.
 
-    def _process_one(self, task: int, tup: Tuple) -> None:
+        This loop is the engine's hottest path: everything constant for the batch is
+        looked up once, outside it.
+        """
+        component = self.plan.task_component.get(src, SYSTEM_COMPONENT)
+        key = (component, stream)
+        values_cls = self.values_classes.get(key)
         instance, collector = self.instances[task], self.collectors[task]
-        collector.current = tup
+        is_tick = stream == TICK_STREAM and component == SYSTEM_COMPONENT
+        process = instance.process_tick if is_tick else instance.process
+        auto_ack, xor = self.auto_ack, self.output.xor
+        next_id = self.next_tuple_id
+        done = 0
         try:
-            if tup.stream == TICK_STREAM and tup.component == SYSTEM_COMPONENT:
-                instance.process_tick(tup)
-            else:
-                instance.process(tup)
+            for values, anchors in zip(values_list, anchors_list):
+                next_id += 1
+                tup = Tuple(next_id, component, stream, src, values, values_cls, anchors)
+                collector.current = tup
+                process(tup)
+                done += 1
+                if auto_ack and not tup.done:
+                    tup.done = True
+                    if anchors:
+                        val = tup.ack_val
+                        for root, edge in anchors.items():
+                            xor[root] = xor.get(root, 0) ^ edge ^ val
         except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
             self.record_error(task, exc)
             collector.fail(tup)
-            self.stats.count_fail(tup)
+            self.stats.count(self.stats.failed, key, 1)
             self.must_restart = True
+            self._fail_rest([[task, src, stream, values_list[done + 1:],
+                              anchors_list[done + 1:]]])
             raise ComponentFailure(str(exc)) from exc
         finally:
             collector.current = None
-        if not tup.done and self.auto_ack:
-            collector.ack(tup)
-        self.stats.count_done(tup)
+            self.next_tuple_id = next_id
+            self.stats.count(self.stats.executed, key, done)
+            self.stats.count(self.stats.acked, key, done)
 
-    def _fail_rest(self, rows: list[list[Any]]) -> None:
-        """Fail the rows after a crash, so their trees replay now instead of timing out."""
-        for row in rows:
-            if row[4]:
-                self.output.failed.update(row[4])
+    def _fail_rest(self, batches: list[list[Any]]) -> None:
+        """Fail the tuples after a crash, so their trees replay now instead of timing out."""
+        for batch in batches:
+            for anchors in batch[4]:
+                if anchors:
+                    self.output.failed.update(anchors)
 
 
 class BoltWindowStats:
@@ -167,13 +182,11 @@ class BoltWindowStats:
         self.failed: dict[tuple[str, str], int] = {}
         self.busy_seconds = 0.0
 
-    def count_done(self, tup: Tuple) -> None:
-        key = (tup.component, tup.stream)
-        self.acked[key] = self.acked.get(key, 0) + 1
-
-    def count_fail(self, tup: Tuple) -> None:
-        key = (tup.component, tup.stream)
-        self.failed[key] = self.failed.get(key, 0) + 1
+    @staticmethod
+    def count(counts: dict[tuple[str, str], int], key: tuple[str, str], n: int) -> None:
+        """Add ``n`` to ``counts[key]``."""
+        if n:
+            counts[key] = counts.get(key, 0) + n
 
     def take(self) -> dict[str, Any]:
         out = {

@@ -117,6 +117,8 @@ class StreamRoute:
         self.component = component
         self.stream = stream
         self.arity = len(stream.fields)
+        self.emitted = 0  # per-window counters, taken by TaskCollector.take_counts
+        self.transferred = 0
         self.direct_tasks = {t for s in subs if s.grouping.type == "DIRECT" for t in s.tasks}
         self.choosers = [
             make_chooser(s, stream.fields, rng) for s in subs if s.grouping.type != "DIRECT"

@@ -32,6 +32,6 @@ class TickSchedule:
             freq = int(period) if period.is_integer() else period
             for executor in self.plan.executors:
                 if executor.component == component:
-                    rows = [[task, SYSTEM_TASK, TICK_STREAM, [freq], None]
+                    rows = [[task, SYSTEM_TASK, TICK_STREAM, [[freq]], [None]]
                             for task in executor.tasks]
                     yield executor.gid, pack(rows)

@@ -12,7 +12,10 @@ HEARTBEAT_STREAM = "__heartbeat"
 
 
 @lru_cache(maxsize=1024)
-def _values_class(fields: tuple[str, ...]) -> Any:
+def values_class(fields: tuple[str, ...]) -> Any:
+    """The namedtuple class of a stream's values (None for a stream without fields)."""
+    if not fields:
+        return None
     return namedtuple("Values", fields, rename=True)  # type: ignore[misc]
 
 
@@ -29,7 +32,7 @@ class Tuple:
         ('storm', 'storm')
     """
 
-    __slots__ = ("id", "component", "stream", "task", "_raw", "_fields", "_values",
+    __slots__ = ("id", "component", "stream", "task", "_raw", "_cls", "_values",
                  "anchors", "ack_val", "done")
 
     def __init__(
@@ -39,7 +42,7 @@ class Tuple:
         stream: str,
         task: int,
         values: list[Any],
-        fields: tuple[str, ...] = (),
+        fields: tuple[str, ...] | Any = (),
         anchors: dict[int, int] | None = None,
     ) -> None:
         self.id = id
@@ -47,7 +50,8 @@ class Tuple:
         self.stream = stream
         self.task = task
         self._raw = values
-        self._fields = fields
+        # the engine passes the namedtuple class itself, looked up once per batch
+        self._cls = values_class(fields) if isinstance(fields, tuple) else fields
         self._values: Any = None
         self.anchors = anchors
         self.ack_val = 0
@@ -56,12 +60,14 @@ class Tuple:
     @property
     def values(self) -> Any:
         """The values, as a namedtuple when field names are known."""
-        if self._values is None:
-            if self._fields and len(self._fields) == len(self._raw):
-                self._values = _values_class(self._fields)._make(self._raw)
+        values = self._values
+        if values is None:
+            cls = self._cls
+            if cls is not None and len(cls._fields) == len(self._raw):
+                values = self._values = tuple.__new__(cls, self._raw)
             else:
-                self._values = tuple(self._raw)
-        return self._values
+                values = self._values = tuple(self._raw)
+        return values
 
     def is_tick(self) -> bool:
         """True for the system tick tuple."""

@@ -111,11 +111,14 @@ class Cluster:
         for executor in self.plan.executors:
             if executor.component != component:
                 continue
-            for target, src, stream, values, anchors in self.inbox.pop(executor.gid, []):
-                self.next_tuple_id += 1
+            for target, src, stream, values_list, anchors_list in self.inbox.pop(executor.gid,
+                                                                                  []):
                 source = self.plan.task_component[src]
-                received.append((target, Tuple(self.next_tuple_id, source, stream, src, values,
-                                               self.plan.fields_of(source, stream), anchors)))
+                for values, anchors in zip(values_list, anchors_list, strict=True):
+                    self.next_tuple_id += 1
+                    received.append((target, Tuple(
+                        self.next_tuple_id, source, stream, src, values,
+                        self.plan.fields_of(source, stream), anchors)))
         return received
 
     def ack(self, delivered: tuple[int, Tuple]) -> None:
