@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,9 +72,20 @@ class ComponentCounters:
         self.complete_total_ms += other.complete_total_ms
         self.timed_out += other.timed_out
         self.errors += other.errors
-        room = _SAMPLE_LIMIT - len(self.complete_values)
-        if room > 0:
-            self.complete_values.extend(other.complete_values[:room])
+        self._sample(other.complete_values, other.complete_count)
+
+    def _sample(self, values: list[float], count: int) -> None:
+        """Keep a uniform sample of every latency seen (reservoir over ``count`` more)."""
+        mine = self.complete_values
+        seen = self.complete_count - count  # the count before this batch
+        for value in values:
+            seen += 1
+            if len(mine) < _SAMPLE_LIMIT:
+                mine.append(value)
+            else:
+                slot = random.randrange(seen)
+                if slot < _SAMPLE_LIMIT:
+                    mine[slot] = value
 
     def summary(self) -> dict[str, Any]:
         """Totals and latencies in Storm's terms."""
@@ -87,6 +99,10 @@ class ComponentCounters:
             "timed_out": self.timed_out,
             "errors": self.errors,
             "execute_latency_ms": self.busy_ms / executed if executed else None,
+            # Tuples are acked when process returns (or later, by the bolt); process
+            # latency is measured the same way, per window, over the acked tuples.
+            "process_latency_ms": (self.busy_ms / sum(self.acked.values())
+                                   if executed and sum(self.acked.values()) else None),
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
             "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
@@ -118,9 +134,14 @@ class TopologyStats:
         self.window_count = 0
         self.last_errors: dict[str, dict[str, Any]] = {}
         self.restarts = 0
+        self.lock = threading.Lock()  # summary() is read from other threads
 
     def record(self, record: WindowRecord) -> None:
         """Add one window's counters."""
+        with self.lock:
+            self._record(record)
+
+    def _record(self, record: WindowRecord) -> None:
         self.windows.append(record)
         self.window_count += 1
         for name, counters in record.components.items():
@@ -128,6 +149,10 @@ class TopologyStats:
 
     def summary(self) -> dict[str, Any]:
         """Totals per component and the latest windows, as plain data."""
+        with self.lock:
+            return self._summary()
+
+    def _summary(self) -> dict[str, Any]:
         return {
             "windows": self.window_count,
             "components": {n: c.summary() for n, c in sorted(self.totals.items())},

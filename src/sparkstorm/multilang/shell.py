@@ -116,15 +116,15 @@ class ShellComponent:
             where=f"{self.kind} {self.component_name!r}: serializer")
         self._encode = self._serializer.encode
         self._shell_log = logging.getLogger(f"sparkstorm.multilang.shell.{self.component_name}")
-        self.process = ShellProcess(
+        self.subprocess = ShellProcess(
             self._command(extra), where=self._where, serializer=self._serializer,
             cwd=_child_cwd(extra.get("cwd"), conf.get(RESOURCES_DIR_KEY)),
             env=extra.get("env"), timeout=subprocess_timeout(conf),
             transcript=self._transcript_prefix(extra, conf, context),
             log_name=f"sparkstorm.multilang.stderr.{self.component_name}",
         )
-        self.process.start()
-        return self.process.handshake(conf, context)
+        self.subprocess.start()
+        return self.subprocess.handshake(conf, context)
 
     def _command(self, extra: dict[str, Any]) -> list[str]:
         command = extra.get("command") or type(self).command
@@ -166,7 +166,7 @@ class ShellComponent:
             raise MultilangError(msg, code="MULTILANG_SUBPROCESS_EXITED")
 
     def _kill(self) -> None:
-        process = getattr(self, "process", None)
+        process = getattr(self, "subprocess", None)
         if process is not None:
             process.kill()
 
@@ -174,7 +174,7 @@ class ShellComponent:
     def _common(self, command: str, message: dict[str, Any]) -> bool:
         """Handle log, error and metrics; False for any other command."""
         if command == "log":
-            pid = self.process.reported_pid
+            pid = self.subprocess.reported_pid
             self._shell_log.log(log_level(message), "ShellLog pid:%s, name:%s %s", pid,
                                 self.component_name, text_of(message))
         elif command == "error":
@@ -210,7 +210,7 @@ class ShellComponent:
     def _malformed(self, message: Any, reason: str) -> MultilangError:
         msg = (
             f"{self._where}: malformed command {excerpt(repr(message))}: {reason}; see the "
-            f"multilang protocol{self.process.diagnosis()}"
+            f"multilang protocol{self.subprocess.diagnosis()}"
         )
         return MultilangError(msg, code="MULTILANG_MALFORMED_MESSAGE")
 
@@ -225,7 +225,7 @@ class ShellComponent:
 
     def _reply_task_ids(self, emit: Emit, tasks: list[int] | None) -> None:
         if emit.wants_task_ids:
-            self.process.send(self._encode(tasks or []))
+            self.subprocess.send(self._encode(tasks or []))
 
     def _encode_value(self, message: Any) -> bytes:
         try:
@@ -353,7 +353,7 @@ class ShellBolt(ShellComponent, Bolt):
             self._queue_heartbeat(now)
         if len(self._outbox) >= self._max_pending or self._outbox_bytes >= OUTBOX_BYTES:
             self._flush()
-            self._handle_all(self.process.poll())
+            self._handle_all(self.subprocess.poll())
 
     def _queue_heartbeat(self, now: float) -> None:
         self._outbox.append(self._encode(heartbeat_message()))
@@ -365,14 +365,14 @@ class ShellBolt(ShellComponent, Bolt):
             data = b"".join(self._outbox)
             self._outbox.clear()
             self._outbox_bytes = 0
-            self.process.send(data)
+            self.subprocess.send(data)
 
     def _sync_window(self) -> None:
         self._queue_heartbeat(time.monotonic())
         self._flush()
-        self._handle_all(self.process.poll())
+        self._handle_all(self.subprocess.poll())
         while self._syncs < self._heartbeats:
-            self._handle(self.process.next_message(
+            self._handle(self.subprocess.next_message(
                 "the answer (sync) to a heartbeat", "MULTILANG_HEARTBEAT_TIMEOUT"))
         self._syncs = self._heartbeats  # extra syncs (pystorm sends one after errors)
 
@@ -424,7 +424,7 @@ class ShellBolt(ShellComponent, Bolt):
         msg = (
             f"{self._where}: the child tried to {what} input {tup_id!r}, which is not an "
             f"in-flight input of this task (unknown, heartbeat, or already acked/failed); "
-            f"each input must be acked or failed exactly once{self.process.diagnosis()}"
+            f"each input must be acked or failed exactly once{self.subprocess.diagnosis()}"
         )
         return MultilangError(msg, code="MULTILANG_UNKNOWN_TUPLE_ID")
 
@@ -509,9 +509,9 @@ class ShellSpout(ShellComponent, Spout):
             self.emitted_in_last_call = 0
             for message in early:
                 self._handle(message)
-            self.process.send(self._encode_value(command))
+            self.subprocess.send(self._encode_value(command))
             waiting_for = f"sync after {command['command']!r}"
-            while not self._handle(self.process.next_message(waiting_for,
+            while not self._handle(self.subprocess.next_message(waiting_for,
                                                              "MULTILANG_SYNC_TIMEOUT")):
                 pass
         except BaseException as exc:
@@ -533,7 +533,7 @@ class ShellSpout(ShellComponent, Spout):
                 msg = (
                     f"{self._where}: unexpected command {command!r} from a spout "
                     f"({excerpt(repr(message))}); a spout may only send emit, log, error, "
-                    f"metrics and sync (Storm stops the worker too){self.process.diagnosis()}"
+                    f"metrics and sync (Storm stops the worker too){self.subprocess.diagnosis()}"
                 )
                 raise MultilangError(msg, code="MULTILANG_UNEXPECTED_COMMAND")
         except BadMessage as exc:

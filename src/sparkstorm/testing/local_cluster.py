@@ -18,7 +18,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
-from sparkstorm.config import load_config
+from sparkstorm.config import component_conf, load_config
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.worker import TopologyRunner
 from sparkstorm.errors import TopologyError
@@ -72,6 +72,8 @@ class LocalCluster:
         validate_topology(spec, topology_name=name)
         merged = load_config(cli=self.conf, topology={**spec.config, **(conf or {}),
                                                       "topology.name": name})
+        for component in spec.components:  # fail now on a bad component config value
+            component_conf(merged, component.config, component.name or "?")
         runner = TopologyRunner(name, spec, merged)
         runner.active = active
         runner.start(self._session(merged))

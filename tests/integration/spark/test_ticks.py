@@ -56,3 +56,25 @@ def test_with_zero_ackers_spout_tuples_are_acked_at_emit(cluster: LocalCluster,
     events = read_events(tmp_path, "numbers")
     assert sorted(e["n"] for e in events if e["event"] == "ack") == list(range(50))
     assert runner.plan.acker_tasks == []
+
+
+def test_deactivate_stops_the_spouts_and_activate_resumes_them(cluster: LocalCluster,
+                                                               tmp_path: Path) -> None:
+    cluster.submit_topology("toggle", Untracked, conf={
+        "test.dir": str(tmp_path), "test.count": 10**9, "topology.max.spout.pending": 20})
+
+    def emitted() -> int:
+        return sum(e["event"] == "emit" for e in read_events(tmp_path, "numbers"))
+
+    wait_for(lambda: emitted() > 20, timeout=60, message="spout running")
+    cluster.deactivate("toggle")
+    runner = cluster.runners["toggle"]
+    start = runner.window
+    wait_for(lambda: runner.window >= start + 3, timeout=60, message="three more windows")
+    paused = emitted()
+    later = runner.window
+    wait_for(lambda: runner.window >= later + 3, timeout=60, message="three more windows")
+    assert emitted() == paused, "a deactivated spout must not emit"
+    cluster.activate("toggle")
+    wait_for(lambda: emitted() > paused, timeout=60, message="spout resumed")
+    cluster.kill_topology("toggle")

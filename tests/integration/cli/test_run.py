@@ -1,0 +1,62 @@
+"""``sparkstorm run`` as a user runs it: a real subprocess with a real Spark local session."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SPARK_FLAGS = ["-c", "spark.master=local[2]", "-c", "spark.ui.enabled=false",
+               "-c", "topology.window.ms=100"]
+
+
+def sparkstorm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sparkstorm.cli.main", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.spark
+def test_run_shows_progress_stops_after_time_and_prints_the_table() -> None:
+    result = sparkstorm("run", "examples/exclamation.py", "--time", "6",
+                        "-c", "exclamation.count=50", *SPARK_FLAGS)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "windows" in out and "tuples/s" in out, "the live progress line"
+    table = out[out.index("stopping"):]
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:]]
+            for line in table.splitlines() if line.startswith("│")}
+    assert rows["word"][0] == "50", "the spout emitted exactly 50 words"
+    assert rows["word"][3] == "50", "and all 50 were acked"
+    assert rows["exclaim2"][2] == "50", "exclaim2 executed every one"
+
+
+def test_run_rejects_an_invalid_topology_with_its_code(tmp_path: Path) -> None:
+    bad = tmp_path / "bad_topology.py"
+    bad.write_text(
+        "from sparkstorm import Bolt, Spout, Topology\n"
+        "class S(Spout):\n    outputs = ['a']\n"
+        "class B(Bolt):\n    outputs = ['b']\n"
+        "class T(Topology):\n    s = S.spec()\n    b = B.spec(inputs=[s], par=3, num_tasks=2)\n"
+    )
+    result = sparkstorm("run", str(bad), "--time", "1")
+    assert result.returncode == 2
+    assert "PARALLELISM_ABOVE_TASKS" in result.stderr and "'b'" in result.stderr
+
+
+def test_run_rejects_a_bad_config_value_before_starting_spark() -> None:
+    result = sparkstorm("run", "examples/exclamation.py", "-c", "topology.workers=many",
+                        timeout=60)
+    assert result.returncode == 2
+    assert "CONFIG_WRONG_TYPE" in result.stderr and "topology.workers" in result.stderr
+    assert "command line" in result.stderr
+
+
+def test_run_rejects_a_missing_file_and_a_malformed_override() -> None:
+    missing = sparkstorm("run", "examples/nope.py", timeout=60)
+    assert missing.returncode == 2 and "TOPOLOGY_FILE_NOT_FOUND" in missing.stderr
+    malformed = sparkstorm("run", "examples/exclamation.py", "-c", "no-equals-sign",
+                           timeout=60)
+    assert malformed.returncode == 2 and "CONFIG_BAD_OVERRIDE" in malformed.stderr
