@@ -139,7 +139,7 @@ class BoltExecutor(ExecutorHost):
         next_id = self.next_tuple_id
         done = 0
         try:
-            for values, anchors in zip(values_list, anchors_list):
+            for values, anchors in zip(values_list, anchors_list, strict=False):
                 next_id += 1
                 tup = Tuple(next_id, component, stream, src, values, values_cls, anchors)
                 collector.current = tup
