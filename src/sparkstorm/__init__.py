@@ -15,5 +15,16 @@ from sparkstorm.topology import (
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "Bolt", "Grouping", "Spout", "Stream", "Topology", "TopologySpec", "Tuple"]
+__all__ = ["BasicBolt", "Bolt", "Grouping", "LocalCluster", "Spout", "Stream", "Topology",
+           "TopologySpec", "Tuple"]
+
+
+def __getattr__(name: str) -> object:
+    # LocalCluster pulls in pyspark; executor processes import sparkstorm without it.
+    if name == "LocalCluster":
+        from sparkstorm.testing.local_cluster import LocalCluster
+
+        return LocalCluster
+    msg = f"module 'sparkstorm' has no attribute {name!r}"
+    raise AttributeError(msg)
 __version__ = "0.1.0"

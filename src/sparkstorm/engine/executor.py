@@ -22,7 +22,6 @@ from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.stats import LatencySample
 from sparkstorm.engine.wire import unpack
-from sparkstorm.topology.component import Bolt, Spout
 from sparkstorm.topology.spec import load_class
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, values_class
 
@@ -42,7 +41,6 @@ class ExecutorHost:
         self.topology_name = topology_name
         self.spec = plan.components[self.info.component]
         self.conf = {**plan.conf, **self.spec.config}
-        self.is_spout = self.spec.kind == "spout"
         self.lock = threading.RLock()
         self.output = WindowOutput()
         self.errors: list[dict[str, Any]] = []
@@ -352,4 +350,4 @@ def make_executor(plan: ExecutionPlan, gid: int, topology_name: str) -> Executor
         BoltExecutor(plan, gid, topology_name)
 
 
-__all__ = ["Bolt", "BoltExecutor", "ComponentFailure", "Spout", "SpoutExecutor", "make_executor"]
+__all__ = ["BoltExecutor", "ComponentFailure", "SpoutExecutor", "make_executor"]
