@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SECONDS ?= 30
 
-.PHONY: help demo test install lint bench clean
+.PHONY: help demo test install lint bench clean services
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -21,7 +21,10 @@ install: $(STAMP)  ## create .venv and install the project with its test depende
 demo: $(STAMP)  ## run the word-count example on Spark local[*] for DEMO_SECONDS seconds
 	$(VENV)/bin/sparkstorm run examples/wordcount.py --time $(DEMO_SECONDS)
 
-test: $(STAMP)  ## run the whole test suite (exit code 5, no tests collected, counts as failure)
+services:  ## install the services the tests run for real (Debian's zookeeper) if missing
+	bash scripts/install-zookeeper.sh
+
+test: $(STAMP) services  ## run the whole test suite (exit code 5, no tests collected, counts as failure)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)  ## ruff

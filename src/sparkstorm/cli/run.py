@@ -91,21 +91,23 @@ def run_command(args: argparse.Namespace) -> int:
     load_config(cli=cli_conf)  # fail on bad values before Spark starts
     console = Console(width=max(Console().width, 140))
     stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with LocalCluster(conf=cli_conf) as cluster:
         console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
                       f"({topology.__name__}) on Spark local mode ...")
         runner = cluster.submit_topology(name, topology)
+        # after Spark started: PySpark's own SIGINT handler would cancel the running job
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         started = time.monotonic()
-        with Live(console=console, refresh_per_second=4, transient=False) as live:
+        show = _live_display(console)
+        with show as display:
             while not stop.wait(0.25):
-                live.update(progress_line(runner.stats.summary(), time.monotonic() - started))
+                display.update(progress_line(runner.stats.summary(),
+                                             time.monotonic() - started))
                 if runner.failure is not None or (args.time and
                                                   time.monotonic() - started >= args.time):
                     break
         console.print("stopping: deactivating spouts and letting in-flight tuples finish ...")
-        summary = runner.stats.summary()
         cluster.kill_topology(name)
         summary = runner.stats.summary()
     console.print(summary_table(summary, time.monotonic() - started))
@@ -113,6 +115,32 @@ def run_command(args: argparse.Namespace) -> int:
         console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
         return 1
     return 0
+
+
+class _PlainProgress:
+    """Progress for a pipe or a CI log: one plain line every few seconds."""
+
+    def __init__(self, console: Console, every: float = 2.0) -> None:
+        self.console, self.every, self.last = console, every, 0.0
+
+    def __enter__(self) -> _PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, line: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _live_display(console: Console) -> Any:
+    """A live-updating line on a terminal, periodic plain lines otherwise."""
+    if console.is_terminal:
+        return Live(console=console, refresh_per_second=4, transient=False)
+    return _PlainProgress(console)
 
 
 def _spout_totals(summary: dict[str, Any]) -> tuple[int, int, int, float | None]:

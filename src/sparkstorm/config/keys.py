@@ -190,6 +190,18 @@ KEYS: dict[str, ConfigKey] = _declare(
         "class turning multilang log messages into log lines (unset: the default handler)",
     ),
     _K(
+        "topology.multilang.resources.dir",
+        str,
+        None,
+        "directory shell components' commands run in (unset: the worker's directory)",
+    ),
+    _K(
+        "topology.multilang.transcript.dir",
+        str,
+        None,
+        "if set, every byte exchanged with shell subprocesses is saved here (wire debugging)",
+    ),
+    _K(
         "topology.shellbolt.max.pending",
         int,
         100,
@@ -443,6 +455,21 @@ KEYS: dict[str, ConfigKey] = _declare(
         "embedded",
         "sparkstorm: cluster state backend",
         choices=("embedded", "zookeeper"),
+    ),
+    _K(
+        "storm.state.embedded.poll.ms",
+        int,
+        100,
+        "sparkstorm: how often the embedded state store polls for changes to fire watches, in ms",
+        minimum=1,
+    ),
+    _K(
+        "storm.state.embedded.busy.timeout.ms",
+        int,
+        10000,
+        "sparkstorm: how long an embedded state store write waits for another process's lock, "
+        "in ms",
+        minimum=0,
     ),
     _K(
         "storm.cluster.token",

@@ -84,6 +84,13 @@ class TaskCollector:
         self.immediate_acks: list[Any] = []
         self._columns: dict[tuple[int, str], list[Any]] = {}
         self._generation = -1
+        self.error_sink: Any = None  # set by the executor: (task, text) -> None
+
+    def report_error(self, text: str) -> None:
+        """Report an error the component survives (a shell child's ``error`` command): it
+        becomes the component's last error without failing anything."""
+        if self.error_sink is not None:
+            self.error_sink(self.task, text)
 
     def _route(self, stream: str | None) -> StreamRoute:
         route = self.routes.get(stream or DEFAULT_STREAM)

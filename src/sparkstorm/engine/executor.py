@@ -59,6 +59,7 @@ class ExecutorHost:
             self.plan.task_executor, self.output, tracking,
             bool(getattr(cls, "auto_anchor", True)),
         )
+        collector.error_sink = self._keep_error
         instance._collector = collector
         instance.logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
         instance.component_name = self.info.component
@@ -74,8 +75,22 @@ class ExecutorHost:
         text = "".join(traceback.format_exception(exc))
         logger.error("topology %s component %s task %d raised:\n%s", self.topology_name,
                      self.info.component, task, text)
+        self._keep_error(task, text)
+
+    def _keep_error(self, task: int, text: str) -> None:
         self.errors.append({"component": self.info.component, "task": task, "error": text,
                             "time": time.time()})
+
+    def close(self) -> None:
+        """Call ``close()`` on every task that has one (shell components stop their child)."""
+        with self.lock:
+            for task, instance in self.instances.items():
+                close = getattr(instance, "close", None)
+                if callable(close):
+                    try:
+                        close()
+                    except Exception as exc:  # noqa: BLE001 - shutting down anyway
+                        self.record_error(task, exc)
 
 
 class BoltExecutor(ExecutorHost):
@@ -339,8 +354,7 @@ class SpoutExecutor(ExecutorHost):
         self.stopped.set()
         with self.lock:
             self.wakeup.notify_all()
-            for task, instance in self.instances.items():
-                self._call(task, instance.close)
+        super().close()
 
 
 def make_executor(plan: ExecutionPlan, gid: int, topology_name: str) -> ExecutorHost:

@@ -22,6 +22,8 @@ import os
 import socket
 import sys
 import threading
+import time
+import traceback
 from typing import Any, BinaryIO
 
 from sparkstorm.engine.collector import WindowOutput
@@ -33,6 +35,7 @@ from sparkstorm.topology.spec import TopologySpec
 logger = logging.getLogger(__name__)
 EXIT_COMPONENT_CRASHED = 70
 EXIT_WORKER_GONE = 71
+EXIT_STARTUP_FAILED = 72
 # The cyclic garbage collector is off in executor processes and runs every this many
 # windows instead: tuples and anchor maps hold no cycles (refcounting frees them), and
 # automatic collections walking tens of thousands of live tuples cost half of an
@@ -93,8 +96,7 @@ class ExecutorServer:
                 self.host.set_active(bool(request.get("active")))
             return pack("ok")
         if cmd == "close":
-            if isinstance(self.host, SpoutExecutor):
-                self.host.close()
+            self.host.close()
             self.exit_requested = True
             return pack("ok")
         return pack({"error": f"unknown command {cmd!r}"})
@@ -163,6 +165,16 @@ def watch_parent(parent_pid: int) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
+def report_startup_failure(socket_path: str, component: str, exc: BaseException) -> int:
+    """Leave the traceback where the worker's pool finds it (``<socket>.error``), log it."""
+    text = "".join(traceback.format_exception(exc))
+    logger.error("component %s failed to start:\n%s", component, text)
+    with open(socket_path + ".error", "w", encoding="utf-8") as handle:
+        json.dump({"component": component, "task": None, "error": text, "time": time.time()},
+                  handle)
+    return EXIT_STARTUP_FAILED
+
+
 def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     """Start the executor ``--gid`` of the plan in ``--plan`` and serve ``--socket``."""
     parser = argparse.ArgumentParser(prog="sparkstorm-executor")
@@ -180,7 +192,10 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     )
     watch_parent(os.getppid())
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
-    host = make_executor(plan, args.gid, data["name"])
+    try:
+        host = make_executor(plan, args.gid, data["name"])
+    except Exception as exc:  # noqa: BLE001 - reported to the worker, then restarted
+        return report_startup_failure(args.socket, plan.executors[args.gid].component, exc)
     gc.freeze()  # what initialize() built lives long: keep it out of every collection
     gc.disable()
     return ExecutorServer(host, args.socket).serve_forever()

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from sparkstorm.engine.plan import ExecutionPlan
@@ -33,6 +34,11 @@ class ExecutorPool:
         self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.restarts = 0
+        # called from the monitor thread with each start-up failure report
+        self.on_startup_error: Callable[[dict[str, Any]], None] = lambda error: None
+        self.spawned_at: dict[int, float] = {}
+        self.backoff: dict[int, float] = {}
+        self.restart_at: dict[int, float] = {}
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.start_timeout = float(plan.conf.get("topology.executor.start.timeout.secs") or 60)
@@ -61,8 +67,12 @@ class ExecutorPool:
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            # a terminal's Ctrl-C must reach only the worker, which shuts executors down in
+            # order; executors still exit when the worker dies (they watch their parent)
+            start_new_session=True,
         )
         log.close()
+        self.spawned_at[gid] = time.monotonic()
 
     def _wait_ready(self, gid: int, path: str, deadline: float) -> None:
         while not os.path.exists(path):
@@ -90,12 +100,34 @@ class ExecutorPool:
                     self._restart(gid, process.returncode)
 
     def _restart(self, gid: int, code: int | None) -> None:
-        component = self.plan.executors[gid].component
-        logger.warning("topology %s: executor %d (%s) exited with code %s; restarting it",
-                       self.name, gid, component, code)
+        """Restart a dead executor; one that keeps dying at start-up waits longer each time
+        (0.5 s doubling up to 30 s), so a broken ``initialize`` cannot spin the machine."""
+        now = time.monotonic()
+        if gid not in self.restart_at:
+            self._collect_startup_error(gid)
+            lived = now - self.spawned_at.get(gid, 0.0)
+            delay = 0.0 if lived > 10.0 else min(2 * self.backoff.get(gid, 0.25), 30.0)
+            self.backoff[gid] = delay
+            self.restart_at[gid] = now + delay
+            component = self.plan.executors[gid].component
+            logger.warning("topology %s: executor %d (%s) exited with code %s; restarting it"
+                           " in %.1f s", self.name, gid, component, code, delay)
+        if now < self.restart_at[gid]:
+            return
+        del self.restart_at[gid]
         with self.lock:
             self.restarts += 1
             self._spawn(gid)
+
+    def _collect_startup_error(self, gid: int) -> None:
+        path = Path(self.sockets[gid] + ".error")
+        if path.exists():
+            try:
+                self.on_startup_error(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                logger.warning("unreadable start-up error report %s", path)
+            path.unlink(missing_ok=True)
+
 
     def pids(self) -> dict[int, int]:
         """Current process id of each executor."""

@@ -44,6 +44,7 @@ class TopologyRunner:
         self.plan = ExecutionPlan(spec, conf)
         self.workdir = Path(tempfile.mkdtemp(prefix="sparkstorm-"))
         self.pool = ExecutorPool(self.plan, name, self.workdir)
+        self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            float(conf.get("topology.message.timeout.secs") or 30))
         self.stats = TopologyStats(int(conf.get("topology.stats.window.count") or 120))
@@ -61,6 +62,13 @@ class TopologyRunner:
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
+
+    def _startup_error(self, error: dict[str, Any]) -> None:
+        """An executor failed in ``initialize``: report it now, not when a window ends (the
+        window waits for that executor to come back)."""
+        logger.error("topology %s component %s failed to start:\n%s", self.name,
+                     error["component"], error["error"])
+        self.stats.last_errors[error["component"]] = error
 
     def _stage_infos(self) -> list[StageInfo]:
         levels = {e.gid: e.level for e in self.plan.executors}

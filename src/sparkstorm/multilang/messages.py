@@ -4,12 +4,19 @@ Field names are exactly as on the wire (``need_task_ids``, ``pidDir``). Wire exa
 
     handshake  {"conf":{...},"context":{"taskid":3,...},"pidDir":"/tmp/sparkstorm-pids-x"}
     reply      {"pid":4242}
-    input      {"id":"-6955786537413359385","comp":"words","stream":"default","task":2,"tuple":["a"]}
-    heartbeat  {"id":"8817393738374843811","comp":null,"stream":"__heartbeat","task":-1,"tuple":[]}
-    tick       {"id":"1203947729920394882","comp":"__system","stream":"__tick","task":-1,"tuple":[5]}
+    input      {"id":"-6955786537413359385","comp":"words","stream":"default","task":2,
+                "tuple":["a"]}
+    heartbeat  {"id":"8817393738374843811","comp":null,"stream":"__heartbeat","task":-1,
+                "tuple":[]}
+    tick       {"id":"1203947729920394882","comp":"__system","stream":"__tick","task":-1,
+                "tuple":[5]}
     spout      {"command":"next","id":""}   {"command":"ack","id":18446744073709551621}
-    child      {"command":"emit","tuple":[...],"stream":"s","anchors":["..."],"task":4,"need_task_ids":false}
-               {"command":"ack","id":"..."}  {"command":"log","msg":"...","level":3}  {"command":"sync"}
+    child      {"command":"emit","tuple":[...],"stream":"s","anchors":["..."],"task":4,
+                "need_task_ids":false}
+               {"command":"ack","id":"..."}  {"command":"log","msg":"...","level":3}
+               {"command":"sync"}
+
+(each message is one line on the wire; wrapped here for reading)
 
 Pure functions, no I/O: used by the host (``shell.py``) and the child runtime
 (``runtime.py``) alike.
@@ -46,7 +53,8 @@ def new_tuple_id() -> str:
     return str(_rng.getrandbits(64) - 2**63)
 
 
-def handshake_message(conf: dict[str, Any], context: dict[str, Any], pid_dir: str) -> dict[str, Any]:
+def handshake_message(conf: dict[str, Any], context: dict[str, Any],
+                      pid_dir: str) -> dict[str, Any]:
     """The first message to every child."""
     return {"conf": conf, "context": context, "pidDir": pid_dir}
 
@@ -112,10 +120,12 @@ def command_of(message: Any) -> str:
         BadMessage: the message is not an object with a string ``command``.
     """
     if not isinstance(message, dict):
-        raise BadMessage(f"expected an object with a 'command', got {type(message).__name__}")
+        msg = f"expected an object with a 'command', got {type(message).__name__}"
+        raise BadMessage(msg)
     command = message.get("command")
     if not isinstance(command, str):
-        raise BadMessage(f"expected a string 'command', got {command!r}")
+        msg = f"expected a string 'command', got {command!r}"
+        raise BadMessage(msg)
     return command
 
 
@@ -127,20 +137,24 @@ def parse_emit(message: dict[str, Any], *, spout: bool) -> Emit:
     """
     values = message.get("tuple")
     if not isinstance(values, list):
-        raise BadMessage(f"'tuple' must be an array, got {values!r}")
+        msg = f"'tuple' must be an array, got {values!r}"
+        raise BadMessage(msg)
     stream = message.get("stream")
     if stream is None:
         stream = DEFAULT_STREAM
     elif not isinstance(stream, str):
-        raise BadMessage(f"'stream' must be a string, got {stream!r}")
+        msg = f"'stream' must be a string, got {stream!r}"
+        raise BadMessage(msg)
     task = message.get("task")
     if task is not None and (type(task) is not int):
-        raise BadMessage(f"'task' must be an integer task id, got {task!r}")
+        msg = f"'task' must be an integer task id, got {task!r}"
+        raise BadMessage(msg)
     need = message.get("need_task_ids", True)
     if need is None:
         need = True
     elif not isinstance(need, bool):
-        raise BadMessage(f"'need_task_ids' must be true or false, got {need!r}")
+        msg = f"'need_task_ids' must be true or false, got {need!r}"
+        raise BadMessage(msg)
     anchors = () if spout else _anchors(message.get("anchors"))
     return Emit(values, stream, anchors, task or None, need,
                 message.get("id") if spout else None)
@@ -152,7 +166,8 @@ def _anchors(raw: Any) -> tuple[str, ...]:
     if isinstance(raw, str):  # Storm accepts a single id too
         return (raw,)
     if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
-        raise BadMessage(f"'anchors' must be an array of tuple id strings, got {raw!r}")
+        msg = f"'anchors' must be an array of tuple id strings, got {raw!r}"
+        raise BadMessage(msg)
     return tuple(raw)
 
 
@@ -164,7 +179,8 @@ def id_of(message: dict[str, Any]) -> str:
     """
     tup_id = message.get("id")
     if not isinstance(tup_id, str):
-        raise BadMessage(f"'id' must be the string id of an input tuple, got {tup_id!r}")
+        msg = f"'id' must be the string id of an input tuple, got {tup_id!r}"
+        raise BadMessage(msg)
     return tup_id
 
 

@@ -30,7 +30,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from sparkstorm.multilang.errors import MultilangError, excerpt
 from sparkstorm.multilang.messages import handshake_message
@@ -75,7 +75,7 @@ def child_environment(overrides: dict[str, str] | None) -> dict[str, str]:
 class StderrDrain:
     """Reads a child's stderr until EOF: logs it by line (rate-limited), keeps a tail."""
 
-    def __init__(self, stream: BinaryIO, log: logging.Logger) -> None:
+    def __init__(self, stream: IO[bytes], log: logging.Logger) -> None:
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._log = log
         self._fd = stream.fileno()
@@ -289,7 +289,8 @@ class ShellProcess:
             except BlockingIOError:
                 written = 0
             except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-                raise self.exited_error(f"writing to its stdin failed ({exc})") from None
+                msg = f"writing to its stdin failed ({exc})"
+                raise self.exited_error(msg) from None
             if written:
                 if self._to_child is not None:
                     self._to_child.write(view[:written])
@@ -312,7 +313,8 @@ class ShellProcess:
             )
             raise MultilangError(msg, code="MULTILANG_HEARTBEAT_TIMEOUT")
         if self.proc.poll() is not None:
-            raise self.exited_error("it exited while we were writing to it")
+            msg_0 = "it exited while we were writing to it"
+            raise self.exited_error(msg_0)
 
     # -- reading ---------------------------------------------------------------------------
     def poll(self) -> list[Any]:
@@ -348,14 +350,16 @@ class ShellProcess:
                 raise MultilangError(msg, code=code)
             if not self._read_available(min(remaining, 0.5)) and self.proc is not None \
                     and self.proc.poll() is not None and not self._read_available():
-                raise self.exited_error(f"while waiting for {waiting_for}")
+                msg_0 = f"while waiting for {waiting_for}"
+                raise self.exited_error(msg_0)
         return inbox.popleft()
 
     def _read_available(self, timeout: float = 0.0) -> bool:
         """Read what the child sent (waiting up to ``timeout``); decode it into the inbox."""
         assert self.proc is not None and self.proc.stdout is not None
         if self._eof:
-            raise self.exited_error("its stdout is closed")
+            msg = "its stdout is closed"
+            raise self.exited_error(msg)
         fd = self.proc.stdout.fileno()
         if timeout:
             readable, _, _ = select.select([fd], [], [], timeout)
@@ -368,12 +372,14 @@ class ShellProcess:
             except BlockingIOError:
                 return got
             except OSError as exc:
-                raise self.exited_error(f"reading its stdout failed ({exc})") from None
+                msg = f"reading its stdout failed ({exc})"
+                raise self.exited_error(msg) from None
             if not chunk:
                 self._eof = True
                 if got:
                     return True
-                raise self.exited_error("its stdout closed")
+                msg = "its stdout closed"
+                raise self.exited_error(msg)
             got = True
             self.last_seen = time.monotonic()
             if self._from_child is not None:

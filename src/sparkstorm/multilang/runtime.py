@@ -34,6 +34,8 @@ from sparkstorm.topology.tuple import Tuple
 
 EXIT_CRASHED = 1
 EXIT_PARENT_GONE = 2
+READ_SIZE = 1 << 20
+OUTBOX_BYTES = 1 << 16
 
 _LEVELS = ((logging.ERROR, 4), (logging.WARNING, 3), (logging.INFO, 2), (logging.DEBUG, 1))
 
@@ -54,21 +56,36 @@ class Channel:
         self.messages: collections.deque[Any] = collections.deque()
         self.commands: collections.deque[Any] = collections.deque()
         self.task_ids: collections.deque[list[int]] = collections.deque()
+        self.outbox: list[bytes] = []
+        self.outbox_bytes = 0
 
     def send(self, message: Any) -> None:
-        """Write one whole message and flush."""
-        self.outfile.write(self.serializer.encode(message))
-        self.outfile.flush()
+        """Queue one whole message; written at the latest before we wait for input."""
+        data = self.serializer.encode(message)
+        self.outbox.append(data)
+        self.outbox_bytes += len(data)
+        if self.outbox_bytes >= OUTBOX_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every queued message in one go."""
+        if self.outbox:
+            self.outfile.write(b"".join(self.outbox))
+            self.outfile.flush()
+            self.outbox.clear()
+            self.outbox_bytes = 0
 
     def read(self) -> Any:
-        """The next message of either kind.
+        """The next message of either kind; flushes our output before waiting for input,
+        so replies go out in batches yet never wait while we do.
 
         Raises:
             ParentGone: stdin closed.
         """
         read = getattr(self.infile, "read1", self.infile.read)
         while not self.messages:
-            chunk = read(65536)
+            self.flush()
+            chunk = read(READ_SIZE)
             if not chunk:
                 raise ParentGone
             self.messages.extend(self.decoder.feed(chunk))
@@ -166,6 +183,8 @@ class ComponentRunner:
         self.cls = cls
         self.instance: Any = None
         self.fields: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.handler = ProtocolLogHandler(channel)
+        self.handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
 
     def handshake(self) -> None:
         """Read conf/context/pidDir, write the PID file, answer ``{"pid": N}``, initialize."""
@@ -175,10 +194,9 @@ class ComponentRunner:
         with open(os.path.join(pid_dir, str(pid)), "w", encoding="utf-8"):
             pass
         self.channel.send({"pid": pid})
-        handler = ProtocolLogHandler(self.channel)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(logging.INFO)
+        logging.getLogger().addHandler(self.handler)
+        if logging.getLogger().level > logging.INFO:
+            logging.getLogger().setLevel(logging.INFO)
         for source, streams in (context.get("source->stream->fields") or {}).items():
             for stream, names in streams.items():
                 self.fields[(source, stream)] = tuple(names)
@@ -223,7 +241,8 @@ class ComponentRunner:
         while True:
             message = channel.read_command()
             if not isinstance(message, dict) or "tuple" not in message:
-                raise BadMessage(f"expected an input tuple, got {message!r}")
+                msg = f"expected an input tuple, got {message!r}"
+                raise BadMessage(msg)
             if message.get("stream") == HEARTBEAT_STREAM and message.get("task") == -1:
                 channel.send({"command": "sync"})
                 continue
@@ -258,13 +277,18 @@ def run(cls: type, infile: BinaryIO, outfile: BinaryIO, serializer: Serializer) 
             runner.run_bolt()
     except ParentGone:
         return EXIT_PARENT_GONE
+    except BrokenPipeError:
+        return EXIT_PARENT_GONE
     except Exception as exc:  # noqa: BLE001 - report, then exit: the host restarts us
         logging.getLogger(__name__).exception("component %s raised", cls.__name__)
         try:
             channel.send({"command": "error", "msg": f"{type(exc).__name__}: {exc}"})
+            channel.flush()
         except OSError:
             return EXIT_PARENT_GONE
         return EXIT_CRASHED
+    finally:
+        logging.getLogger().removeHandler(runner.handler)
     return 0
 
 

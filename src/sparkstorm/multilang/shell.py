@@ -59,7 +59,7 @@ from sparkstorm.multilang.messages import (
     text_of,
 )
 from sparkstorm.multilang.process import ShellProcess
-from sparkstorm.multilang.serializer import Serializer, serializer_for
+from sparkstorm.multilang.serializer import Serializer, encode_json, serializer_for
 from sparkstorm.topology.component import Bolt, Spout
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
 from sparkstorm.topology.tuple import Tuple
@@ -195,7 +195,8 @@ class ShellComponent:
 
     def _metric(self, message: dict[str, Any]) -> None:
         name, params = message.get("name"), message.get("params")
-        kind = (self._extra.get("metrics") or {}).get(name) if isinstance(name, str) else None
+        name = name if isinstance(name, str) else ""
+        kind = (self._extra.get("metrics") or {}).get(name)
         if kind == "count" and (params is None or type(params) in (int, float)):
             self.shell_metrics[name] = self.shell_metrics.get(name, 0) + (
                 1 if params is None else params)
@@ -268,7 +269,7 @@ class ShellBolt(ShellComponent, Bolt):
     kind: ClassVar[str] = "bolt"
 
     @classmethod
-    def spec(  # type: ignore[override]
+    def spec(
         cls, name: str | None = None, inputs: Any = None, par: int = 1,
         num_tasks: int | None = None, config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None, *, command: Any = None, cwd: str | None = None,
@@ -287,6 +288,7 @@ class ShellBolt(ShellComponent, Bolt):
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Start the subprocess (called once per task by the executor)."""
         self._pending: dict[str, Tuple] = {}
+        self._input_prefixes: dict[tuple[Any, ...], bytes] = {}
         self._outbox: list[bytes] = []
         self._outbox_bytes = 0
         self._heartbeats = 0
@@ -343,8 +345,11 @@ class ShellBolt(ShellComponent, Bolt):
 
     def _queue(self, tup: Tuple) -> None:
         tup_id = new_tuple_id()
-        data = self._encode_value(input_message(
-            tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
+        if self._serializer.name == "json":
+            data = self._json_input(tup_id, tup)
+        else:
+            data = self._encode_value(input_message(
+                tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
         self._pending[tup_id] = tup
         self._outbox.append(data)
         self._outbox_bytes += len(data)
@@ -354,6 +359,24 @@ class ShellBolt(ShellComponent, Bolt):
         if len(self._outbox) >= self._max_pending or self._outbox_bytes >= OUTBOX_BYTES:
             self._flush()
             self._handle_all(self.subprocess.poll())
+
+    def _json_input(self, tup_id: str, tup: Tuple) -> bytes:
+        """The JSON input message, with the part shared by a source's tuples cached (the
+        same bytes ``input_message`` would give, built for a fraction of the cost)."""
+        key = (tup.component, tup.stream, tup.task)
+        middle = self._input_prefixes.get(key)
+        if middle is None:
+            comp = encode_json(tup.component)
+            middle = (f'","comp":{comp},"stream":{encode_json(tup.stream)},'
+                      f'"task":{int(tup.task)},"tuple":').encode("ascii")
+            self._input_prefixes[key] = middle
+        try:
+            values = encode_json(tup._raw)
+        except (TypeError, ValueError, OverflowError):
+            return self._encode_value(input_message(
+                tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
+        return b"".join((b'{"id":"', tup_id.encode("ascii"), middle,
+                         values.encode("ascii"), b"}\nend\n"))
 
     def _queue_heartbeat(self, now: float) -> None:
         self._outbox.append(self._encode(heartbeat_message()))
@@ -377,8 +400,49 @@ class ShellBolt(ShellComponent, Bolt):
         self._syncs = self._heartbeats  # extra syncs (pystorm sends one after errors)
 
     def _handle_all(self, messages: list[Any]) -> None:
+        pending, collector = self._pending, self._collector
         for message in messages:
+            # fast paths for the two messages of nearly every tuple; anything unusual,
+            # including every error, goes through _handle's checks
+            if type(message) is dict:
+                command = message.get("command")
+                if command == "ack":
+                    tup_id = message.get("id")
+                    tup = pending.pop(tup_id, None) if type(tup_id) is str else None
+                    if tup is not None:
+                        collector.ack(tup)
+                        continue
+                elif command == "emit" and self._fast_emit(message):
+                    continue
             self._handle(message)
+
+    def _fast_emit(self, message: dict[str, Any]) -> bool:
+        """Emit a plain message (declared stream, string anchors of pending inputs, not
+        direct); False, having done nothing, when it needs the full checks."""
+        values, stream = message.get("tuple"), message.get("stream", "default")
+        need = message.get("need_task_ids", True)
+        if type(values) is not list or message.get("task") or type(need) is not bool \
+                or stream not in self._streams:
+            return False
+        raw = message.get("anchors")
+        pending = self._pending
+        anchors: list[Tuple] = []
+        if raw is not None:
+            if type(raw) is not list:
+                return False
+            for tup_id in raw:
+                tup = pending.get(tup_id) if type(tup_id) is str else None
+                if tup is None:
+                    return False
+                anchors.append(tup)
+        try:
+            tasks = self._collector.emit(values, stream, anchors or None, None, True, None)
+        except TopologyError as exc:
+            msg = f"{self._where}: the child's emit was refused: {exc}"
+            raise TopologyError(msg, code=exc.code) from exc
+        if need:
+            self.subprocess.send(self._encode(tasks or []))
+        return True
 
     def _handle(self, message: Any) -> None:
         try:
@@ -440,7 +504,7 @@ class ShellSpout(ShellComponent, Spout):
     kind: ClassVar[str] = "spout"
 
     @classmethod
-    def spec(  # type: ignore[override]
+    def spec(
         cls, name: str | None = None, par: int = 1, num_tasks: int | None = None,
         config: dict[str, Any] | None = None, outputs: list[Any] | None = None, *,
         command: Any = None, cwd: str | None = None, env: dict[str, str] | None = None,

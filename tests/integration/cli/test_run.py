@@ -60,3 +60,22 @@ def test_run_rejects_a_missing_file_and_a_malformed_override() -> None:
     malformed = sparkstorm("run", "examples/exclamation.py", "-c", "no-equals-sign",
                            timeout=60)
     assert malformed.returncode == 2 and "CONFIG_BAD_OVERRIDE" in malformed.stderr
+
+
+@pytest.mark.spark
+def test_ctrl_c_shuts_down_cleanly_and_prints_the_table() -> None:
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sparkstorm.cli.main", "run", "examples/wordcount.py",
+         "-c", "wordcount.sentences=200", *SPARK_FLAGS],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+    assert process.stdout is not None
+    for line in process.stdout:  # the progress line appears once windows run
+        if "windows" in line and "acked" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-3000:]
+    assert "stopping" in out and "sentences" in out and "count" in out

@@ -55,9 +55,9 @@ def test_rolling_top_words_ranks_the_most_frequent_word_first(cluster: LocalClus
         return "top words: [('storm'" in runner.pool.log_tail(gid, lines=200)
 
     wait_for(ranked, timeout=90, message="a ranking with 'storm' first")
-    stats = cluster.get_topology_stats("rolling")["components"]
+    wait_for(lambda: _component(cluster, "rolling", "total")["emitted"] >= 1, timeout=30,
+             message="statistics caught up")
     cluster.kill_topology("rolling")
-    assert stats["total"]["emitted"] >= 1
     assert not cluster.runners
 
 

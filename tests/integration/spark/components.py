@@ -216,3 +216,13 @@ class EchoBolt(Bolt):
     def process(self, tup: Any) -> None:
         if tup.values.hops < self.hops:
             self.emit(list(tup.values))
+
+
+class BrokenStartBolt(Bolt):
+    """Raises in ``initialize``: a component that can never start."""
+
+    outputs: list[Any] = []
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        msg = "cannot reach the database"
+        raise ConnectionError(msg)

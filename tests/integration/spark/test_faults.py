@@ -13,6 +13,7 @@ from sparkstorm import Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
+    BrokenStartBolt,
     EchoBolt,
     HopBolt,
     NumberSpout,
@@ -127,3 +128,30 @@ def test_clean_shutdown_closes_spouts_and_leaves_no_process(cluster: LocalCluste
         e["n"] for e in events if e["event"] in ("ack", "fail")}
     assert not in_flight, "in-flight trees must finish before close"
     assert not runner.workdir.exists()
+
+
+class LateBreakTopology(Topology):
+    numbers = NumberSpout.spec()
+    sink = RecordingBolt.spec(inputs=[numbers])
+
+
+def test_a_component_failing_in_initialize_is_reported_and_retried_with_backoff(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The executor dies in initialize() on restart: the worker reports it and backs off."""
+    runner = cluster.submit_topology("late-break", LateBreakTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 10,
+        "topology.executor.start.timeout.secs": 5, "topology.shutdown.timeout.secs": 2})
+    wait_for(lambda: len(_acked(tmp_path)) == 10, timeout=60, message="running")
+    gid = runner.plan.task_executor[runner.plan.component_tasks["sink"][0]]
+    broken = BrokenStartBolt.spec(name="sink", inputs=["numbers"])
+    runner.pool.plan_file.write_text(runner.pool.plan_file.read_text().replace(
+        LateBreakTopology.topology_spec.component("sink").component, broken.component))
+    os.kill(runner.pool.pids()[gid], signal.SIGKILL)
+    error = wait_for(lambda: "cannot reach the database" in runner.stats.summary()[
+        "last_errors"].get("sink", {}).get("error", ""), timeout=60, message="reported")
+    assert error
+    wait_for(lambda: runner.pool.backoff.get(gid, 0) >= 1.0, timeout=60,
+             message="restart delay grows")
+    assert runner.pool.restarts < 10, "a broken initialize must not restart in a tight loop"
+    cluster.kill_topology("late-break")

@@ -14,7 +14,7 @@ import sys
 import time
 
 MODE = sys.argv[1]
-buffer = b""
+buffer = bytearray()
 commands: list[dict] = []
 task_ids: list[list[int]] = []
 
@@ -39,11 +39,13 @@ def send(obj: object, raw_utf8: bool = False) -> None:
 
 def read() -> object:
     global buffer
+    scanned = 0
     while True:
-        at = buffer.find(b"\nend\n")
+        at = buffer.find(b"\nend\n", max(0, scanned - 4))
         if at >= 0:
             body, buffer = buffer[:at], buffer[at + 5:]
             return json.loads(body)
+        scanned = len(buffer)
         chunk = os.read(0, 1 << 20)
         if not chunk:
             sys.exit(0)

@@ -1,0 +1,106 @@
+"""ZooKeeper-only behaviour: a server restart, an unreachable server, the chroot on open."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient  # type: ignore[import-untyped]
+
+from sparkstorm.cluster.state import StateStore, StoreUnavailableError, open_store
+from sparkstorm.cluster.state.zookeeper import ZooKeeperStore
+from sparkstorm.testing.polling import wait_for
+from tests.integration.zookeeper.conftest import BASE_CONF, _ensure_zookeeper_installed
+from tests.integration.zookeeper.zkserver import ZooKeeperServer, free_port
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ZooKeeperServer]:
+    """A server of this test alone, since the test stops and restarts it."""
+    _ensure_zookeeper_installed()
+    server = ZooKeeperServer(tmp_path / "zookeeper")
+    server.start()
+    request.node.zk_log_mark = (server, 0)
+    yield server
+    server.stop()
+
+
+def _conf(server: ZooKeeperServer, **extra: object) -> dict[str, object]:
+    return BASE_CONF | {
+        "storm.state.store": "zookeeper",
+        "storm.zookeeper.servers": ["127.0.0.1"],
+        "storm.zookeeper.port": server.port,
+        "storm.zookeeper.root": "/restart",
+    } | extra
+
+
+def test_server_restart_keeps_data_and_the_client_reconnects(own_server: ZooKeeperServer) -> None:
+    store = open_store(_conf(own_server, **{"storm.zookeeper.connection.timeout": 1500}))
+    try:
+        store.create("/storms/wc-1", b"base")
+        seen: list[tuple[bytes | None, int]] = []
+        store.watch_data("/storms/wc-1", lambda data, version: seen.append((data, version)))
+
+        own_server.stop()
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError) as caught:
+            store.get("/storms/wc-1")
+        assert caught.value.code == "STATE_UNAVAILABLE"
+        assert own_server.hosts in str(caught.value)
+        assert time.monotonic() - started < 10  # bounded by the connection timeout
+
+        own_server.start()
+        wait_for(lambda: _readable(store), 30, message="store usable after the restart")
+        assert store.get("/storms/wc-1") == (b"base", 0)
+        store.set("/storms/wc-1", b"after")
+        wait_for(lambda: seen[-1] == (b"after", 1), 15,
+                 message=f"watch re-armed after the restart (seen {seen!r})")
+    finally:
+        store.close()
+
+
+def _readable(store: StateStore) -> bool:
+    try:
+        store.exists("/")
+    except StoreUnavailableError:
+        return False
+    return True
+
+
+def test_unreachable_server_fails_fast_with_a_clear_error() -> None:
+    port = free_port()  # nothing listens there
+    conf = BASE_CONF | {
+        "storm.state.store": "zookeeper",
+        "storm.zookeeper.servers": ["127.0.0.1"],
+        "storm.zookeeper.port": port,
+        "storm.zookeeper.connection.timeout": 800,
+    }
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError) as caught:
+        open_store(conf)
+    assert caught.value.code == "STATE_UNAVAILABLE"
+    assert f"127.0.0.1:{port}" in str(caught.value)
+    assert "storm.zookeeper.servers" in str(caught.value)
+    assert time.monotonic() - started < 5
+
+
+def test_open_store_creates_the_root_as_a_chroot(zk_server: ZooKeeperServer) -> None:
+    conf = BASE_CONF | {
+        "storm.state.store": "zookeeper",
+        "storm.zookeeper.servers": [zk_server.hosts],  # host:port form keeps its own port
+        "storm.zookeeper.root": "/sparkstorm/chroot-test",
+    }
+    with open_store(conf) as store:
+        assert isinstance(store, ZooKeeperStore)
+        assert store.session_id.startswith("0x")
+        store.create("/storms/x", b"1")
+        raw = KazooClient(hosts=zk_server.hosts)
+        raw.start(timeout=10)
+        try:
+            assert raw.get("/sparkstorm/chroot-test/storms/x")[0] == b"1"
+            assert not raw.exists("/storms/x")
+        finally:
+            raw.stop()
+            raw.close()

@@ -1,0 +1,166 @@
+"""A real ZooKeeper server for the tests: Debian's ``zookeeper`` package run through java.
+
+The server listens on a free loopback port with its own data directory, config and log file,
+so tests never touch a system ZooKeeper. ``ZOOKEEPER_HOME`` may point to an unpacked Apache
+ZooKeeper release instead of the Debian package.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from sparkstorm.testing.polling import wait_for
+
+DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
+"""The Debian package's server jar; its manifest's Class-Path names every other jar."""
+
+_LOG_BINDING = Path("/usr/share/java/slf4j-simple.jar")  # logs to stderr, i.e. our log file
+_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+
+
+def classpath() -> str | None:
+    """Return the server's Java classpath, or None when no ZooKeeper is installed."""
+    home = os.environ.get("ZOOKEEPER_HOME")
+    if home:
+        jars = sorted(Path(home).glob("lib/*.jar")) + sorted(Path(home).glob("*.jar"))
+        return os.pathsep.join(str(j) for j in jars) if jars else None
+    if not DEBIAN_JAR.is_file():
+        return None
+    parts = [DEBIAN_JAR] + ([_LOG_BINDING] if _LOG_BINDING.is_file() else [])
+    return os.pathsep.join(str(p) for p in parts)
+
+
+def free_port() -> int:
+    """Return a loopback port that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
+    """Send a four-letter command (``ruok``, ``srvr``) and return the answer ("" if none)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(word.encode())
+            chunks = []
+            while chunk := sock.recv(4096):
+                chunks.append(chunk)
+            return b"".join(chunks).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class ZooKeeperServer:
+    """One standalone ZooKeeper server process.
+
+    Args:
+        workdir: holds ``zoo.cfg``, ``data/`` and ``server.log``; kept across restarts so
+            that persistent data survives them.
+        port: the client port; a free one by default. Restarts reuse it.
+    """
+
+    def __init__(self, workdir: Path, port: int | None = None) -> None:
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.log_file = workdir / "server.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def hosts(self) -> str:
+        """The connect string, ``127.0.0.1:<port>``."""
+        return f"127.0.0.1:{self.port}"
+
+    def _write_config(self) -> Path:
+        data = self.workdir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        cfg = self.workdir / "zoo.cfg"
+        cfg.write_text(
+            "\n".join([
+                "tickTime=200",
+                f"dataDir={data}",
+                f"clientPort={self.port}",
+                "clientPortAddress=127.0.0.1",
+                "maxClientCnxns=0",
+                "admin.enableServer=false",
+                "4lw.commands.whitelist=ruok,srvr",
+                # let tests ask for short sessions, and keep 20 s ones
+                "minSessionTimeout=400",
+                "maxSessionTimeout=60000",
+                "",
+            ])
+        )
+        return cfg
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the server and wait until it answers ``ruok``.
+
+        Raises:
+            RuntimeError: no ZooKeeper or no java is installed.
+            TimeoutError: the server did not come up; the message holds its log's tail.
+        """
+        cp, java = classpath(), shutil.which("java")
+        if cp is None or java is None:
+            msg = "ZooKeeper or java is not installed; run scripts/install-zookeeper.sh"
+            raise RuntimeError(msg)
+        cfg = self._write_config()
+        # Small heap and C1 only: the server's work here is tiny, JVM start-up is the cost.
+        command = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                   "-Djava.net.preferIPv4Stack=true", "-cp", cp, _MAIN, str(cfg)]
+        with self.log_file.open("ab") as log:
+            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_for(self._ready, timeout, interval=0.05,
+                     message=f"ZooKeeper on port {self.port} answering ruok")
+        except TimeoutError as exc:
+            self.stop()
+            msg = f"{exc}; server log tail:\n{self.log_tail(0)}"
+            raise TimeoutError(msg) from exc
+
+    def _ready(self) -> bool:
+        if self._proc is not None and self._proc.poll() is not None:
+            msg = f"ZooKeeper exited with {self._proc.returncode}:\n{self.log_tail(0)}"
+            raise RuntimeError(msg)
+        return four_letter(self.port, "ruok") == "imok"
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s) and wait until its port closes."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        wait_for(lambda: four_letter(self.port, "ruok", 0.2) == "", 10, interval=0.05,
+                 message=f"ZooKeeper port {self.port} closed")
+
+    def restart(self) -> None:
+        """Stop and start again on the same port and data directory."""
+        self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def log_size(self) -> int:
+        """Return the log's current size, a mark for :meth:`log_tail`."""
+        return self.log_file.stat().st_size if self.log_file.exists() else 0
+
+    def log_tail(self, since: int, lines: int = 200) -> str:
+        """Return the last ``lines`` lines of the log written after byte ``since``."""
+        if not self.log_file.exists():
+            return "(no server log)"
+        with self.log_file.open("rb") as log:
+            log.seek(since)
+            text = log.read().decode(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
