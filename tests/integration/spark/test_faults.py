@@ -155,3 +155,33 @@ def test_a_component_failing_in_initialize_is_reported_and_retried_with_backoff(
              message="restart delay grows")
     assert runner.pool.restarts < 10, "a broken initialize must not restart in a tight loop"
     cluster.kill_topology("late-break")
+
+
+def test_a_window_whose_job_fails_fails_its_open_trees_and_they_replay(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """An executor that cannot come back makes the window's Spark job fail for good: every
+    open tree fails at once (not after the message timeout) and replays once it is back."""
+    runner = cluster.submit_topology("job-fails", KillTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 400, "topology.max.spout.pending": 20,
+        "topology.executor.start.timeout.secs": 3, "topology.message.timeout.secs": 60})
+    wait_for(lambda: len(_acked(tmp_path)) > 20, timeout=60, message="some progress")
+    gid = runner.plan.task_executor[runner.plan.component_tasks["passing"][0]]
+    original = runner.pool.plan_file.read_text()
+    broken = BrokenStartBolt.spec(name="passing", inputs=["numbers"])
+    runner.pool.plan_file.write_text(original.replace(
+        KillTopology.topology_spec.component("passing").component, broken.component))
+    os.kill(runner.pool.pids()[gid], signal.SIGKILL)
+
+    def failed() -> list[dict]:
+        return [e for e in read_events(tmp_path, "numbers") if e["event"] == "fail"]
+
+    wait_for(failed, timeout=60, message="open trees failed")
+    runner.pool.plan_file.write_text(original)
+    wait_for(lambda: len(_acked(tmp_path)) == 400, timeout=120, message="all acked")
+    cluster.kill_topology("job-fails")
+    assert max(_acked(tmp_path).values()) == 1
+    events = read_events(tmp_path, "numbers")
+    first_emit = {e["n"]: e["time"] for e in reversed(events) if e["event"] == "emit"}
+    assert all(e["time"] - first_emit[e["n"]] < 60 for e in failed()), \
+        "trees must fail with the job, long before the message timeout"
