@@ -37,11 +37,12 @@ class TopologyType(type):
             spec.resolved(names[id(spec)], _resolve_inputs(spec, names[id(spec)], names))
             for _, spec in declared
         )
-        cls.topology_spec = TopologySpec(specs, dict(namespace.get("config", {}) or {}))
-        cls.specs = specs
+        topology_spec = TopologySpec(specs, dict(namespace.get("config", {}) or {}))
+        setattr(cls, "topology_spec", topology_spec)  # noqa: B010 - declared on Topology
+        setattr(cls, "specs", specs)  # noqa: B010
         for attr, spec in zip((a for a, _ in declared), specs, strict=True):
             setattr(cls, attr, spec)
-        validate_topology(cls.topology_spec, topology_name=name)
+        validate_topology(topology_spec, topology_name=name)
         return cls
 
 

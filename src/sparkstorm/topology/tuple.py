@@ -16,7 +16,7 @@ def values_class(fields: tuple[str, ...]) -> Any:
     """The namedtuple class of a stream's values (None for a stream without fields)."""
     if not fields:
         return None
-    return namedtuple("Values", fields, rename=True)  # type: ignore[misc]
+    return namedtuple("Values", fields, rename=True)
 
 
 class Tuple:

@@ -17,15 +17,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 # kazoo ships no type information; this module is the typed boundary around it.
-from kazoo import exceptions as kz  # type: ignore[import-untyped]
-from kazoo.client import KazooClient  # type: ignore[import-untyped]
-from kazoo.handlers.threading import KazooTimeoutError  # type: ignore[import-untyped]
-from kazoo.protocol.states import (  # type: ignore[import-untyped]
+from kazoo import exceptions as kz
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import (
     EventType,
     KazooState,
     WatchedEvent,
 )
-from kazoo.retry import KazooRetry, RetryFailedError  # type: ignore[import-untyped]
+from kazoo.retry import KazooRetry, RetryFailedError
 
 from sparkstorm.cluster.state._conf import conf_int, conf_str, conf_str_list
 from sparkstorm.cluster.state._paths import Chroot, validate
