@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from sparkstorm.cli import run
+from sparkstorm.cli import daemons, run, submit, topology_actions
 from sparkstorm.errors import SparkstormError
 
 
@@ -16,6 +16,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     commands = parser.add_subparsers(dest="command", required=True)
     run.register(commands)
+    submit.register(commands)
+    topology_actions.register(commands)
+    daemons.register(commands)
     return parser
 
 
@@ -26,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     try:
         return int(args.handler(args))
     except SparkstormError as exc:

@@ -379,6 +379,13 @@ KEYS: dict[str, ConfigKey] = _declare(
         3600,
         "seconds an uploaded topology package stays in the inbox before cleanup may delete it",
     ),
+    _K(
+        "nimbus.upload.max.bytes",
+        int,
+        268435456,
+        "sparkstorm: largest topology code upload nimbus accepts, in bytes",
+        minimum=1,
+    ),
     _K("nimbus.cleanup.inbox.freq.secs", int, 600, "how often inbox cleanup runs, in seconds"),
     _K("nimbus.code.sync.freq.secs", int, 120, "HA code sync period between nimbuses"),
     _K("nimbus.file.copy.expiration.secs", int, 600, "upload/download session expiry"),
@@ -476,7 +483,7 @@ KEYS: dict[str, ConfigKey] = _declare(
         str,
         None,
         "sparkstorm: shared secret the cluster's daemons and clients present "
-        "(unset: no token required)",
+        "(unset: nimbus generates one into <storm.local.dir>/nimbus/token)",
         secret=True,
     ),
     _K("storm.zookeeper.servers", list, ["localhost"], "ZooKeeper ensemble hosts"),

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sparkstorm.engine.plan import ExecutionPlan

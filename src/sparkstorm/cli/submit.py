@@ -1,0 +1,82 @@
+"""``sparkstorm submit FILE.py``: package the topology's folder, upload it, submit it.
+
+The zip holds the folder of FILE.py (its ``resources/`` too), without hidden entries,
+``__pycache__`` and compiled files; components are found on the worker by the same module
+names as here, because the folder's root goes first on the worker's ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.cli.run import load_topology_file
+from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.spec import TopologySpec
+from sparkstorm.topology.validate import validate_topology, validate_topology_name
+
+SKIPPED_DIRS = {"__pycache__", "node_modules"}
+SKIPPED_SUFFIXES = {".pyc", ".pyo"}
+
+
+def register(commands: Any) -> None:
+    """Add the ``submit`` subcommand."""
+    parser = commands.add_parser("submit", help="submit a topology file to Nimbus")
+    parser.add_argument("file", help="Python file that defines a Topology subclass")
+    parser.add_argument("--topology", help="the Topology class, if the file has several")
+    parser.add_argument("--name", help="topology name (default: the file's name)")
+    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="topology conf override, e.g. -c topology.message.timeout.secs=60")
+    parser.add_argument("--inactive", action="store_true",
+                        help="submit deactivated (activate later with 'sparkstorm activate')")
+    parser.set_defaults(handler=submit_command)
+
+
+def package_folder(folder: Path, dest: Path) -> Path:
+    """Zip ``folder``'s files with paths relative to it; return ``dest``."""
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if any(p.startswith(".") or p in SKIPPED_DIRS for p in relative.parts):
+                continue
+            if path.is_file() and path.suffix not in SKIPPED_SUFFIXES:
+                archive.write(path, relative.as_posix())
+    return dest
+
+
+def _spec_of(topology: type) -> TopologySpec:
+    spec = getattr(topology, "topology_spec", None)
+    if not isinstance(spec, TopologySpec):
+        msg = f"{topology!r} declares no components; it is not a topology"
+        raise TopologyError(msg, code="NOT_A_TOPOLOGY")
+    return spec
+
+
+def submit_command(args: argparse.Namespace) -> int:
+    """Validate locally, upload, submit, print the topology id."""
+    from sparkstorm.cluster.nimbus.client import NimbusClient
+
+    overrides = parse_cli_overrides(args.config)
+    conf = load_config(cli=overrides)  # fail on bad values before uploading
+    file = Path(args.file).resolve()
+    spec = _spec_of(load_topology_file(str(file), args.topology))
+    name = args.name or file.stem.replace("_", "-")
+    validate_topology_name(name)
+    validate_topology(spec, topology_name=name)
+    sent = {k: v for k, v in overrides.items() if k != "storm.cluster.token"}
+    client = NimbusClient.from_conf(conf)
+    try:
+        with tempfile.TemporaryDirectory(prefix="sparkstorm-submit-") as tmp:
+            archive = package_folder(file.parent, Path(tmp) / "topology.zip")
+            upload_id = client.upload(archive)
+        topology_id = client.submit(name, upload_id, spec.to_dict(), sent,
+                                    active=not args.inactive, owner=getpass.getuser())
+    finally:
+        client.close()
+    print(topology_id)
+    return 0

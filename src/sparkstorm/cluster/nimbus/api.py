@@ -1,0 +1,185 @@
+"""Nimbus's REST API (FastAPI): Storm UI paths, uploads, submission and the worker umbilical.
+
+Reads of the UI API are open (Nimbus binds to loopback by default); everything that changes
+state, downloads code or belongs to a worker needs ``Authorization: Bearer <token>``.
+Every error is ``{"error": <message>, "code": <CODE>}`` with the status of
+:data:`~sparkstorm.cluster.nimbus.errors.CODES`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.stormdist import PARTS
+from sparkstorm.cluster.nimbus.ui_views import UiViews
+from sparkstorm.cluster.nimbus.umbilical import Umbilical
+from sparkstorm.errors import SparkstormError
+
+logger = logging.getLogger(__name__)
+
+
+class FinishUpload(BaseModel):
+    """Body of ``POST /api/v1/uploads/{id}/finish``."""
+
+    sha256: str
+
+
+class SubmitTopology(BaseModel):
+    """Body of ``POST /api/v1/topologies``."""
+
+    name: str
+    upload_id: str
+    spec: Any
+    conf: dict[str, Any] = Field(default_factory=dict)
+    active: bool = True
+    owner: str = ""
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(SparkstormError)
+    async def ours(_: Request, exc: SparkstormError) -> JSONResponse:
+        return _error(status_of(exc), str(exc.args[0]) if exc.args else "", exc.code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, f"malformed request: {exc.errors()}", "BAD_REQUEST")
+
+    @app.exception_handler(HTTPException)
+    async def http(_: Request, exc: HTTPException) -> JSONResponse:
+        code = "NOT_FOUND" if exc.status_code == 404 else "BAD_REQUEST"
+        return _error(exc.status_code, str(exc.detail), code)
+
+    @app.exception_handler(Exception)
+    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("nimbus request failed")
+        return _error(500, f"{type(exc).__name__}: {exc}", "INTERNAL_ERROR")
+
+
+def _token_check(token: str) -> Any:
+    def require_token(request: Request) -> None:
+        header = request.headers.get("authorization", "")
+        if not header:
+            msg = ("this call needs the cluster token: send 'Authorization: Bearer <token>'; "
+                   "the token is storm.cluster.token, or <storm.local.dir>/nimbus/token")
+            raise NimbusError(msg, code="AUTH_TOKEN_MISSING")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), token):
+            msg = "the cluster token sent does not match Nimbus's; check storm.cluster.token"
+            raise NimbusError(msg, code="AUTH_TOKEN_INVALID")
+
+    return Depends(require_token)
+
+
+def create_app(nimbus: Nimbus, token: str) -> FastAPI:
+    """The Nimbus API for ``nimbus``, checking mutating calls against ``token``."""
+    app = FastAPI(title="sparkstorm nimbus", version="1")
+    _install_error_handlers(app)
+    auth = _token_check(token)
+    _upload_routes(app, nimbus, auth)
+    _topology_routes(app, nimbus, auth)
+    _ui_routes(app, UiViews(nimbus))
+    _worker_routes(app, Umbilical(nimbus), auth)
+    return app
+
+
+def _upload_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
+    @app.post("/api/v1/uploads", dependencies=[auth])
+    def begin_upload() -> dict[str, Any]:
+        return {"upload_id": nimbus.inbox.begin(), "max_bytes": nimbus.inbox.max_bytes}
+
+    @app.put("/api/v1/uploads/{upload_id}", dependencies=[auth])
+    async def upload_chunk(upload_id: str, request: Request) -> dict[str, Any]:
+        size = 0
+        # streamed: an oversize chunk is refused without holding it in memory
+        async for piece in request.stream():
+            if piece:
+                size = nimbus.inbox.chunk(upload_id, piece)
+        return {"upload_id": upload_id, "size": size}
+
+    @app.post("/api/v1/uploads/{upload_id}/finish", dependencies=[auth])
+    def finish_upload(upload_id: str, body: FinishUpload) -> dict[str, Any]:
+        nimbus.inbox.finish(upload_id, body.sha256)
+        return {"upload_id": upload_id, "status": "success"}
+
+
+def _action(op: str, topology_id: str) -> dict[str, Any]:
+    return {"topologyOperation": op, "topologyId": topology_id, "status": "success"}
+
+
+def _topology_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
+    @app.post("/api/v1/topologies", dependencies=[auth])
+    def submit(body: SubmitTopology) -> dict[str, Any]:
+        topology_id = nimbus.submit(body.name, body.upload_id, body.spec, body.conf,
+                                    active=body.active, owner=body.owner)
+        return {"topologyId": topology_id, "status": "success"}
+
+    @app.post("/api/v1/topology/{topology_id}/activate", dependencies=[auth])
+    def activate(topology_id: str) -> dict[str, Any]:
+        nimbus.set_active(topology_id, True)
+        return _action("activate", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/deactivate", dependencies=[auth])
+    def deactivate(topology_id: str) -> dict[str, Any]:
+        nimbus.set_active(topology_id, False)
+        return _action("deactivate", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/kill/{wait}", dependencies=[auth])
+    def kill(topology_id: str, wait: int) -> dict[str, Any]:
+        nimbus.kill(topology_id, max(0, wait))
+        return _action("kill", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/kill", dependencies=[auth])
+    def kill_default_wait(topology_id: str) -> dict[str, Any]:
+        nimbus.kill(topology_id)  # waits the topology's topology.message.timeout.secs
+        return _action("kill", topology_id)
+
+    @app.get("/api/v1/topology/{topology_id}/code", dependencies=[auth])
+    def code(topology_id: str, part: str = "code") -> FileResponse:
+        nimbus.storm(topology_id)
+        if part not in PARTS:
+            msg = f"unknown code part {part!r}; ask for one of {sorted(PARTS)}"
+            raise NimbusError(msg, code="BAD_REQUEST")
+        path = nimbus.stormdist.folder(topology_id) / PARTS[part]
+        if not path.is_file():
+            msg = f"topology {topology_id} has no {part} on this Nimbus"
+            raise NimbusError(msg, code="TOPOLOGY_NOT_FOUND")
+        return FileResponse(path)
+
+
+def _ui_routes(app: FastAPI, views: UiViews) -> None:
+    app.get("/api/v1/cluster/summary")(views.cluster_summary)
+    app.get("/api/v1/supervisor/summary")(views.supervisor_summary)
+    app.get("/api/v1/topology/summary")(views.topology_summary)
+
+    @app.get("/api/v1/topology/{topology_id}")
+    def topology(topology_id: str) -> dict[str, Any]:
+        return views.topology(topology_id)
+
+
+def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:
+    @app.get("/api/v1/worker/{worker_id}/init", dependencies=[auth])
+    def init(worker_id: str, topology_id: str | None = None) -> dict[str, Any]:
+        return umbilical.init_context(worker_id, topology_id)
+
+    @app.post("/api/v1/worker/{worker_id}/heartbeat", dependencies=[auth])
+    def heartbeat(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return umbilical.heartbeat(worker_id, body)
+
+    @app.post("/api/v1/worker/{worker_id}/error", dependencies=[auth])
+    def error(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        umbilical.report_error(worker_id, body)
+        return {"status": "success"}

@@ -1,0 +1,157 @@
+"""Assignments and the monitor: which slot runs each topology's worker, and reassigning
+workers whose heartbeats stopped or whose supervisor went away.
+
+One worker per topology in this version: the worker is the topology's Spark driver, and
+Spark spreads the executors; ``topology.workers`` is recorded but not honoured yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from sparkstorm.cluster.nimbus.scheduler import Scheduler
+from sparkstorm.cluster.state.records import (
+    Assignment,
+    ExecutorId,
+    StormBase,
+    SupervisorInfo,
+    TopologyStatus,
+    WorkerSlot,
+)
+
+if TYPE_CHECKING:
+    from sparkstorm.cluster.nimbus.service import Nimbus
+
+logger = logging.getLogger(__name__)
+
+
+def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
+    """Storm's executor ids: tasks numbered from 1 over the components sorted by id, each
+    component's tasks split into ``par`` contiguous ranges."""
+    executors: list[ExecutorId] = []
+    next_task = 1
+    for component in sorted(spec["components"], key=lambda c: str(c["name"])):
+        tasks, par = int(component.get("num_tasks", 1)), max(1, int(component.get("par", 1)))
+        par = min(par, tasks) or 1
+        for index in range(par):
+            size = tasks // par + (1 if index < tasks % par else 0)
+            if size:
+                executors.append((next_task, next_task + size - 1))
+                next_task += size
+    return executors
+
+
+class Assigner:
+    """Assigns topologies to slots and runs the monitor loop.
+
+    Args:
+        nimbus: the Nimbus whose state, conf, clock and lock it uses.
+        scheduler: where executors go.
+    """
+
+    def __init__(self, nimbus: Nimbus, scheduler: Scheduler) -> None:
+        self.nimbus = nimbus
+        self.scheduler = scheduler
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def assign(self, topology_id: str) -> Assignment | None:
+        """(Re)assign a topology to free slots with new worker ids; None when no slot is free.
+
+        The topology's own slots count as free: a reassigned worker may land in the same
+        slot, where the supervisor replaces the old worker (its id changed).
+        """
+        nimbus = self.nimbus
+        with nimbus.lock:
+            supervisors = nimbus.state.all_supervisor_info()
+            free = self._free_slots(topology_id, supervisors)
+            spec = nimbus.topology_spec(topology_id)
+            placed = self.scheduler.schedule(topology_executors(spec), 1, free)
+            if not placed:
+                logger.warning("no free slot for topology %s (supervisors: %s)", topology_id,
+                               sorted(supervisors) or "none")
+                return None
+            now = int(nimbus.clock())
+            workers = {slot: str(uuid.uuid4()) for slot in set(placed.values())}
+            assignment = Assignment(topology_id, placed, dict.fromkeys(placed, now), workers,
+                                    {s.node: supervisors[s.node].hostname for s in workers})
+            self._forget_old_workers(topology_id)
+            nimbus.state.set_assignment(topology_id, assignment)
+            logger.info("assigned %s to %s", topology_id, sorted(workers.items()))
+            return assignment
+
+    def _forget_old_workers(self, topology_id: str) -> None:
+        # the replaced workers' heartbeats would otherwise linger in the UI's statistics
+        old = self.nimbus.state.get_assignment(topology_id)
+        for worker_id in old.worker_ids.values() if old else ():
+            self.nimbus.state.remove_worker_heartbeat(topology_id, worker_id)
+
+    def _free_slots(self, topology_id: str,
+                    supervisors: dict[str, SupervisorInfo]) -> list[WorkerSlot]:
+        used: set[WorkerSlot] = set()
+        for other in self.nimbus.state.assignments():
+            if other != topology_id:
+                assignment = self.nimbus.state.get_assignment(other)
+                used |= assignment.slots() if assignment else set()
+        return [WorkerSlot(sid, port) for sid, info in supervisors.items()
+                for port in info.ports if WorkerSlot(sid, port) not in used]
+
+    # --- monitor ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run :meth:`check_all` every ``nimbus.monitor.freq.secs`` on a daemon thread."""
+        self._thread = threading.Thread(target=self._loop, name="nimbus-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the monitor thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _loop(self) -> None:
+        period = float(str(self.nimbus.conf.get("nimbus.monitor.freq.secs") or 10))
+        while not self._stop.wait(period):
+            try:
+                self.check_all()
+            except Exception:  # noqa: BLE001 - the monitor must outlive one bad round
+                logger.exception("nimbus monitor round failed; trying again next round")
+
+    def check_all(self) -> None:
+        """One monitor round: finish due kills, assign the unassigned, reassign the dead."""
+        nimbus = self.nimbus
+        supervisors = set(nimbus.state.supervisors())
+        for topology_id, base in nimbus.storms().items():
+            if base.status == TopologyStatus.KILLED:
+                self._maybe_remove(topology_id, base)
+                continue
+            assignment = nimbus.state.get_assignment(topology_id)
+            if assignment is None or self._dead_reason(assignment, supervisors):
+                if assignment is not None:
+                    logger.warning("reassigning %s: %s", topology_id,
+                                   self._dead_reason(assignment, supervisors))
+                self.assign(topology_id)
+
+    def _maybe_remove(self, topology_id: str, base: StormBase) -> None:
+        kill_at = float(base.action_options.get("kill_at", 0))
+        if self.nimbus.clock() >= kill_at:
+            self.nimbus.remove(topology_id)
+
+    def _dead_reason(self, assignment: Assignment, supervisors: set[str]) -> str | None:
+        """Why the assignment's worker must move, or None when it is fine."""
+        conf, now = self.nimbus.conf, self.nimbus.clock()
+        for slot, worker_id in assignment.worker_ids.items():
+            if slot.node not in supervisors:
+                return f"supervisor {slot.node} of slot {slot.port} is gone"
+            beat = self.nimbus.state.get_worker_heartbeat(assignment.topology_id, worker_id)
+            if beat is None:
+                launched = min(assignment.executor_start_time_secs.values(), default=now)
+                limit = float(str(conf.get("nimbus.task.launch.secs") or 120))
+                if now - launched > limit:
+                    return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
+            elif now - beat.time_secs > float(str(conf.get("nimbus.task.timeout.secs") or 30)):
+                return f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
+        return None

@@ -1,0 +1,29 @@
+"""Running Nimbus: open the state, start the monitor, serve the API with uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import uvicorn
+
+from sparkstorm.cluster.nimbus.api import create_app
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.token import load_or_create_token
+from sparkstorm.cluster.state.cluster_state import ClusterState
+
+logger = logging.getLogger(__name__)
+
+
+def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbus,
+                                                                          uvicorn.Server]:
+    """A Nimbus with its monitor started, and the uvicorn server to run (``server.run()``
+    blocks until SIGINT/SIGTERM)."""
+    nimbus = Nimbus(conf, state)
+    app = create_app(nimbus, load_or_create_token(conf))
+    host, port = str(conf.get("nimbus.host") or "127.0.0.1"), int(str(conf["nimbus.port"]))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            access_log=False, lifespan="off")
+    nimbus.assigner.start()
+    logger.info("nimbus listening on http://%s:%s", host, port)
+    return nimbus, uvicorn.Server(config)

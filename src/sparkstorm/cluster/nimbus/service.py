@@ -1,0 +1,215 @@
+"""Nimbus's logic, without HTTP: submit, kill, activate, deactivate, and what they read.
+
+Nimbus keeps nothing of its own in memory: topologies live in the cluster state (StormBase,
+assignments, heartbeats) and on disk (inbox, stormdist, the submission counter), so a
+restarted Nimbus resumes where the previous one stopped. Mutations take one lock because
+the REST API serves requests on several threads and the monitor runs on another.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.cluster.nimbus.assigner import Assigner
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.inbox import Inbox
+from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
+from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.state.records import StormBase, TopologyStatus
+from sparkstorm.config import component_conf, validate_conf
+from sparkstorm.topology.spec import TopologySpec
+from sparkstorm.topology.validate import validate_topology, validate_topology_name
+
+logger = logging.getLogger(__name__)
+
+SECRET_KEYS = ("storm.cluster.token",)
+"""Keys never stored with a topology's conf (the conf is served to workers and the UI)."""
+
+
+def local_dir(conf: Mapping[str, object]) -> Path:
+    """``storm.local.dir`` as an absolute path."""
+    return Path(str(conf.get("storm.local.dir") or "storm-local")).resolve()
+
+
+class Nimbus:
+    """The master's operations; :mod:`.api` exposes them over HTTP.
+
+    Args:
+        conf: Nimbus's effective configuration.
+        state: the cluster state (the caller owns and closes its store).
+        scheduler: where executors go; JStorm's order by default.
+        clock: epoch seconds; tests pass a fake one.
+    """
+
+    def __init__(self, conf: Mapping[str, object], state: ClusterState,
+                 scheduler: Scheduler | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.conf = dict(conf)
+        self.state = state
+        self.clock = clock
+        self.lock = threading.RLock()
+        root = local_dir(conf) / "nimbus"
+        max_bytes = int(str(conf.get("nimbus.upload.max.bytes") or 1 << 28))
+        self.inbox = Inbox(root / "inbox", max_bytes)
+        self.stormdist = StormDist(root / "stormdist")
+        self.assigner = Assigner(self, scheduler or EvenScheduler())
+        self.started = clock()
+
+    # --- submit -------------------------------------------------------------------------------
+
+    def submit(self, name: str, upload_id: str, spec_data: object,
+               overrides: Mapping[str, object], *, active: bool = True,
+               owner: str = "") -> str:
+        """Validate and submit a topology; return its id ``<name>-<counter>-<epoch secs>``.
+
+        Nothing is written unless every check passes.
+
+        Raises:
+            TopologyError: an invalid name or topology (its validation code).
+            ConfigError: a bad conf value.
+            NimbusError: ``INVALID_TOPOLOGY_SPEC``, ``NO_SUCH_UPLOAD``,
+                ``TOPOLOGY_ALREADY_ALIVE``.
+        """
+        validate_topology_name(name)
+        spec = parse_spec(spec_data)
+        validate_topology(spec, topology_name=name)
+        conf = self._topology_conf(spec, overrides, name)
+        code = self.inbox.finished(upload_id)
+        with self.lock:
+            self._check_name_free(name)
+            now = int(self.clock())
+            # the counter moves only once every check passed: a refusal changes nothing
+            topology_id = f"{name}-{self.stormdist.next_counter()}-{now}"
+            conf["storm.id"] = topology_id
+            self.stormdist.write(topology_id, code, spec.to_dict(), conf)
+            self.state.set_storm(topology_id, self._storm_base(name, spec, conf, now, active,
+                                                               owner))
+            logger.info("submitted topology %s", topology_id)
+            self.assigner.assign(topology_id)
+        return topology_id
+
+    def _check_name_free(self, name: str) -> None:
+        for topology_id, base in self.storms().items():
+            if base.name == name:
+                msg = (f"topology {name!r} is already alive as {topology_id} "
+                       f"({base.status}); kill it first or submit under another --name")
+                raise NimbusError(msg, code="TOPOLOGY_ALREADY_ALIVE")
+
+    def _topology_conf(self, spec: TopologySpec, overrides: Mapping[str, object],
+                       name: str) -> dict[str, Any]:
+        """Nimbus's conf < the spec's conf < the submitter's overrides, validated."""
+        own = {**spec.config, **overrides, "topology.name": name}
+        conf = self.conf | validate_conf(own, where=f"topology {name!r} conf")
+        for component in spec.components:  # fail now on a bad component config value
+            component_conf(conf, component.config, component.name or "?")
+        return {k: v for k, v in conf.items() if k not in SECRET_KEYS}
+
+    @staticmethod
+    def _storm_base(name: str, spec: TopologySpec, conf: Mapping[str, object], now: int,
+                    active: bool, owner: str) -> StormBase:
+        if int(str(conf.get("topology.workers") or 1)) > 1:
+            logger.warning("topology %s asks for %s workers; this version runs one worker "
+                           "per topology (its Spark driver)", name, conf["topology.workers"])
+        return StormBase(name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE,
+                         now, 1, {c.name or "?": c.par for c in spec.components}, owner)
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def kill(self, topology_id: str, wait_secs: int | None = None) -> None:
+        """Deactivate now, remove after ``wait_secs`` (default: its message timeout).
+
+        The removal time is stored in the StormBase, so a restarted Nimbus still does it.
+
+        Raises:
+            NimbusError: ``TOPOLOGY_NOT_FOUND``.
+        """
+        with self.lock:
+            base = self.storm(topology_id)
+            if wait_secs is None:
+                wait_secs = int(self.topology_conf(topology_id).get(
+                    "topology.message.timeout.secs") or 30)
+            prev = base.prev_status if base.status == TopologyStatus.KILLED else base.status
+            self.state.update_storm(topology_id, status=TopologyStatus.KILLED, prev_status=prev,
+                                    action_options={"wait_secs": wait_secs,
+                                                    "kill_at": self.clock() + wait_secs})
+            logger.info("killing topology %s in %s s", topology_id, wait_secs)
+            if wait_secs <= 0:
+                self.remove(topology_id)
+
+    def remove(self, topology_id: str) -> None:
+        """Forget a killed topology: state first (supervisors stop its worker), then disk."""
+        with self.lock:
+            self.state.teardown_topology(topology_id)
+            self.stormdist.remove(topology_id)
+            logger.info("removed topology %s", topology_id)
+
+    def set_active(self, topology_id: str, active: bool) -> None:
+        """Activate or deactivate a topology's spouts (the worker learns it at its next
+        heartbeat).
+
+        Raises:
+            NimbusError: ``TOPOLOGY_NOT_FOUND``; ``TOPOLOGY_BEING_KILLED`` for a killed one.
+        """
+        with self.lock:
+            base = self.storm(topology_id)
+            if base.status == TopologyStatus.KILLED:
+                msg = (f"topology {topology_id} is being killed; it cannot be "
+                       f"{'activated' if active else 'deactivated'}")
+                raise NimbusError(msg, code="TOPOLOGY_BEING_KILLED")
+            status = TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE
+            self.state.update_storm(topology_id, status=status)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def storms(self) -> dict[str, StormBase]:
+        """Every topology's StormBase by id."""
+        found = {}
+        for topology_id in self.state.active_storms():
+            base = self.state.get_storm(topology_id)
+            if base is not None:
+                found[topology_id] = base
+        return found
+
+    def storm(self, topology_id: str) -> StormBase:
+        """One topology's StormBase.
+
+        Raises:
+            NimbusError: ``TOPOLOGY_NOT_FOUND``.
+        """
+        base = self.state.get_storm(topology_id)
+        if base is None:
+            msg = (f"no topology with id {topology_id!r}; list them with 'sparkstorm list' "
+                   "or GET /api/v1/topology/summary")
+            raise NimbusError(msg, code="TOPOLOGY_NOT_FOUND")
+        return base
+
+    def topology_spec(self, topology_id: str) -> dict[str, Any]:
+        """The submitted spec (JSON form)."""
+        return self.stormdist.read_json(topology_id, SPEC)
+
+    def topology_conf(self, topology_id: str) -> dict[str, Any]:
+        """The effective conf the topology runs with."""
+        return self.stormdist.read_json(topology_id, CONF)
+
+
+def parse_spec(data: object) -> TopologySpec:
+    """Build a :class:`TopologySpec` from its JSON form.
+
+    Raises:
+        NimbusError: ``INVALID_TOPOLOGY_SPEC`` when it does not have the spec's shape.
+    """
+    try:
+        if not isinstance(data, dict):
+            msg = f"a topology spec must be a JSON object, got {type(data).__name__}"
+            raise TypeError(msg)
+        return TopologySpec.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        msg = (f"the topology spec does not have the shape of TopologySpec.to_dict() "
+               f"({type(exc).__name__}: {exc}); submit with 'sparkstorm submit FILE.py'")
+        raise NimbusError(msg, code="INVALID_TOPOLOGY_SPEC") from exc

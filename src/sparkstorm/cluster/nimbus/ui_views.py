@@ -1,0 +1,209 @@
+"""The Storm UI REST API's JSON bodies, with Storm's field names (see
+shared/reference/storm-ui-rest-api.md). Statistics come from the latest heartbeat of each
+assigned worker. Resource (RAS) fields are reported as zero: we do not account resources yet.
+
+Example:
+    >>> pretty_uptime(3725)
+    '1h 2m 5s'
+    >>> pretty_uptime(5)
+    '5s'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import sparkstorm
+from sparkstorm.cluster.state.records import Assignment, StormBase
+
+if TYPE_CHECKING:
+    from sparkstorm.cluster.nimbus.service import Nimbus
+
+VERSION = getattr(sparkstorm, "__version__", "0.1.0")
+_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def pretty_uptime(seconds: float) -> str:
+    """Storm's pretty uptime: ``"1d 0h 0m 0s"``, leading zero units left out."""
+    left, parts = int(seconds), list[str]()
+    for name, size in _UNITS:
+        value, left = divmod(left, size)
+        if value or parts or size == 1:
+            parts.append(f"{value}{name}")
+    return " ".join(parts)
+
+
+def _latency(value: object) -> str:
+    return f"{float(value):.3f}" if isinstance(value, int | float) else "0.000"
+
+
+class UiViews:
+    """Builds the UI API bodies from a Nimbus's state."""
+
+    def __init__(self, nimbus: Nimbus) -> None:
+        self.nimbus = nimbus
+
+    def _used_slots(self) -> dict[str, int]:
+        used: dict[str, int] = {}
+        for topology_id in self.nimbus.state.assignments():
+            assignment = self.nimbus.state.get_assignment(topology_id)
+            for slot in assignment.slots() if assignment else ():
+                used[slot.node] = used.get(slot.node, 0) + 1
+        return used
+
+    def cluster_summary(self) -> dict[str, Any]:
+        """``GET /api/v1/cluster/summary``."""
+        supervisors = self.nimbus.state.all_supervisor_info()
+        total = sum(len(s.ports) for s in supervisors.values())
+        used = sum(self._used_slots().values())
+        storms = self.nimbus.storms()
+        executors = sum(sum(b.component_executors.values()) for b in storms.values())
+        tasks = sum(self._tasks(tid) for tid in storms)
+        return {"stormVersion": VERSION, "user": "", "supervisors": len(supervisors),
+                "topologies": len(storms), "slotsTotal": total, "slotsUsed": used,
+                "slotsFree": total - used, "executorsTotal": executors, "tasksTotal": tasks,
+                "totalMem": 0.0, "totalCpu": 0.0, "availMem": 0.0, "availCpu": 0.0,
+                "schedulerDisplayResource": False, "bugtracker-url": None,
+                "central-log-url": None}
+
+    def supervisor_summary(self) -> dict[str, Any]:
+        """``GET /api/v1/supervisor/summary``."""
+        used = self._used_slots()
+        rows = [{"id": sid, "host": info.hostname, "uptime": pretty_uptime(info.uptime_secs),
+                 "uptimeSeconds": int(info.uptime_secs), "slotsTotal": len(info.ports),
+                 "slotsUsed": used.get(sid, 0), "slotsFree": len(info.ports) - used.get(sid, 0),
+                 "totalMem": 0.0, "totalCpu": 0.0, "usedMem": 0.0, "usedCpu": 0.0,
+                 "availMem": 0.0, "availCpu": 0.0, "version": info.version,
+                 "blacklisted": False}
+                for sid, info in sorted(self.nimbus.state.all_supervisor_info().items())]
+        return {"supervisors": rows, "schedulerDisplayResource": False, "logviewerPort": 0,
+                "logviewerScheme": "http"}
+
+    def topology_summary(self) -> dict[str, Any]:
+        """``GET /api/v1/topology/summary``."""
+        rows = [self._topology_row(tid, base)
+                for tid, base in sorted(self.nimbus.storms().items())]
+        return {"topologies": rows, "schedulerDisplayResource": False}
+
+    def _tasks(self, topology_id: str) -> int:
+        try:
+            spec = self.nimbus.topology_spec(topology_id)
+        except OSError:
+            return 0
+        return sum(int(c.get("num_tasks", 1)) for c in spec["components"])
+
+    def _topology_row(self, topology_id: str, base: StormBase) -> dict[str, Any]:
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        uptime = max(0.0, self.nimbus.clock() - base.launch_time_secs)
+        return {"id": topology_id, "encodedId": quote(topology_id, safe=""),
+                "name": base.name, "owner": base.owner, "status": str(base.status),
+                "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
+                "tasksTotal": self._tasks(topology_id),
+                "workersTotal": len(assignment.worker_ids) if assignment else 0,
+                "executorsTotal": sum(base.component_executors.values()),
+                "replicationCount": 1, "schedulerInfo": None,
+                "requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0,
+                "requestedTotalMem": 0.0, "requestedCpu": 0.0, "assignedMemOnHeap": 0.0,
+                "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
+                "topologyVersion": None, "stormVersion": VERSION}
+
+    def topology(self, topology_id: str) -> dict[str, Any]:
+        """``GET /api/v1/topology/{id}`` (all-time window only)."""
+        base = self.nimbus.storm(topology_id)
+        spec = self.nimbus.topology_spec(topology_id)
+        conf = self.nimbus.topology_conf(topology_id)
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        stats = self._component_stats(topology_id, assignment)
+        spouts = [self._spout(topology_id, c, stats.get(c["name"], {}))
+                  for c in spec["components"] if c["kind"] == "spout"]
+        bolts = [self._bolt(topology_id, c, stats.get(c["name"], {}))
+                 for c in spec["components"] if c["kind"] == "bolt"]
+        return {**self._topology_row(topology_id, base), "user": "", "window": ":all-time",
+                "windowHint": "All time",
+                "msgTimeout": int(conf.get("topology.message.timeout.secs") or 30),
+                "debug": False, "samplingPct": 10, "configuration": conf,
+                "schedulerDisplayResource": False, "visualizationTable": [],
+                "topologyStats": [self._totals(spouts)],
+                "workers": self._workers(topology_id, base, assignment),
+                "spouts": spouts, "bolts": bolts}
+
+    def _component_stats(self, topology_id: str,
+                         assignment: Assignment | None) -> dict[str, dict[str, Any]]:
+        """Per-component totals, summed over the assigned workers' latest heartbeats."""
+        merged: dict[str, dict[str, Any]] = {}
+        for worker_id in assignment.worker_ids.values() if assignment else ():
+            beat = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
+            components = (beat.executor_stats.get("components") or {}) if beat else {}
+            for name, counters in components.items():
+                mine = merged.setdefault(name, {})
+                for key, value in counters.items():
+                    if isinstance(value, int | float) and not key.endswith("_ms"):
+                        mine[key] = mine.get(key, 0) + value
+                    elif key.endswith("_ms"):
+                        mine[key] = value  # one worker per topology: latencies are its own
+        return merged
+
+    def _last_error(self, topology_id: str, component: str) -> dict[str, Any]:
+        error = self.nimbus.state.last_error(topology_id, component)
+        if error is None:
+            return {"lastError": "", "errorHost": "", "errorPort": None,
+                    "errorWorkerLogLink": "", "errorTime": None, "errorLapsedSecs": None}
+        return {"lastError": error.error[:200], "errorHost": error.host,
+                "errorPort": error.port, "errorWorkerLogLink": "",
+                "errorTime": int(error.time_secs),
+                "errorLapsedSecs": int(self.nimbus.clock() - error.time_secs)}
+
+    def _common(self, topology_id: str, component: dict[str, Any],
+                stats: dict[str, Any]) -> dict[str, Any]:
+        return {"executors": int(component.get("par", 1)),
+                "tasks": int(component.get("num_tasks", 1)),
+                "emitted": int(stats.get("emitted", 0)),
+                "transferred": int(stats.get("transferred", 0)),
+                "acked": int(stats.get("acked", 0)), "failed": int(stats.get("failed", 0)),
+                **self._last_error(topology_id, component["name"])}
+
+    def _spout(self, topology_id: str, component: dict[str, Any],
+               stats: dict[str, Any]) -> dict[str, Any]:
+        name = component["name"]
+        return {"spoutId": name, "encodedSpoutId": quote(name, safe=""),
+                **self._common(topology_id, component, stats),
+                "completeLatency": _latency(stats.get("complete_latency_ms"))}
+
+    def _bolt(self, topology_id: str, component: dict[str, Any],
+              stats: dict[str, Any]) -> dict[str, Any]:
+        name = component["name"]
+        return {"boltId": name, "encodedBoltId": quote(name, safe=""),
+                **self._common(topology_id, component, stats),
+                "executed": int(stats.get("executed", 0)),
+                "executeLatency": _latency(stats.get("execute_latency_ms")),
+                "processLatency": _latency(stats.get("process_latency_ms")),
+                "capacity": "0.000"}
+
+    @staticmethod
+    def _totals(spouts: list[dict[str, Any]]) -> dict[str, Any]:
+        latencies = [float(s["completeLatency"]) for s in spouts if s["acked"]]
+        return {"window": ":all-time", "windowPretty": "All time",
+                "emitted": sum(s["emitted"] for s in spouts),
+                "transferred": sum(s["transferred"] for s in spouts),
+                "acked": sum(s["acked"] for s in spouts),
+                "failed": sum(s["failed"] for s in spouts),
+                "completeLatency": _latency(sum(latencies) / len(latencies)
+                                            if latencies else None)}
+
+    def _workers(self, topology_id: str, base: StormBase,
+                 assignment: Assignment | None) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        if assignment is None:
+            return rows
+        for slot, worker_id in sorted(assignment.worker_ids.items()):
+            beat = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
+            uptime = beat.uptime_secs if beat else 0.0
+            rows.append({"supervisorId": slot.node,
+                         "host": assignment.node_host.get(slot.node, slot.node),
+                         "port": slot.port, "workerId": worker_id, "topologyId": topology_id,
+                         "topologyName": base.name,
+                         "executorsTotal": len(assignment.executors_in(slot)),
+                         "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
+                         "lastHeartbeatSecs": beat.time_secs if beat else None})
+        return rows

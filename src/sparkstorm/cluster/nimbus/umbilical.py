@@ -1,0 +1,100 @@
+"""The worker umbilical (DESIGN.md section 3): init context, heartbeats and errors.
+
+A heartbeat from a worker that is no longer assigned is not stored (a killed topology's
+state stays gone) and is answered with ``shutdown``.
+
+Heartbeat request (JSON)::
+
+    {"topology_id": "wc-1-17", "uptime_secs": 12.5, "stats": {<TopologyStats.summary()>}}
+
+Heartbeat response::
+
+    {"shutdown": false, "active": true, "rebalance": null, "committed_window": null,
+     "stack_trace": false}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.state.records import (
+    Assignment,
+    ErrorInfo,
+    TopologyStatus,
+    WorkerHeartbeat,
+    WorkerSlot,
+)
+
+if TYPE_CHECKING:
+    from sparkstorm.cluster.nimbus.service import Nimbus
+
+
+class Umbilical:
+    """Answers the worker calls of one Nimbus."""
+
+    def __init__(self, nimbus: Nimbus) -> None:
+        self.nimbus = nimbus
+
+    def _find(self, worker_id: str, topology_id: str | None) -> tuple[Assignment, WorkerSlot]:
+        """The assignment and slot of a worker.
+
+        Raises:
+            NimbusError: ``WORKER_NOT_ASSIGNED``.
+        """
+        state = self.nimbus.state
+        candidates = [topology_id] if topology_id else state.assignments()
+        for candidate in candidates:
+            assignment = state.get_assignment(candidate)
+            for slot, wid in (assignment.worker_ids.items() if assignment else ()):
+                if wid == worker_id:
+                    assert assignment is not None
+                    return assignment, slot
+        msg = (f"worker {worker_id!r} is not assigned (topology {topology_id!r}); it was "
+               "killed or reassigned, and should shut down")
+        raise NimbusError(msg, code="WORKER_NOT_ASSIGNED")
+
+    def init_context(self, worker_id: str, topology_id: str | None) -> dict[str, Any]:
+        """What a starting worker needs: its topology, spec, conf and timings."""
+        assignment, slot = self._find(worker_id, topology_id)
+        tid = assignment.topology_id
+        base = self.nimbus.storm(tid)
+        conf = self.nimbus.topology_conf(tid)
+        return {
+            "topology_id": tid, "topology_name": base.name, "worker_id": worker_id,
+            "node": slot.node, "port": slot.port,
+            "spec": self.nimbus.topology_spec(tid), "conf": conf,
+            "active": base.status == TopologyStatus.ACTIVE,
+            "heartbeat_interval_secs": float(conf.get("worker.heartbeat.frequency.secs") or 1),
+            "window_ms": int(conf.get("topology.window.ms") or 500),
+        }
+
+    def heartbeat(self, worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Store the heartbeat and tell the worker what to do."""
+        topology_id = body.get("topology_id")
+        try:
+            assignment, slot = self._find(worker_id, topology_id if isinstance(
+                topology_id, str) else None)
+            base = self.nimbus.storm(assignment.topology_id)
+        except NimbusError:
+            return _response(shutdown=True, active=False)
+        stats = body.get("stats")
+        self.nimbus.state.worker_heartbeat(WorkerHeartbeat(
+            assignment.topology_id, worker_id, self.nimbus.clock(),
+            stats if isinstance(stats, dict) else {},
+            float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
+        return _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
+
+    def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Record a component's (or the worker's) error."""
+        assignment, slot = self._find(worker_id, body.get("topology_id"))
+        host = assignment.node_host.get(slot.node, slot.node)
+        self.nimbus.state.report_error(assignment.topology_id, ErrorInfo(
+            str(body.get("component") or "__worker"), str(body.get("error") or ""),
+            float(body.get("time_secs") or self.nimbus.clock()), host, slot.port))
+
+
+def _response(*, shutdown: bool, active: bool) -> dict[str, Any]:
+    # rebalance, committed_window and stack_trace: room for the next versions
+    return {"shutdown": shutdown, "active": active, "rebalance": None,
+            "committed_window": None, "stack_trace": False}

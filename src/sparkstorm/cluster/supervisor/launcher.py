@@ -1,0 +1,145 @@
+"""Worker processes: launched in their own process group, recorded on disk, killed by group.
+
+Each worker has ``<supervisor dir>/workers/<worker id>/`` with ``worker.json`` (pid, start
+time, topology, port) and ``worker.log`` (its stdout and stderr). A restarted supervisor
+reads the records back and adopts the workers still running: the start time guards against
+a recycled pid.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+
+from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+
+logger = logging.getLogger(__name__)
+
+
+
+@dataclass(frozen=True)
+class WorkerProcess:
+    """A launched worker, as recorded in ``worker.json``."""
+
+    worker_id: str
+    topology_id: str
+    port: int
+    pid: int
+    create_time: float
+
+
+class Launcher:
+    """Starts, checks and stops worker processes.
+
+    Args:
+        root: the supervisor's folder; records go under ``root/workers``.
+        nimbus_url: passed to workers.
+        token: the cluster token, passed to workers through the environment.
+        shutdown_secs: grace period between SIGTERM and SIGKILL
+            (``supervisor.worker.shutdown.sleep.secs``).
+    """
+
+    def __init__(self, root: Path, nimbus_url: str, token: str | None,
+                 shutdown_secs: float) -> None:
+        self.root = root / "workers"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.nimbus_url = nimbus_url
+        self.token = token
+        self.shutdown_secs = shutdown_secs
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+
+    def launch(self, worker_id: str, topology_id: str, port: int,
+               code_dir: Path) -> WorkerProcess:
+        """Start ``python -m sparkstorm.cluster.worker`` for one assignment slot."""
+        folder = self.root / worker_id
+        folder.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        if self.token:
+            env[TOKEN_ENV] = self.token
+        command = [sys.executable, "-m", "sparkstorm.cluster.worker", "--nimbus",
+                   self.nimbus_url, "--worker-id", worker_id, "--topology-id", topology_id,
+                   "--code-dir", str(code_dir)]
+        with (folder / "worker.log").open("ab") as log:
+            child = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)  # survives our own crash
+        self._children[child.pid] = child
+        process = WorkerProcess(worker_id, topology_id, port, child.pid,
+                                psutil.Process(child.pid).create_time())
+        (folder / "worker.json").write_text(json.dumps(asdict(process)))
+        logger.info("launched worker %s of %s on port %s (pid %s)", worker_id, topology_id,
+                    port, child.pid)
+        return process
+
+    def adopt(self) -> dict[str, WorkerProcess]:
+        """The workers recorded on disk (alive or not), by worker id."""
+        found = {}
+        for record in self.root.glob("*/worker.json"):
+            try:
+                process = WorkerProcess(**json.loads(record.read_text()))
+            except (OSError, ValueError, TypeError):
+                logger.warning("ignoring unreadable worker record %s", record)
+                continue
+            found[process.worker_id] = process
+        return found
+
+    def alive(self, process: WorkerProcess) -> bool:
+        """Whether the worker's main process still runs (a zombie is dead)."""
+        child = self._children.get(process.pid)
+        if child is not None and child.poll() is not None:
+            return False
+        try:
+            proc = psutil.Process(process.pid)
+            return bool(abs(proc.create_time() - process.create_time) < 0.5
+                        and proc.status() != psutil.STATUS_ZOMBIE)
+        except psutil.Error:
+            return False
+
+    def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
+        """SIGTERM the worker's group, wait the grace period, SIGKILL what is left.
+
+        The final SIGKILL also reaps what a killed worker left behind (its Spark JVM and
+        executor processes stay in its group).
+        """
+        if self.alive(process):
+            _signal_group(process.pid, signal.SIGTERM)
+            deadline = time.monotonic() + self.shutdown_secs
+            while self.alive(process) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        if self._owns_group(process):
+            _signal_group(process.pid, signal.SIGKILL)
+        child = self._children.pop(process.pid, None)
+        if child is not None:
+            child.wait(5)
+        if forget:
+            shutil.rmtree(self.root / process.worker_id, ignore_errors=True)
+        logger.info("stopped worker %s (pid %s)", process.worker_id, process.pid)
+
+    def _owns_group(self, process: WorkerProcess) -> bool:
+        """Whether the process group still belongs to that worker: a member of it started
+        no earlier than the worker did (pids and so group ids get recycled)."""
+        for proc in psutil.process_iter(["pid", "create_time"]):
+            try:
+                if (os.getpgid(proc.info["pid"]) == process.pid
+                        and proc.info["create_time"] >= process.create_time - 0.5):
+                    return True
+            except (ProcessLookupError, PermissionError):
+                continue
+        return False
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already

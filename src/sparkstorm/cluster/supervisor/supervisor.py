@@ -1,0 +1,168 @@
+"""The supervisor's sync loop: make the running workers match the assignments.
+
+Every ``supervisor.monitor.frequency.secs`` (and at once when an assignment appears or goes)
+it re-registers itself, downloads code for new assignments into
+``<storm.local.dir>/supervisor/stormdist/<topology id>/``, launches workers for its slots,
+restarts dead ones and kills the ones no longer assigned. It never depends on Nimbus for the
+workers that already run: a download that fails is retried at the next round.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from sparkstorm.cluster.nimbus.client import NimbusClient
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.inbox import safe_extract
+from sparkstorm.cluster.nimbus.service import local_dir
+from sparkstorm.cluster.nimbus.ui_views import VERSION
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
+
+logger = logging.getLogger(__name__)
+
+
+def _supervisor_id(root: Path) -> str:
+    """This supervisor's id, kept on disk so a restart keeps its slots and workers."""
+    path = root / "supervisor-id"
+    if path.is_file():
+        return path.read_text().strip()
+    root.mkdir(parents=True, exist_ok=True)
+    identifier = str(uuid.uuid4())
+    path.write_text(identifier)
+    return identifier
+
+
+class Supervisor:
+    """One node's supervisor.
+
+    Args:
+        conf: the supervisor's effective configuration.
+        state: the cluster state (the caller owns its store).
+        client: a client of Nimbus (code downloads).
+    """
+
+    def __init__(self, conf: Mapping[str, object], state: ClusterState,
+                 client: NimbusClient) -> None:
+        self.conf = dict(conf)
+        self.state = state
+        self.client = client
+        self.root = local_dir(conf) / "supervisor"
+        self.id = _supervisor_id(self.root)
+        self.hostname = socket.gethostname()
+        ports = conf.get("supervisor.slots.ports")
+        self.ports = tuple(int(str(p)) for p in (ports if isinstance(ports, list) else [6700]))
+        token = client.http.headers.get("authorization", "").removeprefix("Bearer ") or None
+        self.launcher = Launcher(self.root, client.url, token, float(str(
+            conf.get("supervisor.worker.shutdown.sleep.secs") or 3)))
+        self.workers: dict[str, WorkerProcess] = self.launcher.adopt()
+        self.started = time.time()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Register, then run the sync loop on a daemon thread."""
+        self.register()
+        self.state.on_assignments_change(lambda _ids: self._wake.set())
+        self._thread = threading.Thread(target=self._loop, name="supervisor", daemon=True)
+        self._thread.start()
+        logger.info("supervisor %s started with slots %s", self.id, list(self.ports))
+
+    def stop(self, *, kill_workers: bool = False) -> None:
+        """Stop the loop; leave the workers running (a restart adopts them) unless asked."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        if kill_workers:
+            for process in list(self.workers.values()):
+                self.launcher.kill(process)
+            self.workers.clear()
+
+    def _loop(self) -> None:
+        period = float(str(self.conf.get("supervisor.monitor.frequency.secs") or 3))
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.sync()
+            except Exception:  # noqa: BLE001 - the loop must outlive one bad round
+                logger.exception("supervisor sync failed; trying again next round")
+            self._wake.wait(period)
+
+    def register(self) -> None:
+        """Publish (refresh) this supervisor's ephemeral record."""
+        used = tuple(sorted({p.port for p in self.workers.values()}))
+        self.state.register_supervisor(SupervisorInfo(
+            self.id, self.hostname, self.ports, used, time.time() - self.started, VERSION,
+            time.time()))
+
+    def wanted(self) -> dict[str, tuple[str, int]]:
+        """The workers assigned to this supervisor: worker id -> (topology id, port)."""
+        wanted = {}
+        for topology_id in self.state.assignments():
+            assignment = self.state.get_assignment(topology_id)
+            for slot, worker_id in assignment.worker_ids.items() if assignment else ():
+                if slot.node == self.id:
+                    wanted[worker_id] = (topology_id, slot.port)
+        return wanted
+
+    def sync(self) -> None:
+        """One round: kill unassigned workers, start or restart assigned ones."""
+        self.register()
+        wanted = self.wanted()
+        for worker_id, process in list(self.workers.items()):
+            if worker_id not in wanted:
+                logger.info("worker %s is no longer assigned: stopping it", worker_id)
+                self.launcher.kill(process)
+                del self.workers[worker_id]
+        self._remove_unused_code({tid for tid, _ in wanted.values()})
+        for worker_id, (topology_id, port) in sorted(wanted.items()):
+            self._ensure_running(worker_id, topology_id, port)
+        self.register()
+
+    def _ensure_running(self, worker_id: str, topology_id: str, port: int) -> None:
+        process = self.workers.get(worker_id)
+        if process is not None and self.launcher.alive(process):
+            return
+        if process is not None:
+            logger.warning("worker %s (pid %s) died: restarting it", worker_id, process.pid)
+            self.launcher.kill(process, forget=False)  # reap what it left in its group
+        try:
+            code = self._ensure_code(topology_id)
+        except NimbusError as exc:
+            logger.warning("cannot download the code of %s yet: %s", topology_id, exc)
+            return
+        self.workers[worker_id] = self.launcher.launch(worker_id, topology_id, port, code)
+
+    def _ensure_code(self, topology_id: str) -> Path:
+        """The topology's extracted code folder, downloaded once (atomically)."""
+        folder = self.root / "stormdist" / topology_id
+        if folder.is_dir():
+            return folder / "code"
+        staging = folder.with_name(f".{topology_id}.download")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            for part, name in (("code", "stormjar.zip"), ("spec", "stormcode.json"),
+                               ("conf", "stormconf.json")):
+                self.client.download(topology_id, part, staging / name)
+            safe_extract(staging / "stormjar.zip", staging / "code")
+            staging.rename(folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return folder / "code"
+
+    def _remove_unused_code(self, in_use: set[str]) -> None:
+        for folder in (self.root / "stormdist").glob("*"):
+            if folder.is_dir() and not folder.name.startswith(".") \
+                    and folder.name not in in_use:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,128 @@
+"""The worker process: init context from Nimbus, a :class:`TopologyRunner` on Spark, and a
+heartbeat every ``worker.heartbeat.frequency.secs`` whose answer it obeys.
+
+The first heartbeat goes out before Spark starts, so Nimbus sees the worker alive during
+the slow part of its start. When Nimbus is unreachable the worker keeps running and keeps
+trying: running topologies never depend on Nimbus being up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.cluster.nimbus.client import NimbusClient
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAILED, EXIT_NOT_ASSIGNED = 0, 1, 3
+
+
+class ClusterWorker:
+    """One worker's life: init, run, heartbeat, stop.
+
+    Args:
+        client: the Nimbus client (with the token).
+        worker_id: the id Nimbus gave this worker in the assignment.
+        topology_id: its topology.
+        code_dir: the extracted code, put first on ``sys.path``.
+    """
+
+    def __init__(self, client: NimbusClient, worker_id: str, topology_id: str,
+                 code_dir: Path) -> None:
+        self.client = client
+        self.worker_id = worker_id
+        self.topology_id = topology_id
+        self.code_dir = code_dir
+        self.stop = threading.Event()
+        self.started = time.monotonic()
+        self.runner: Any = None
+
+    def run(self) -> int:
+        """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
+        sys.path.insert(0, str(self.code_dir))  # executors inherit our sys.path
+        try:
+            context = self.client.worker_init(self.worker_id, self.topology_id)
+        except NimbusError as exc:
+            logger.error("worker %s cannot start: %s", self.worker_id, exc)
+            return EXIT_NOT_ASSIGNED if exc.code == "WORKER_NOT_ASSIGNED" else EXIT_FAILED
+        if self._beat().get("shutdown"):
+            return EXIT_OK
+        self._start_runner(context)
+        for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark, which sets its own
+            signal.signal(signum, lambda *_: self.stop.set())
+        self._loop(float(context.get("heartbeat_interval_secs") or 1.0))
+        return self._shutdown()
+
+    def _start_runner(self, context: dict[str, Any]) -> None:
+        from sparkstorm.engine.worker import TopologyRunner  # starts the JVM: import late
+        from sparkstorm.topology.spec import TopologySpec
+
+        spec = TopologySpec.from_dict(context["spec"])
+        self.runner = TopologyRunner(context["topology_name"], spec, dict(context["conf"]))
+        self.runner.set_active(bool(context.get("active", True)))
+        self.runner.start()
+        logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
+
+    def _loop(self, interval: float) -> None:
+        while not self.stop.wait(interval):
+            orders = self._beat()
+            if orders.get("shutdown"):
+                logger.info("nimbus says shut down")
+                return
+            if "active" in orders:
+                self.runner.set_active(bool(orders["active"]))
+            if self.runner.stopped.is_set():
+                return
+
+    def _beat(self) -> dict[str, Any]:
+        stats = self.runner.stats.summary() if self.runner is not None else {}
+        body = {"topology_id": self.topology_id, "time_secs": time.time(),
+                "uptime_secs": time.monotonic() - self.started, "stats": stats}
+        try:
+            return self.client.heartbeat(self.worker_id, body)
+        except NimbusError as exc:
+            logger.warning("heartbeat not delivered (%s); going on", exc)
+            return {}
+
+    def _shutdown(self) -> int:
+        self.runner.stop(float(self.runner.conf.get("topology.shutdown.timeout.secs") or 10)
+                         + 30)
+        failure = self.runner.failure
+        if failure is None:
+            return EXIT_OK
+        text = "".join(traceback.format_exception(failure))
+        try:
+            self.client.report_error(self.worker_id, {"topology_id": self.topology_id,
+                                                      "component": "__worker", "error": text})
+        except NimbusError as exc:
+            logger.warning("could not report the failure to nimbus: %s", exc)
+        return EXIT_FAILED
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, run the worker, return its exit code."""
+    parser = argparse.ArgumentParser(prog="python -m sparkstorm.cluster.worker")
+    parser.add_argument("--nimbus", required=True, help="Nimbus's base URL")
+    parser.add_argument("--worker-id", required=True)
+    parser.add_argument("--topology-id", required=True)
+    parser.add_argument("--code-dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat otherwise
+    client = NimbusClient(args.nimbus, os.environ.get(TOKEN_ENV) or None)
+    try:
+        return ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir).run()
+    finally:
+        client.close()

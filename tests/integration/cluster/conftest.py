@@ -1,0 +1,31 @@
+"""Fixtures of the cluster suite: a :class:`TestCluster` that never outlives its test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.cluster.harness import TestCluster
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A configured, not yet started cluster; its logs are printed when the test fails."""
+    test_cluster = TestCluster(tmp_path)
+    try:
+        yield test_cluster
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(test_cluster.logs())
+        test_cluster.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """Keep each phase's report on the test item, for the fixture above."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -1,0 +1,208 @@
+"""A real cluster for tests: Nimbus and a supervisor as subprocesses on a free port and a
+temporary ``storm.local.dir``, configured through a ``sparkstorm.yaml`` named by
+``SPARKSTORM_CONF_FILE``. :meth:`TestCluster.close` kills every process it started, the
+workers included (by process group), and waits until they are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import yaml
+
+from sparkstorm.testing.polling import wait_for
+
+ROOT = Path(__file__).resolve().parents[3]
+
+BASE_CONF: dict[str, Any] = {
+    "spark.master": "local[2]",
+    "spark.ui.enabled": False,
+    "topology.window.ms": 100,
+    "nimbus.monitor.freq.secs": 1,
+    "nimbus.task.timeout.secs": 30,
+    "nimbus.task.launch.secs": 60,
+    "supervisor.monitor.frequency.secs": 1,
+    "supervisor.worker.shutdown.sleep.secs": 5,
+    "supervisor.slots.ports": [6700, 6701],
+    "storm.zookeeper.session.timeout": 5000,
+    "nimbus.upload.max.bytes": 200_000,
+}
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class TestCluster:
+    """Processes of one test cluster; use as a context manager."""
+
+    __test__ = False  # not a test class, despite its name
+
+    def __init__(self, tmp: Path, **conf: Any) -> None:
+        self.tmp = tmp
+        self.local = tmp / "local"
+        self.port = free_port()
+        self.conf = {**BASE_CONF, "storm.local.dir": str(self.local), "nimbus.port": self.port,
+                     **conf}
+        self.conf_file = tmp / "sparkstorm.yaml"
+        self.conf_file.write_text(yaml.safe_dump(self.conf))
+        self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file)}
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.daemons: dict[str, subprocess.Popen[bytes]] = {}
+
+    def __enter__(self) -> TestCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- processes -----------------------------------------------------------------------------
+
+    def start(self, daemon: str) -> None:
+        """Start ``sparkstorm <daemon>`` in its own process group, logging to a file."""
+        log = (self.tmp / f"{daemon}.log").open("ab")
+        self.daemons[daemon] = subprocess.Popen(
+            [sys.executable, "-m", "sparkstorm.cli.main", "-v", daemon], cwd=ROOT,
+            env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        log.close()
+
+    def start_nimbus(self) -> None:
+        """Start Nimbus and wait until its API answers."""
+        self.start("nimbus")
+        wait_for(self._nimbus_up, 30, message=f"nimbus up\n{self.logs()}")
+
+    def start_cluster(self) -> None:
+        """Start ``sparkstorm cluster`` (Nimbus and a supervisor in one process)."""
+        self.start("cluster")
+        self.daemons["nimbus"] = self.daemons["cluster"]  # for _nimbus_up's liveness check
+        wait_for(self._nimbus_up, 30, message=f"nimbus up\n{self.logs()}")
+        wait_for(lambda: self.get("/api/v1/supervisor/summary")["supervisors"], 30,
+                 message=f"supervisor registered\n{self.logs()}")
+
+    def start_supervisor(self) -> None:
+        """Start a supervisor and wait until Nimbus lists it."""
+        self.start("supervisor")
+        wait_for(lambda: self.get("/api/v1/supervisor/summary")["supervisors"], 30,
+                 message=f"supervisor registered\n{self.logs()}")
+
+    def _nimbus_up(self) -> bool:
+        try:
+            return httpx.get(self.url + "/api/v1/cluster/summary", timeout=2).is_success
+        except httpx.HTTPError:
+            assert self.daemons["nimbus"].poll() is None, self.logs()
+            return False
+
+    def worker_records(self) -> list[dict[str, Any]]:
+        """The supervisor's worker records (pid, worker id, ...)."""
+        folder = self.local / "supervisor" / "workers"
+        return [json.loads(p.read_text()) for p in folder.glob("*/worker.json")]
+
+    def close(self) -> None:
+        """Stop the daemons, then every worker group they left; wait until all are gone."""
+        daemons = {p.pid: p for p in self.daemons.values()}.values()
+        for process in daemons:
+            _signal(process.pid, signal.SIGTERM)
+        for process in daemons:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                _signal(process.pid, signal.SIGKILL)
+                process.wait(10)
+        pids = [r["pid"] for r in self.worker_records()]
+        # executors run in sessions of their own: take them by descent, before the worker
+        descendants = [c for pid in pids for c in _children(pid)]
+        for pid in pids:
+            _signal(pid, signal.SIGKILL)
+        for child in descendants:
+            _kill(child)
+        wait_for(lambda: not any(_group_alive(pid) for pid in pids)
+                 and not any(_running(c) for c in descendants), 30,
+                 message="worker processes gone")
+
+    def logs(self) -> str:
+        """The daemons' and workers' logs, for failure messages (last lines of each)."""
+        parts = []
+        for path in [*self.tmp.glob("*.log"), *self.local.glob("supervisor/workers/*/*.log")]:
+            lines = path.read_text(errors="replace").splitlines()[-40:]
+            parts.append(f"--- {path.name} ---\n" + "\n".join(lines))
+        return "\n".join(parts)
+
+    # --- clients -------------------------------------------------------------------------------
+
+    def token(self) -> str:
+        """The token Nimbus generated."""
+        return (self.local / "nimbus" / "token").read_text().strip()
+
+    def get(self, path: str) -> Any:
+        """GET a Nimbus API path; return its JSON."""
+        response = httpx.get(self.url + path, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def request(self, method: str, path: str, *, token: str | None = "",
+                **kwargs: Any) -> httpx.Response:
+        """Call Nimbus with the cluster token ('' = the real one, None = none)."""
+        headers = {} if token is None else {"Authorization": f"Bearer {token or self.token()}"}
+        return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+
+    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run ``sparkstorm <args>`` against this cluster."""
+        return subprocess.run([sys.executable, "-m", "sparkstorm.cli.main", *args], cwd=ROOT,
+                              env=self.env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
+
+def _signal(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill(process: psutil.Process) -> None:
+    try:
+        process.kill()
+    except psutil.Error:
+        pass
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _children(pid: int) -> list[psutil.Process]:
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def _group_alive(pgid: int) -> bool:
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return False
+
+
+def wait_gone(pid: int, timeout: float = 30) -> None:
+    """Wait until ``pid`` (and its process group) no longer runs."""
+    wait_for(lambda: not _group_alive(pid), timeout, message=f"process group {pid} gone")

@@ -1,0 +1,108 @@
+"""A topology's life on a real cluster: submit through the CLI, run, kill; a killed worker
+comes back. Nimbus, the supervisor and the worker are real processes; Spark is local[2]."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.integration.cluster.harness import TestCluster, wait_gone
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
+
+
+def _topology(cluster: TestCluster, name: str) -> dict[str, Any] | None:
+    rows = cluster.get("/api/v1/topology/summary")["topologies"]
+    return next((row for row in rows if row["name"] == name), None)
+
+
+def _spout_acked(cluster: TestCluster, topology_id: str) -> int:
+    spouts = cluster.get(f"/api/v1/topology/{topology_id}")["spouts"]
+    return int(spouts[0]["acked"])
+
+
+def _submit_exclamation(cluster: TestCluster) -> str:
+    cluster.start_nimbus()
+    cluster.start_supervisor()
+    result = cluster.cli("submit", "examples/exclamation.py", "-c", "exclamation.count=50")
+    assert result.returncode == 0, result.stderr + cluster.logs()
+    topology_id = result.stdout.strip()
+    assert topology_id.startswith("exclamation-1-")
+    return topology_id
+
+
+def test_submit_runs_to_50_acked_then_kill_removes_everything(cluster: TestCluster) -> None:
+    topology_id = _submit_exclamation(cluster)
+    listed = cluster.cli("list")
+    assert "exclamation" in listed.stdout and topology_id in listed.stdout, listed.stderr
+    row = _topology(cluster, "exclamation")
+    assert row is not None and row["id"] == topology_id and row["status"] == "ACTIVE"
+
+    wait_for(lambda: _spout_acked(cluster, topology_id) == 50, 90,
+             message=f"50 acked at the spout\n{cluster.logs()}")
+    detail = cluster.get(f"/api/v1/topology/{topology_id}")
+    assert [b["boltId"] for b in detail["bolts"]] == ["exclaim1", "exclaim2"]
+    assert detail["bolts"][1]["executed"] == 50 and detail["topologyStats"][0]["acked"] == 50
+    assert detail["workers"][0]["topologyId"] == topology_id
+    summary = cluster.get("/api/v1/cluster/summary")
+    assert summary["topologies"] == 1 and summary["slotsUsed"] == 1
+    worker_pid = cluster.worker_records()[0]["pid"]
+
+    killed = cluster.cli("kill", "exclamation", "-w", "0")
+    assert killed.returncode == 0, killed.stderr
+    wait_for(lambda: _topology(cluster, "exclamation") is None, 30, message="topology gone")
+    assert "No topologies running" in cluster.cli("list").stdout
+    wait_gone(worker_pid)
+    wait_for(lambda: not cluster.worker_records(), 30, message="worker record removed")
+    assert not any((cluster.local / "nimbus" / "stormdist").iterdir())
+
+
+def test_a_killed_worker_is_restarted_by_its_supervisor(cluster: TestCluster) -> None:
+    topology_id = _submit_exclamation(cluster)
+    wait_for(lambda: _spout_acked(cluster, topology_id) == 50, 90,
+             message=f"50 acked at the spout\n{cluster.logs()}")
+    first = cluster.worker_records()[0]
+
+    killed_at = time.time()
+    os.kill(first["pid"], signal.SIGKILL)
+
+    def restarted() -> dict[str, Any] | None:
+        records = cluster.worker_records()
+        return records[0] if records and records[0]["pid"] != first["pid"] else None
+
+    second = wait_for(restarted, 30, message=f"worker relaunched\n{cluster.logs()}")
+    assert second["worker_id"] == first["worker_id"], "same assignment, same worker id"
+    def fresh_and_done() -> bool:
+        # the new worker's own heartbeats (its statistics start from zero) show 50 again
+        detail = cluster.get(f"/api/v1/topology/{topology_id}")
+        return (detail["workers"][0]["lastHeartbeatSecs"] > killed_at
+                and detail["spouts"][0]["acked"] == 50)
+
+    wait_for(fresh_and_done, 90, message=f"the restarted worker runs\n{cluster.logs()}")
+    wait_gone(first["pid"])
+
+
+def test_cluster_command_activate_deactivate_and_stop_takes_the_workers(
+        cluster: TestCluster) -> None:
+    cluster.start_cluster()
+    result = cluster.cli("submit", "examples/exclamation.py", "--name", "exc",
+                         "-c", "exclamation.count=30", "--inactive")
+    assert result.returncode == 0, result.stderr + cluster.logs()
+    topology_id = result.stdout.strip()
+    assert _topology(cluster, "exc")["status"] == "INACTIVE"  # type: ignore[index]
+    wait_for(cluster.worker_records, 30, message="worker launched")
+    assert cluster.cli("activate", "exc").returncode == 0
+    wait_for(lambda: _spout_acked(cluster, topology_id) == 30, 90,
+             message=f"30 acked after activation\n{cluster.logs()}")
+    assert cluster.cli("deactivate", "exc").returncode == 0
+    assert _topology(cluster, "exc")["status"] == "INACTIVE"  # type: ignore[index]
+    worker_pid = cluster.worker_records()[0]["pid"]
+
+    cluster.daemons["cluster"].send_signal(signal.SIGTERM)
+    assert cluster.daemons["cluster"].wait(60) == 0, cluster.logs()
+    wait_gone(worker_pid)

@@ -1,0 +1,139 @@
+"""Nimbus's logic on an embedded store with a fake clock: submit, kill with a wait, the
+monitor's reassignments and the umbilical's answers. No HTTP, no Spark."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.umbilical import Umbilical
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.state.embedded import EmbeddedStore
+from sparkstorm.cluster.state.records import SupervisorInfo, TopologyStatus
+from sparkstorm.config import load_config
+
+SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
+                        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
+                        "inputs": [], "par": 1, "num_tasks": 1}]}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Iterator[ClusterState]:
+    with EmbeddedStore(tmp_path / "store.sqlite") as store:
+        yield ClusterState(store)
+
+
+@pytest.fixture
+def nimbus(tmp_path: Path, state: ClusterState, clock: Clock) -> Nimbus:
+    conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
+                                    "nimbus.task.timeout.secs": 30,
+                                    "nimbus.task.launch.secs": 120})
+    return Nimbus(conf, state, clock=clock)
+
+
+def _register(state: ClusterState, sid: str, *ports: int) -> None:
+    state.register_supervisor(SupervisorInfo(sid, "host-" + sid, ports))
+
+
+def _submit(nimbus: Nimbus, name: str = "t") -> str:
+    upload_id = nimbus.inbox.begin()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("t.py", "")
+    nimbus.inbox.chunk(upload_id, buffer.getvalue())
+    nimbus.inbox.finish(upload_id, hashlib.sha256(buffer.getvalue()).hexdigest())
+    return nimbus.submit(name, upload_id, SPEC, {"storm.cluster.token": "secret"})
+
+
+def test_submit_writes_stormdist_storm_base_and_assignment(nimbus: Nimbus,
+                                                           state: ClusterState) -> None:
+    _register(state, "s1", 6701, 6700)
+    topology_id = _submit(nimbus)
+    assert topology_id == "t-1-1000000"
+    base = state.get_storm(topology_id)
+    assert base is not None and base.status == TopologyStatus.ACTIVE
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None and [s.port for s in assignment.slots()] == [6700]
+    conf = nimbus.topology_conf(topology_id)
+    assert conf["storm.id"] == topology_id and "storm.cluster.token" not in conf
+    with pytest.raises(NimbusError) as caught:
+        _submit(nimbus)
+    assert caught.value.code == "TOPOLOGY_ALREADY_ALIVE"
+
+
+def test_kill_waits_then_the_monitor_removes_everything(nimbus: Nimbus, state: ClusterState,
+                                                        clock: Clock) -> None:
+    _register(state, "s1", 6700)
+    topology_id = _submit(nimbus)
+    nimbus.kill(topology_id, 10)
+    base = state.get_storm(topology_id)
+    assert base is not None and base.status == TopologyStatus.KILLED
+    assert base.prev_status == TopologyStatus.ACTIVE
+    nimbus.assigner.check_all()
+    assert state.get_storm(topology_id) is not None, "not before the wait is over"
+    clock.now += 11
+    nimbus.assigner.check_all()
+    assert state.get_storm(topology_id) is None and state.get_assignment(topology_id) is None
+    assert not nimbus.stormdist.folder(topology_id).exists()
+
+
+def test_monitor_reassigns_silent_workers_and_vanished_supervisors(
+        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
+    _register(state, "s1", 6700)
+    topology_id = _submit(nimbus)
+    umbilical = Umbilical(nimbus)
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    (worker_id,) = first.worker_ids.values()
+    clock.now += 100  # within nimbus.task.launch.secs
+    nimbus.assigner.check_all()
+    assert state.get_assignment(topology_id) == first
+    answer = umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
+    assert answer["shutdown"] is False and answer["active"] is True
+    clock.now += 31  # past nimbus.task.timeout.secs
+    nimbus.assigner.check_all()
+    second = state.get_assignment(topology_id)
+    assert second is not None and second.worker_ids != first.worker_ids
+    assert umbilical.heartbeat(worker_id, {"topology_id": topology_id})["shutdown"] is True
+    state.store.delete("/supervisors/s1")  # the supervisor's session ended
+    _register(state, "s2", 6700)
+    nimbus.assigner.check_all()
+    third = state.get_assignment(topology_id)
+    assert third is not None and {s.node for s in third.slots()} == {"s2"}
+
+
+def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    _register(state, "s1", 6700)
+    topology_id = _submit(nimbus)
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None
+    (worker_id,) = assignment.worker_ids.values()
+    umbilical = Umbilical(nimbus)
+    context = umbilical.init_context(worker_id, None)
+    assert context["topology_id"] == topology_id and context["spec"]["components"]
+    nimbus.set_active(topology_id, False)
+    assert umbilical.heartbeat(worker_id, {"topology_id": topology_id})["active"] is False
+    with pytest.raises(NimbusError) as caught:
+        umbilical.init_context("nobody", None)
+    assert caught.value.code == "WORKER_NOT_ASSIGNED"
