@@ -60,6 +60,7 @@ def nimbus_command(args: argparse.Namespace) -> int:
             _serve(server)
         finally:
             nimbus.assigner.stop()
+            nimbus.cleaner.stop()
     return 0
 
 
@@ -120,5 +121,6 @@ def cluster_command(args: argparse.Namespace) -> int:
         finally:
             supervisor.stop(kill_workers=True)
             nimbus.assigner.stop()
+            nimbus.cleaner.stop()
             client.close()
     return 0

@@ -8,6 +8,7 @@ import sys
 
 from sparkstorm.cli import daemons, run, submit, topology_actions
 from sparkstorm.errors import SparkstormError
+from sparkstorm.web import cli as ui
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.register(commands)
     topology_actions.register(commands)
     daemons.register(commands)
+    ui.register(commands)
     return parser
 
 

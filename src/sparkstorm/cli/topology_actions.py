@@ -1,4 +1,5 @@
-"""``sparkstorm list``, ``kill NAME``, ``activate NAME``, ``deactivate NAME`` (Storm's CLI)."""
+"""``sparkstorm list``, ``kill NAME``, ``activate NAME``, ``deactivate NAME`` and
+``rebalance NAME [-w secs] [-n workers] [-e component=n]`` (Storm's CLI)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 from typing import Any
 
 from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.errors import ConfigError
 
 
 def register(commands: Any) -> None:
@@ -20,6 +22,18 @@ def register(commands: Any) -> None:
                              "(default: the topology's topology.message.timeout.secs)")
     _common(parser)
     parser.set_defaults(handler=kill_command)
+    parser = commands.add_parser("rebalance", help="change a topology's executors per "
+                                 "component (up to its task count) and restart its worker")
+    parser.add_argument("name", help="topology name")
+    parser.add_argument("-w", "--wait", type=int, default=None,
+                        help="seconds the spouts stay deactivated before the rebalance "
+                             "(default: the topology's topology.message.timeout.secs)")
+    parser.add_argument("-n", "--num-workers", type=int, default=None,
+                        help="number of workers (recorded; one worker per topology runs)")
+    parser.add_argument("-e", "--executor", action="append", default=[],
+                        metavar="COMPONENT=N", help="new executor count of a component")
+    _common(parser)
+    parser.set_defaults(handler=rebalance_command)
     for action in ("activate", "deactivate"):
         parser = commands.add_parser(action, help=f"{action} a topology's spouts")
         parser.add_argument("name", help="topology name")
@@ -80,4 +94,33 @@ def action_command(args: argparse.Namespace) -> int:
     finally:
         client.close()
     print(f"{args.action.capitalize()}d topology: {args.name} ({topology_id})")
+    return 0
+
+
+def parse_executors(pairs: list[str]) -> dict[str, int]:
+    """``["split=4", "count=2"]`` -> ``{"split": 4, "count": 2}``.
+
+    Raises:
+        ConfigError: ``BAD_EXECUTOR_OPTION`` for a pair that is not ``COMPONENT=N``.
+    """
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip().isdigit():
+            msg = f"-e {pair!r}: expected COMPONENT=N with N a positive integer, e.g. -e split=4"
+            raise ConfigError(msg, code="BAD_EXECUTOR_OPTION")
+        counts[name.strip()] = int(value)
+    return counts
+
+
+def rebalance_command(args: argparse.Namespace) -> int:
+    """Rebalance the named topology."""
+    executors = parse_executors(args.executor)
+    client = _client(args)
+    try:
+        topology_id = client.topology_id(args.name)
+        client.rebalance(topology_id, args.wait, args.num_workers, executors)
+    finally:
+        client.close()
+    print(f"Topology {args.name} ({topology_id}) is rebalancing")
     return 0

@@ -118,7 +118,8 @@ class BoltExecutor(ExecutorHost):
                     self._fail_rest(batches[position + 1:])
                     raise
             self._end_window()
-            self.stats.busy_seconds += time.perf_counter() - started
+            if batches:  # an idle window is not execute time: it would skew the average
+                self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
 
     def _end_window(self) -> None:

@@ -29,3 +29,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+# the real ZooKeeper server of the state-store suites (session scoped), for the fail-over test
+from tests.integration.zookeeper.conftest import zk_server  # noqa: E402, F401

@@ -61,6 +61,9 @@ class TestCluster:
         self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file)}
         self.url = f"http://127.0.0.1:{self.port}"
         self.daemons: dict[str, subprocess.Popen[bytes]] = {}
+        self.supervisor_dirs: dict[str, Path] = {"supervisor": self.local}
+        """Each supervisor's ``storm.local.dir`` by daemon name."""
+        self.envs: dict[str, dict[str, str]] = {}
 
     def __enter__(self) -> TestCluster:
         return self
@@ -70,14 +73,52 @@ class TestCluster:
 
     # --- processes -----------------------------------------------------------------------------
 
-    def start(self, daemon: str) -> None:
-        """Start ``sparkstorm <daemon>`` in its own process group, logging to a file."""
-        log = (self.tmp / f"{daemon}.log").open("ab")
-        self.daemons[daemon] = subprocess.Popen(
+    def start(self, daemon: str, name: str | None = None,
+              env: dict[str, str] | None = None) -> None:
+        """Start ``sparkstorm <daemon>`` in its own process group, logging to
+        ``<name>.log``; ``name`` (default: ``daemon``) is its key in :attr:`daemons`."""
+        name = name or daemon
+        log = (self.tmp / f"{name}.log").open("ab")
+        self.daemons[name] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.cli.main", "-v", daemon], cwd=ROOT,
-            env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            env=env or self.env, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
+
+    def kill9(self, name: str) -> None:
+        """SIGKILL a daemon's process group (its workers, in groups of their own, stay)."""
+        process = self.daemons.pop(name)
+        _signal(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+    def kill_worker(self, record: dict[str, Any]) -> None:
+        """SIGKILL a worker with everything it started (a lost machine)."""
+        descendants = _children(record["pid"])
+        _signal(record["pid"], signal.SIGKILL)
+        for child in descendants:
+            _kill(child)
+        wait_for(lambda: not _group_alive(record["pid"])
+                 and not any(_running(c) for c in descendants), 30,
+                 message=f"worker {record['worker_id']} gone")
+
+    def start_named_supervisor(self, name: str, **conf: Any) -> str:
+        """Start one more supervisor with its own local dir (and ``conf`` on top); return
+        its supervisor id once Nimbus lists it."""
+        local = self.tmp / f"{name}-local"
+        self.supervisor_dirs[name] = local
+        own = {**self.conf, "storm.local.dir": str(local), "storm.cluster.token": self.token(),
+               **conf}
+        conf_file = self.tmp / f"{name}.yaml"
+        conf_file.write_text(yaml.safe_dump(own))
+        self.envs[name] = {**self.env, "SPARKSTORM_CONF_FILE": str(conf_file)}
+        self.start("supervisor", name, self.envs[name])
+        id_file = local / "supervisor" / "supervisor-id"
+        wait_for(id_file.is_file, 30, message=f"{name} started\n{self.logs()}")
+        supervisor_id = id_file.read_text().strip()
+        wait_for(lambda: supervisor_id in {s["id"] for s in
+                                           self.get("/api/v1/supervisor/summary")["supervisors"]},
+                 30, message=f"{name} registered\n{self.logs()}")
+        return supervisor_id
 
     def start_nimbus(self) -> None:
         """Start Nimbus and wait until its API answers."""
@@ -105,10 +146,29 @@ class TestCluster:
             assert self.daemons["nimbus"].poll() is None, self.logs()
             return False
 
-    def worker_records(self) -> list[dict[str, Any]]:
-        """The supervisor's worker records (pid, worker id, ...)."""
-        folder = self.local / "supervisor" / "workers"
-        return [json.loads(p.read_text()) for p in folder.glob("*/worker.json")]
+    def worker_records(self, supervisor: str | None = None) -> list[dict[str, Any]]:
+        """The worker records (pid, worker id, ...) of one supervisor (by daemon name), or
+        of all of them."""
+        names = [supervisor] if supervisor else list(self.supervisor_dirs)
+        records = []
+        for name in names:
+            folder = self.supervisor_dirs[name] / "supervisor" / "workers"
+            for path in folder.glob("*/worker.json"):
+                try:
+                    records.append(json.loads(path.read_text()))
+                except (OSError, ValueError):
+                    continue  # being written or removed right now
+        return records
+
+    def local_heartbeat(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """A worker's ``heartbeat.json`` (written even while Nimbus is down)."""
+        for local in self.supervisor_dirs.values():
+            path = local / "supervisor" / "workers" / record["worker_id"] / "heartbeat.json"
+            try:
+                return dict(json.loads(path.read_text()))
+            except (OSError, ValueError):
+                continue
+        return None
 
     def close(self) -> None:
         """Stop the daemons, then every worker group they left; wait until all are gone."""
@@ -135,7 +195,9 @@ class TestCluster:
     def logs(self) -> str:
         """The daemons' and workers' logs, for failure messages (last lines of each)."""
         parts = []
-        for path in [*self.tmp.glob("*.log"), *self.local.glob("supervisor/workers/*/*.log")]:
+        workers = [p for local in self.supervisor_dirs.values()
+                   for p in local.glob("supervisor/workers/*/*.log")]
+        for path in [*self.tmp.glob("*.log"), *workers]:
             lines = path.read_text(errors="replace").splitlines()[-40:]
             parts.append(f"--- {path.name} ---\n" + "\n".join(lines))
         return "\n".join(parts)

@@ -45,6 +45,20 @@ class SubmitTopology(BaseModel):
     owner: str = ""
 
 
+class RebalanceOptions(BaseModel):
+    """Storm UI's ``rebalanceOptions``: ``numWorkers`` and executors per component."""
+
+    numWorkers: int | None = None  # noqa: N815 - Storm's field name
+    executors: dict[str, int] = Field(default_factory=dict)
+
+
+class Rebalance(BaseModel):
+    """Body of ``POST /api/v1/topology/{id}/rebalance/{wait}`` (optional, as in Storm)."""
+
+    rebalanceOptions: RebalanceOptions = Field(  # noqa: N815 - Storm's field name
+        default_factory=RebalanceOptions)
+
+
 def _error(status: int, message: str, code: str) -> JSONResponse:
     return JSONResponse({"error": message, "code": code}, status_code=status)
 
@@ -146,6 +160,19 @@ def _topology_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
     def kill_default_wait(topology_id: str) -> dict[str, Any]:
         nimbus.kill(topology_id)  # waits the topology's topology.message.timeout.secs
         return _action("kill", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/rebalance/{wait}", dependencies=[auth])
+    def rebalance(topology_id: str, wait: int, body: Rebalance | None = None) -> dict[str, Any]:
+        options = (body or Rebalance()).rebalanceOptions
+        nimbus.rebalance(topology_id, max(0, wait), options.numWorkers, options.executors)
+        return _action("rebalance", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/rebalance", dependencies=[auth])
+    def rebalance_default_wait(topology_id: str,
+                               body: Rebalance | None = None) -> dict[str, Any]:
+        options = (body or Rebalance()).rebalanceOptions  # waits the message timeout
+        nimbus.rebalance(topology_id, None, options.numWorkers, options.executors)
+        return _action("rebalance", topology_id)
 
     @app.get("/api/v1/topology/{topology_id}/code", dependencies=[auth])
     def code(topology_id: str, part: str = "code") -> FileResponse:

@@ -121,12 +121,17 @@ class Assigner:
                 logger.exception("nimbus monitor round failed; trying again next round")
 
     def check_all(self) -> None:
-        """One monitor round: finish due kills, assign the unassigned, reassign the dead."""
+        """One monitor round: finish due kills and rebalances, assign the unassigned,
+        reassign the dead."""
         nimbus = self.nimbus
         supervisors = set(nimbus.state.supervisors())
         for topology_id, base in nimbus.storms().items():
             if base.status == TopologyStatus.KILLED:
                 self._maybe_remove(topology_id, base)
+                continue
+            if base.status == TopologyStatus.REBALANCING:
+                if nimbus.clock() >= float(base.action_options.get("rebalance_at", 0)):
+                    nimbus.do_rebalance(topology_id)
                 continue
             assignment = nimbus.state.get_assignment(topology_id)
             if assignment is None or self._dead_reason(assignment, supervisors):
@@ -143,15 +148,21 @@ class Assigner:
     def _dead_reason(self, assignment: Assignment, supervisors: set[str]) -> str | None:
         """Why the assignment's worker must move, or None when it is fine."""
         conf, now = self.nimbus.conf, self.nimbus.clock()
+        # a restarted Nimbus gives every worker a full timeout from its own start: the
+        # heartbeats that arrived while no Nimbus was up were lost, not missing (Storm's
+        # heartbeat cache starts empty for the same reason)
+        since_start = self.nimbus.started
         for slot, worker_id in assignment.worker_ids.items():
             if slot.node not in supervisors:
                 return f"supervisor {slot.node} of slot {slot.port} is gone"
             beat = self.nimbus.state.get_worker_heartbeat(assignment.topology_id, worker_id)
             if beat is None:
-                launched = min(assignment.executor_start_time_secs.values(), default=now)
+                launched = max(since_start, min(assignment.executor_start_time_secs.values(),
+                                                default=now))
                 limit = float(str(conf.get("nimbus.task.launch.secs") or 120))
                 if now - launched > limit:
                     return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
-            elif now - beat.time_secs > float(str(conf.get("nimbus.task.timeout.secs") or 30)):
+            elif now - max(since_start, beat.time_secs) > float(
+                    str(conf.get("nimbus.task.timeout.secs") or 30)):
                 return f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
         return None

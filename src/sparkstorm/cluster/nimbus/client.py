@@ -111,6 +111,17 @@ class NimbusClient:
         """``activate``, ``deactivate`` or ``kill/<wait secs>``."""
         self.call("POST", f"/api/v1/topology/{topology_id}/{op}")
 
+    def rebalance(self, topology_id: str, wait_secs: int | None,
+                  num_workers: int | None = None,
+                  executors: Mapping[str, int] | None = None) -> None:
+        """Storm UI's rebalance call (wait None: the topology's message timeout)."""
+        options: dict[str, Any] = {"executors": dict(executors or {})}
+        if num_workers is not None:
+            options["numWorkers"] = num_workers
+        path = f"/api/v1/topology/{topology_id}/rebalance"
+        self.call("POST", path if wait_secs is None else f"{path}/{wait_secs}",
+                  json={"rebalanceOptions": options})
+
     def download(self, topology_id: str, part: str, dest: Path) -> None:
         """Save a topology's ``code`` (zip), ``spec`` or ``conf`` to ``dest``."""
         response = self._send("GET", f"/api/v1/topology/{topology_id}/code",

@@ -130,6 +130,19 @@ class Inbox:
             raise NimbusError(msg, code="NO_SUCH_UPLOAD")
         return done
 
+    def remove_older_than(self, cutoff: float) -> list[str]:
+        """Delete uploads (finished or partial) last written before epoch ``cutoff``;
+        return their file names."""
+        removed = []
+        for path in sorted(self.folder.glob("stormjar-*")):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed.append(path.name)
+            except FileNotFoundError:
+                continue  # submitted or dropped in between
+        return removed
+
     def _part(self, upload_id: str) -> Path:
         return self.folder / f"{self._checked(upload_id)}.part"
 

@@ -1,4 +1,5 @@
-"""Running Nimbus: open the state, start the monitor, serve the API with uvicorn."""
+"""Running Nimbus: open the state, start the cleaner and the monitor, serve the API with
+uvicorn."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbu
     host, port = str(conf.get("nimbus.host") or "127.0.0.1"), int(str(conf["nimbus.port"]))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             access_log=False, lifespan="off")
+    nimbus.cleaner.start()  # first round now: killed topologies' leftovers go at start
     nimbus.assigner.start()
     logger.info("nimbus listening on http://%s:%s", host, port)
     return nimbus, uvicorn.Server(config)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.cluster.nimbus.assigner import Assigner
+from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
@@ -59,6 +60,7 @@ class Nimbus:
         self.inbox = Inbox(root / "inbox", max_bytes)
         self.stormdist = StormDist(root / "stormdist")
         self.assigner = Assigner(self, scheduler or EvenScheduler())
+        self.cleaner = Cleaner(self)
         self.started = clock()
 
     # --- submit -------------------------------------------------------------------------------
@@ -149,6 +151,98 @@ class Nimbus:
             self.stormdist.remove(topology_id)
             logger.info("removed topology %s", topology_id)
 
+    def rebalance(self, topology_id: str, wait_secs: int | None = None,
+                  num_workers: int | None = None,
+                  executors: Mapping[str, int] | None = None) -> None:
+        """Storm's rebalance: deactivate now, and after ``wait_secs`` (default: the message
+        timeout) set the new executor counts and restart the worker with them.
+
+        The new counts and the due time are kept in the StormBase (status REBALANCING), so a
+        restarted Nimbus finishes the rebalance. Executors change up to the component's task
+        count (tasks are fixed for the topology's life); ``num_workers`` is recorded, but one
+        worker per topology runs in this version.
+
+        Raises:
+            NimbusError: ``TOPOLOGY_NOT_FOUND``, ``TOPOLOGY_BEING_KILLED``,
+                ``TOPOLOGY_BEING_REBALANCED``, ``REBALANCE_UNKNOWN_COMPONENT``,
+                ``REBALANCE_INVALID`` or ``PARALLELISM_ABOVE_TASKS``; nothing changes then.
+        """
+        with self.lock:
+            base = self.storm(topology_id)
+            if base.status in (TopologyStatus.KILLED, TopologyStatus.REBALANCING):
+                code = ("TOPOLOGY_BEING_KILLED" if base.status == TopologyStatus.KILLED
+                        else "TOPOLOGY_BEING_REBALANCED")
+                msg = (f"topology {topology_id} is {str(base.status).lower()}; it cannot be "
+                       "rebalanced now")
+                raise NimbusError(msg, code=code)
+            counts = self._checked_executors(topology_id, executors or {})
+            if num_workers is not None and (isinstance(num_workers, bool)
+                                            or not isinstance(num_workers, int)
+                                            or num_workers < 1):
+                msg = f"numWorkers must be a positive integer, got {num_workers!r}"
+                raise NimbusError(msg, code="REBALANCE_INVALID")
+            if wait_secs is None:
+                wait_secs = int(self.topology_conf(topology_id).get(
+                    "topology.message.timeout.secs") or 30)
+            wait_secs = max(0, int(wait_secs))
+            options: dict[str, Any] = {"wait_secs": wait_secs,
+                                       "rebalance_at": self.clock() + wait_secs,
+                                       "num_executors": counts}
+            if num_workers is not None:
+                options["num_workers"] = num_workers
+            self.state.update_storm(topology_id, status=TopologyStatus.REBALANCING,
+                                    prev_status=base.status, action_options=options)
+            logger.info("rebalancing topology %s in %s s: %s", topology_id, wait_secs, options)
+            if wait_secs == 0:
+                self.do_rebalance(topology_id)
+
+    def _checked_executors(self, topology_id: str,
+                           executors: Mapping[str, int]) -> dict[str, int]:
+        spec = self.topology_spec(topology_id)
+        tasks = {str(c["name"]): int(c.get("num_tasks", 1)) for c in spec["components"]}
+        counts: dict[str, int] = {}
+        for name, count in executors.items():
+            if name not in tasks:
+                msg = (f"topology {topology_id} has no component {name!r}; its components "
+                       f"are {sorted(tasks)}")
+                raise NimbusError(msg, code="REBALANCE_UNKNOWN_COMPONENT")
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                msg = (f"executors of component {name!r} must be a positive integer, "
+                       f"got {count!r}")
+                raise NimbusError(msg, code="REBALANCE_INVALID")
+            if count > tasks[name]:
+                msg = (f"component {name!r} has {tasks[name]} tasks, so at most "
+                       f"{tasks[name]} executors, not {count}; tasks are fixed at submission "
+                       "(submit with a larger num_tasks to rebalance higher)")
+                raise NimbusError(msg, code="PARALLELISM_ABOVE_TASKS")
+            counts[name] = count
+        return counts
+
+    def do_rebalance(self, topology_id: str) -> None:
+        """Apply a due rebalance: new executor counts into the spec, the previous status
+        back, and a new assignment (new worker ids: the supervisor replaces the worker,
+        and the new one starts with the new counts)."""
+        with self.lock:
+            base = self.storm(topology_id)
+            if base.status != TopologyStatus.REBALANCING:
+                return
+            counts = {str(k): int(v) for k, v in
+                      (base.action_options.get("num_executors") or {}).items()}
+            if counts:
+                spec = self.topology_spec(topology_id)
+                for component in spec["components"]:
+                    if component["name"] in counts:
+                        component["par"] = counts[component["name"]]
+                self.stormdist.write_json(topology_id, SPEC, spec)
+            executors = {**base.component_executors, **counts}
+            workers = int(base.action_options.get("num_workers") or base.num_workers)
+            self.state.update_storm(topology_id, status=base.prev_status
+                                    or TopologyStatus.ACTIVE, prev_status=None,
+                                    action_options={}, component_executors=executors,
+                                    num_workers=workers)
+            logger.info("rebalanced topology %s: executors %s", topology_id, executors)
+            self.assigner.assign(topology_id)
+
     def set_active(self, topology_id: str, active: bool) -> None:
         """Activate or deactivate a topology's spouts (the worker learns it at its next
         heartbeat).
@@ -158,10 +252,11 @@ class Nimbus:
         """
         with self.lock:
             base = self.storm(topology_id)
-            if base.status == TopologyStatus.KILLED:
-                msg = (f"topology {topology_id} is being killed; it cannot be "
+            if base.status in (TopologyStatus.KILLED, TopologyStatus.REBALANCING):
+                being = "killed" if base.status == TopologyStatus.KILLED else "rebalanced"
+                msg = (f"topology {topology_id} is being {being}; it cannot be "
                        f"{'activated' if active else 'deactivated'}")
-                raise NimbusError(msg, code="TOPOLOGY_BEING_KILLED")
+                raise NimbusError(msg, code=f"TOPOLOGY_BEING_{being.upper()}")
             status = TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE
             self.state.update_storm(topology_id, status=status)
 

@@ -56,6 +56,25 @@ class StormDist:
         data: dict[str, Any] = json.loads((self.folder(topology_id) / name).read_text())
         return data
 
+    def write_json(self, topology_id: str, name: str, data: dict[str, Any]) -> None:
+        """Replace the spec or conf of a topology atomically (a rebalance's new counts)."""
+        path = self.folder(topology_id) / name
+        staging = path.with_name(f".{name}.tmp")
+        staging.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+        os.replace(staging, path)
+
+    def topology_ids(self) -> list[str]:
+        """The topologies that have a folder here (staging folders left out)."""
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and not p.name.startswith("."))
+
+    def remove_staging(self) -> list[str]:
+        """Delete staging folders a crashed submit left behind; return their names."""
+        found = [p for p in self.root.glob(".*.tmp") if p.is_dir()]
+        for path in found:
+            shutil.rmtree(path, ignore_errors=True)
+        return [p.name for p in found]
+
     def remove(self, topology_id: str) -> None:
         """Delete the topology's folder (idempotent)."""
         shutil.rmtree(self.folder(topology_id), ignore_errors=True)

@@ -11,6 +11,9 @@ Heartbeat response::
 
     {"shutdown": false, "active": true, "rebalance": null, "committed_window": null,
      "stack_trace": false}
+
+``rebalance`` is ``{"num_executors": {...}, "num_workers": n, "rebalance_at": secs}`` while the
+topology is REBALANCING (its spouts are paused; the worker is replaced at the due time).
 """
 
 from __future__ import annotations
@@ -83,7 +86,15 @@ class Umbilical:
             assignment.topology_id, worker_id, self.nimbus.clock(),
             stats if isinstance(stats, dict) else {},
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
-        return _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
+        response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
+        if base.status == TopologyStatus.REBALANCING:
+            # the worker's spouts pause now; at the due time Nimbus reassigns the topology
+            # with the new counts and this worker is replaced by one that runs them
+            options = base.action_options
+            response["rebalance"] = {"num_executors": options.get("num_executors") or {},
+                                     "num_workers": options.get("num_workers"),
+                                     "rebalance_at": options.get("rebalance_at")}
+        return response
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
         """Record a component's (or the worker's) error."""
@@ -95,6 +106,6 @@ class Umbilical:
 
 
 def _response(*, shutdown: bool, active: bool) -> dict[str, Any]:
-    # rebalance, committed_window and stack_trace: room for the next versions
+    # committed_window and stack_trace: room for the next versions
     return {"shutdown": shutdown, "active": active, "rebalance": None,
             "committed_window": None, "stack_trace": False}

@@ -9,6 +9,7 @@ trying: running topologies never depend on Nimbus being up.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -27,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_ASSIGNED = 0, 1, 3
 
+LOCAL_HEARTBEAT = "heartbeat.json"
+"""The worker's latest heartbeat, in its folder (the supervisor starts it there)."""
+
 
 class ClusterWorker:
     """One worker's life: init, run, heartbeat, stop.
@@ -36,10 +40,11 @@ class ClusterWorker:
         worker_id: the id Nimbus gave this worker in the assignment.
         topology_id: its topology.
         code_dir: the extracted code, put first on ``sys.path``.
+        local_dir: where ``heartbeat.json`` goes (None: nowhere).
     """
 
     def __init__(self, client: NimbusClient, worker_id: str, topology_id: str,
-                 code_dir: Path) -> None:
+                 code_dir: Path, local_dir: Path | None = None) -> None:
         self.client = client
         self.worker_id = worker_id
         self.topology_id = topology_id
@@ -47,6 +52,9 @@ class ClusterWorker:
         self.stop = threading.Event()
         self.started = time.monotonic()
         self.runner: Any = None
+        self.active = True
+        self.local_dir = local_dir
+        self._lock = threading.Lock()
 
     def run(self) -> int:
         """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
@@ -56,12 +64,23 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.error("worker %s cannot start: %s", self.worker_id, exc)
             return EXIT_NOT_ASSIGNED if exc.code == "WORKER_NOT_ASSIGNED" else EXIT_FAILED
+        self.active = bool(context.get("active", True))
         if self._beat().get("shutdown"):
             return EXIT_OK
+        # heartbeats go on while Spark starts (the slow part), so a short
+        # nimbus.task.timeout.secs never mistakes a starting worker for a dead one
+        beats = threading.Thread(target=self._heartbeats, name="worker-heartbeat",
+                                 args=(float(context.get("heartbeat_interval_secs") or 1.0),),
+                                 daemon=True)
+        beats.start()
         self._start_runner(context)
         for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark, which sets its own
             signal.signal(signum, lambda *_: self.stop.set())
-        self._loop(float(context.get("heartbeat_interval_secs") or 1.0))
+        while not self.stop.wait(0.2):
+            if self.runner.stopped.is_set():
+                break
+        self.stop.set()
+        beats.join(5)
         return self._shutdown()
 
     def _start_runner(self, context: dict[str, Any]) -> None:
@@ -69,31 +88,51 @@ class ClusterWorker:
         from sparkstorm.topology.spec import TopologySpec
 
         spec = TopologySpec.from_dict(context["spec"])
-        self.runner = TopologyRunner(context["topology_name"], spec, dict(context["conf"]))
-        self.runner.set_active(bool(context.get("active", True)))
-        self.runner.start()
+        runner = TopologyRunner(context["topology_name"], spec, dict(context["conf"]))
+        runner.set_active(self.active)
+        runner.start()
+        with self._lock:
+            self.runner = runner
+            runner.set_active(self.active)  # an order may have come while Spark started
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
 
-    def _loop(self, interval: float) -> None:
+    def _heartbeats(self, interval: float) -> None:
         while not self.stop.wait(interval):
             orders = self._beat()
             if orders.get("shutdown"):
                 logger.info("nimbus says shut down")
+                self.stop.set()
                 return
             if "active" in orders:
-                self.runner.set_active(bool(orders["active"]))
-            if self.runner.stopped.is_set():
-                return
+                with self._lock:
+                    self.active = bool(orders["active"])
+                    if self.runner is not None:
+                        self.runner.set_active(self.active)
 
     def _beat(self) -> dict[str, Any]:
-        stats = self.runner.stats.summary() if self.runner is not None else {}
+        runner = self.runner
+        stats = runner.stats.summary() if runner is not None else {}
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
+        self._local_heartbeat(body)
         try:
             return self.client.heartbeat(self.worker_id, body)
         except NimbusError as exc:
             logger.warning("heartbeat not delivered (%s); going on", exc)
             return {}
+
+    def _local_heartbeat(self, body: dict[str, Any]) -> None:
+        """Write the heartbeat to ``heartbeat.json`` in the worker's folder too (Storm's
+        local worker heartbeat): the supervisor and people read it even when Nimbus is down."""
+        if self.local_dir is None:
+            return
+        path = self.local_dir / LOCAL_HEARTBEAT
+        staging = path.with_name(f".{LOCAL_HEARTBEAT}.tmp")
+        try:
+            staging.write_text(json.dumps({"worker_id": self.worker_id, **body}, default=str))
+            os.replace(staging, path)
+        except OSError as exc:
+            logger.warning("cannot write the local heartbeat %s: %s", path, exc)
 
     def _shutdown(self) -> int:
         self.runner.stop(float(self.runner.conf.get("topology.shutdown.timeout.secs") or 10)
@@ -123,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat otherwise
     client = NimbusClient(args.nimbus, os.environ.get(TOKEN_ENV) or None)
     try:
-        return ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir).run()
+        return ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir,
+                             Path.cwd()).run()
     finally:
         client.close()

@@ -6,8 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,40 +13,8 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.embedded import EmbeddedStore
 from sparkstorm.cluster.state.records import SupervisorInfo, TopologyStatus
-from sparkstorm.config import load_config
-
-SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
-                        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
-                        "inputs": [], "par": 1, "num_tasks": 1}]}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[ClusterState]:
-    with EmbeddedStore(tmp_path / "store.sqlite") as store:
-        yield ClusterState(store)
-
-
-@pytest.fixture
-def nimbus(tmp_path: Path, state: ClusterState, clock: Clock) -> Nimbus:
-    conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
-                                    "nimbus.task.timeout.secs": 30,
-                                    "nimbus.task.launch.secs": 120})
-    return Nimbus(conf, state, clock=clock)
+from tests.unit.cluster.nimbus.conftest import SPEC, Clock
 
 
 def _register(state: ClusterState, sid: str, *ports: int) -> None:

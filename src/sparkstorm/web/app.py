@@ -1,0 +1,282 @@
+"""The UI server (FastAPI): pages, static files, a read-only proxy of Nimbus's ``/api/v1``,
+and the topology actions, which it forwards with the session's cluster token.
+
+Security: the session cookie is HttpOnly and SameSite=Strict; every POST needs the session's
+CSRF token in ``X-CSRF-Token`` and, when the browser sends one, a same-origin ``Origin``;
+the Content-Security-Policy allows scripts and styles from this server only; the cluster token
+stays on the server.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from sparkstorm.web import pages
+from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+TOPOLOGY_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$")
+ACTIONS = ("activate", "deactivate", "kill")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; "
+                                "img-src 'self' data:; connect-src 'self'; "
+                                "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-cache, no-store",
+}
+
+
+def _json_error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+class UiServer:
+    """State of one UI server: its conf, sessions and Nimbus client."""
+
+    def __init__(self, conf: Mapping[str, object], nimbus_url: str,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.conf = conf
+        self.nimbus_url = nimbus_url
+        self.sessions = SessionStore()
+        self.actions_enabled = bool(conf.get("ui.actions.enabled", True))
+        self.local_dir = Path(str(conf.get("storm.local.dir") or "storm-local")).resolve()
+        self.client = httpx.AsyncClient(base_url=nimbus_url, timeout=10, transport=transport)
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    def session_of(self, request: Request) -> Session | None:
+        return self.sessions.get(request.cookies.get(SESSION_COOKIE))
+
+    def page(self, request: Request, render: Any, status: int = 200) -> HTMLResponse:
+        """Render a page with the request's session, creating one (and its cookie) if needed."""
+        session = self.session_of(request)
+        fresh = session is None
+        if session is None:
+            session = self.sessions.create()
+        response = HTMLResponse(render(session), status_code=status)
+        if fresh:
+            response.set_cookie(SESSION_COOKIE, session.id, httponly=True, samesite="strict",
+                                path="/")
+        return response
+
+    def check_post(self, request: Request) -> Session:
+        """The session of a state-changing request, after its CSRF checks.
+
+        Raises:
+            HTTPException: 403 without a session, with a wrong CSRF token or a foreign Origin.
+        """
+        origin = request.headers.get("origin")
+        if origin and urlsplit(origin).netloc != request.headers.get("host"):
+            raise HTTPException(403, "cross-site request refused (Origin does not match)")
+        session = self.session_of(request)
+        if session is None:
+            raise HTTPException(403, "no UI session: reload the page and try again")
+        given = request.headers.get("x-csrf-token", "")
+        if not hmac.compare_digest(given.encode(), session.csrf.encode()):
+            raise HTTPException(403, "missing or wrong CSRF token: reload the page")
+        return session
+
+    # --- Nimbus --------------------------------------------------------------------------------
+
+    async def nimbus_get(self, path: str, params: Any = None) -> httpx.Response:
+        return await self.client.get(path, params=params)
+
+    def spec_file(self, topology_id: str) -> Path | None:
+        """``<storm.local.dir>/nimbus/stormdist/<id>/stormcode.json`` if this machine has it."""
+        if not TOPOLOGY_ID.match(topology_id):
+            return None
+        path = self.local_dir / "nimbus" / "stormdist" / topology_id / "stormcode.json"
+        return path if path.is_file() else None
+
+    async def topology_spec(self, topology_id: str, session: Session | None) -> dict[str, Any]:
+        """The submitted spec: from Nimbus's disk when local, else Nimbus with the token."""
+        path = self.spec_file(topology_id)
+        if path is not None:
+            data: dict[str, Any] = json.loads(path.read_text())
+            return data
+        if session is None or session.token is None:
+            msg = ("the topology spec is not on this machine and Nimbus serves it only with "
+                   "the cluster token: enter the token (any action asks for it)")
+            raise HTTPException(401, msg)
+        response = await self.client.get(
+            f"/api/v1/topology/{quote(topology_id, safe='')}/code", params={"part": "spec"},
+            headers={"Authorization": f"Bearer {session.token}"})
+        if response.status_code == 404:
+            raise HTTPException(404, f"topology {topology_id!r} not found")
+        response.raise_for_status()
+        spec: dict[str, Any] = response.json()
+        return spec
+
+
+def graph_of(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Nodes and edges of the DAG from a topology spec.
+
+    Example:
+        >>> spec = {"components": [
+        ...     {"name": "w", "kind": "spout", "par": 1, "num_tasks": 1, "inputs": []},
+        ...     {"name": "b", "kind": "bolt", "par": 2, "num_tasks": 2, "inputs": [
+        ...         {"source": "w", "stream": "default",
+        ...          "grouping": {"type": "FIELDS", "fields": ["word"]}}]}]}
+        >>> graph_of(spec)["edges"]
+        [{'source': 'w', 'target': 'b', 'stream': 'default', 'grouping': 'FIELDS(word)'}]
+    """
+    nodes, edges = [], []
+    for component in spec.get("components", []):
+        nodes.append({"id": component["name"], "kind": component["kind"],
+                      "executors": int(component.get("par", 1)),
+                      "tasks": int(component.get("num_tasks", component.get("par", 1)))})
+        for item in component.get("inputs", []):
+            grouping = item.get("grouping") or {}
+            label = str(grouping.get("type", "?"))
+            if grouping.get("fields"):
+                label += "(" + ",".join(grouping["fields"]) + ")"
+            edges.append({"source": item["source"], "target": component["name"],
+                          "stream": item.get("stream", "default"), "grouping": label})
+    return {"nodes": nodes, "edges": edges}
+
+
+def create_app(conf: Mapping[str, object], nimbus_url: str,
+               transport: httpx.AsyncBaseTransport | None = None) -> FastAPI:
+    """The UI app for the Nimbus at ``nimbus_url``."""
+    ui = UiServer(conf, nimbus_url, transport)
+    app = FastAPI(title="sparkstorm ui", version="1", docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.ui = ui
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith(("/api/", "/ui/")):
+            code = {401: "AUTH_TOKEN_MISSING", 403: "FORBIDDEN", 404: "NOT_FOUND"}.get(
+                exc.status_code, "BAD_REQUEST")
+            return _json_error(exc.status_code, str(exc.detail), code)
+        title = "Not found" if exc.status_code == 404 else "Error"
+        message = str(exc.detail) if exc.status_code != 404 else \
+            f"There is no page at {request.url.path}."
+        return ui.page(request, lambda s: pages.error_page(s, exc.status_code, title, message),
+                       exc.status_code)
+
+    @app.exception_handler(httpx.HTTPError)
+    async def nimbus_down(request: Request, exc: httpx.HTTPError) -> Response:
+        message = f"Nimbus at {ui.nimbus_url} did not answer ({type(exc).__name__}: {exc})"
+        if request.url.path.startswith(("/api/", "/ui/")):
+            return _json_error(502, message, "NIMBUS_UNREACHABLE")
+        return ui.page(request, lambda s: pages.error_page(s, 502, "Nimbus unreachable",
+                                                           message), 502)
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _page_routes(app, ui)
+    _api_routes(app, ui)
+    return app
+
+
+def _page_routes(app: FastAPI, ui: UiServer) -> None:
+    @app.get("/", response_class=HTMLResponse)
+    async def cluster(request: Request) -> HTMLResponse:
+        return ui.page(request, pages.cluster_page)
+
+    @app.get("/topology/{topology_id}", response_class=HTMLResponse)
+    async def topology(request: Request, topology_id: str) -> HTMLResponse:
+        response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
+        if response.status_code == 404:
+            message = (f"No topology with id '{topology_id}' is known to Nimbus: it may have "
+                       "been killed, or the id is mistyped.")
+            return ui.page(request, lambda s: pages.error_page(s, 404, "Topology not found",
+                                                               message), 404)
+        response.raise_for_status()
+        name = str(response.json().get("name", topology_id))
+        return ui.page(request, lambda s: pages.topology_page(s, topology_id, name,
+                                                              ui.actions_enabled))
+
+
+def _api_routes(app: FastAPI, ui: UiServer) -> None:
+    @app.get("/ui/topology/{topology_id}/graph")
+    async def graph(request: Request, topology_id: str) -> dict[str, Any]:
+        """The DAG: components from the submitted spec (Nimbus has no spec endpoint yet)."""
+        exists = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
+        if exists.status_code == 404:
+            raise HTTPException(404, f"topology {topology_id!r} not found")
+        return graph_of(await ui.topology_spec(topology_id, ui.session_of(request)))
+
+    @app.get("/ui/session")
+    async def session_state(request: Request) -> dict[str, Any]:
+        session = ui.session_of(request)
+        return {"session": session is not None,
+                "hasToken": bool(session and session.token),
+                "actionsEnabled": ui.actions_enabled}
+
+    @app.post("/ui/session/token")
+    async def set_token(request: Request) -> dict[str, Any]:
+        session = ui.check_post(request)
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        token = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token.strip():
+            raise HTTPException(400, 'send {"token": "<cluster token>"}')
+        session.token = token.strip()
+        return {"status": "success"}
+
+    @app.post("/ui/session/logout")
+    async def forget_token(request: Request) -> dict[str, Any]:
+        ui.check_post(request).token = None
+        return {"status": "success"}
+
+    @app.post("/api/v1/topology/{topology_id}/{action}")
+    async def act(request: Request, topology_id: str, action: str) -> Response:
+        return await _forward_action(request, ui, topology_id, action, None)
+
+    @app.post("/api/v1/topology/{topology_id}/{action}/{wait}")
+    async def act_wait(request: Request, topology_id: str, action: str, wait: int) -> Response:
+        return await _forward_action(request, ui, topology_id, action, wait)
+
+    @app.get("/api/v1/{path:path}")
+    async def proxy(request: Request, path: str) -> Response:
+        """Nimbus's read-only UI API, as is (no token is ever added to a GET)."""
+        response = await ui.nimbus_get(f"/api/v1/{path}", params=request.query_params)
+        return Response(response.content, status_code=response.status_code,
+                        media_type=response.headers.get("content-type", "application/json"))
+
+
+async def _forward_action(request: Request, ui: UiServer, topology_id: str, action: str,
+                          wait: int | None) -> Response:
+    session = ui.check_post(request)
+    if not ui.actions_enabled:
+        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
+    if action not in ACTIONS or (wait is not None and action != "kill"):
+        raise HTTPException(404, f"unknown action {action!r}; use one of {list(ACTIONS)}")
+    if session.token is None:
+        return _json_error(401, "this action needs the cluster token; enter it once per session",
+                           "AUTH_TOKEN_MISSING")
+    path = f"/api/v1/topology/{quote(topology_id, safe='')}/{action}"
+    if wait is not None:
+        path += f"/{max(0, wait)}"
+    response = await ui.client.post(path, headers={"Authorization": f"Bearer {session.token}"})
+    if response.status_code == 401:
+        session.token = None  # a wrong token is forgotten: the UI asks again
+    return Response(response.content, status_code=response.status_code,
+                    media_type=response.headers.get("content-type", "application/json"))

@@ -1,0 +1,140 @@
+"""Fixtures of the browser suite: Debian's Chromium driven by Playwright, and a real cluster
+(Nimbus, a supervisor, the exclamation topology, ``sparkstorm ui``) shared by a module.
+
+Chromium is installed by ``scripts/install-chromium.sh`` when missing (``make test`` runs it
+too). When it cannot be installed, or Playwright is missing, the tests skip with the reason;
+under ``CI=true`` they fail instead, so that CI never passes without running them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.integration.cluster.harness import ROOT, TestCluster, free_port
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"browser tests cannot run under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """The Chromium binary, installed with apt-get when missing."""
+    if not CHROMIUM.exists():
+        try:
+            subprocess.run(["bash", str(ROOT / "scripts" / "install-chromium.sh")],
+                           check=False, capture_output=True, timeout=900)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing and scripts/install-chromium.sh could not "
+                     "install it (needs root or sudo and apt-get)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: Path) -> Iterator[Any]:
+    """A headless Chromium for the whole session."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed: pip install -e '.[test]'")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(chromium), headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page in a fresh browser context (no cookies: a new UI session)."""
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context.set_default_timeout(15_000)
+    new_page = context.new_page()
+    errors: list[str] = []
+    new_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield new_page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@dataclass
+class UiCluster:
+    """A running cluster with the exclamation topology and the UI server in front of it."""
+
+    cluster: TestCluster
+    ui_url: str
+    topology_id: str
+
+    def rest(self, path: str) -> Any:
+        """Nimbus's own answer (not through the UI)."""
+        return self.cluster.get(path)
+
+    def topology(self) -> dict[str, Any]:
+        return dict(self.rest(f"/api/v1/topology/{self.topology_id}"))
+
+    def status(self) -> str | None:
+        rows = self.rest("/api/v1/topology/summary")["topologies"]
+        return next((r["status"] for r in rows if r["id"] == self.topology_id), None)
+
+    def spec(self) -> dict[str, Any]:
+        response = self.cluster.request(
+            "GET", f"/api/v1/topology/{self.topology_id}/code", params={"part": "spec"})
+        response.raise_for_status()
+        return dict(response.json())
+
+
+def _ui_up(url: str, cluster: TestCluster) -> bool:
+    try:
+        return httpx.get(url + "/", timeout=2).is_success
+    except httpx.HTTPError:
+        assert cluster.daemons["ui"].poll() is None, cluster.logs()
+        return False
+
+
+@pytest.fixture(scope="module")
+def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
+               browser: Any) -> Iterator[UiCluster]:
+    """Nimbus + supervisor running exclamation (unbounded, 20 pending), and ``sparkstorm ui``."""
+    cluster = TestCluster(tmp_path_factory.mktemp("browser"), **{"ui.port": free_port()})
+    try:
+        cluster.start_nimbus()
+        cluster.start_supervisor()
+        result = cluster.cli("submit", "examples/exclamation.py", "-c", "exclamation.count=0",
+                             "-c", "topology.max.spout.pending=20")
+        assert result.returncode == 0, result.stderr + cluster.logs()
+        cluster.start("ui")
+        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        wait_for(lambda: _ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        yield UiCluster(cluster, url, result.stdout.strip())
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        cluster.close()
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot as ``test-artifacts/<name>.png``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,157 @@
+"""The UI server alone, in front of a fake Nimbus (no browser, no cluster): the proxy, the
+session token, CSRF, 404 pages and the DAG endpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from sparkstorm.web.app import create_app
+
+TOKEN = "s3cret"
+TOPOLOGY = "exclamation-1-100"
+SPEC = {"components": [
+    {"name": "word", "kind": "spout", "par": 1, "num_tasks": 1, "inputs": []},
+    {"name": "count", "kind": "bolt", "par": 2, "num_tasks": 4, "inputs": [
+        {"source": "word", "stream": "default",
+         "grouping": {"type": "FIELDS", "fields": ["word"]}},
+        {"source": "word", "stream": "tick", "grouping": {"type": "ALL"}}]}]}
+
+
+class FakeNimbus:
+    """Answers like Nimbus; records the calls it got."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str | None]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        auth = request.headers.get("authorization")
+        self.calls.append((request.method, request.url.path, auth))
+        path = request.url.path
+        if request.method == "POST":
+            if auth != f"Bearer {TOKEN}":
+                return httpx.Response(401, json={"error": "bad token",
+                                                 "code": "AUTH_TOKEN_INVALID"})
+            op = path.split("/")[5]
+            return httpx.Response(200, json={"topologyOperation": op, "topologyId": TOPOLOGY,
+                                             "status": "success"})
+        if path == f"/api/v1/topology/{TOPOLOGY}":
+            return httpx.Response(200, json={"id": TOPOLOGY, "name": "exclamation"})
+        if path == f"/api/v1/topology/{TOPOLOGY}/code":
+            return httpx.Response(200, json=SPEC) if auth == f"Bearer {TOKEN}" else \
+                httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
+        if path == "/api/v1/cluster/summary":
+            query = request.url.query.decode()
+            return httpx.Response(200, json={"supervisors": 1, "window": query})
+        return httpx.Response(404, json={"error": "not found", "code": "TOPOLOGY_NOT_FOUND"})
+
+
+@pytest.fixture
+def nimbus() -> FakeNimbus:
+    return FakeNimbus()
+
+
+def _client(nimbus: FakeNimbus, local: Path, **conf: Any) -> TestClient:
+    app = create_app({"storm.local.dir": str(local), **conf}, "http://nimbus.test",
+                     transport=httpx.MockTransport(nimbus))
+    return TestClient(app, base_url="http://ui.test")
+
+
+def _csrf(client: TestClient) -> str:
+    page = client.get("/")
+    return page.text.split('name="csrf-token" content="')[1].split('"')[0]
+
+
+def test_gets_are_proxied_without_any_token(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    response = client.get("/api/v1/cluster/summary?window=600")
+    assert response.json() == {"supervisors": 1, "window": "window=600"}
+    assert nimbus.calls == [("GET", "/api/v1/cluster/summary", None)]
+    assert response.headers["x-frame-options"] == "DENY"
+
+
+def test_an_action_needs_csrf_then_the_token_which_is_kept_server_side(
+        nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    action = f"/api/v1/topology/{TOPOLOGY}/deactivate"
+    assert client.post(action).status_code == 403  # no session
+    csrf = _csrf(client)
+    assert client.post(action, headers={"X-CSRF-Token": "wrong"}).status_code == 403
+    missing = client.post(action, headers={"X-CSRF-Token": csrf})
+    assert missing.status_code == 401 and missing.json()["code"] == "AUTH_TOKEN_MISSING"
+    assert not [c for c in nimbus.calls if c[0] == "POST"], "nothing reached Nimbus"
+
+    assert client.post("/ui/session/token", json={"token": TOKEN}).status_code == 403
+    stored = client.post("/ui/session/token", json={"token": TOKEN},
+                         headers={"X-CSRF-Token": csrf})
+    assert stored.status_code == 200 and TOKEN not in stored.text
+    assert client.get("/ui/session").json()["hasToken"] is True
+    done = client.post(action, headers={"X-CSRF-Token": csrf})
+    assert done.json()["topologyOperation"] == "deactivate"
+    killed = client.post(f"/api/v1/topology/{TOPOLOGY}/kill/5", headers={"X-CSRF-Token": csrf})
+    assert killed.status_code == 200
+    assert nimbus.calls[-1] == ("POST", f"/api/v1/topology/{TOPOLOGY}/kill/5", f"Bearer {TOKEN}")
+    unknown = client.post(f"/api/v1/topology/{TOPOLOGY}/rm-rf", headers={"X-CSRF-Token": csrf})
+    assert unknown.status_code == 404
+
+
+def test_a_wrong_token_is_forgotten(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    csrf = _csrf(client)
+    client.post("/ui/session/token", json={"token": "wrong"}, headers={"X-CSRF-Token": csrf})
+    refused = client.post(f"/api/v1/topology/{TOPOLOGY}/activate",
+                          headers={"X-CSRF-Token": csrf})
+    assert refused.status_code == 401 and refused.json()["code"] == "AUTH_TOKEN_INVALID"
+    assert client.get("/ui/session").json()["hasToken"] is False
+
+
+def test_actions_can_be_disabled(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path, **{"ui.actions.enabled": False})
+    csrf = _csrf(client)
+    response = client.post(f"/api/v1/topology/{TOPOLOGY}/kill/0", headers={"X-CSRF-Token": csrf})
+    assert response.status_code == 403
+    assert "Actions are disabled" in client.get(f"/topology/{TOPOLOGY}").text
+
+
+def test_unknown_pages_and_topologies_are_404_pages(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    page = client.get("/topology/nope-1-1")
+    assert page.status_code == 404 and "Topology not found" in page.text
+    assert "text/html" in page.headers["content-type"]
+    assert client.get("/nowhere").status_code == 404
+    assert client.get("/ui/topology/nope-1-1/graph").status_code == 404
+
+
+def test_the_dag_comes_from_the_local_spec_or_from_nimbus_with_the_token(
+        nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    assert client.get(f"/ui/topology/{TOPOLOGY}/graph").status_code == 401
+    csrf = _csrf(client)
+    client.post("/ui/session/token", json={"token": TOKEN}, headers={"X-CSRF-Token": csrf})
+    graph = client.get(f"/ui/topology/{TOPOLOGY}/graph").json()
+    assert [n["id"] for n in graph["nodes"]] == ["word", "count"]
+    assert graph["nodes"][1]["tasks"] == 4
+    assert graph["edges"] == [
+        {"source": "word", "target": "count", "stream": "default", "grouping": "FIELDS(word)"},
+        {"source": "word", "target": "count", "stream": "tick", "grouping": "ALL"}]
+
+    folder = tmp_path / "nimbus" / "stormdist" / TOPOLOGY
+    folder.mkdir(parents=True)
+    (folder / "stormcode.json").write_text(json.dumps({"components": SPEC["components"][:1]}))
+    fresh = _client(nimbus, tmp_path)  # no token: the file on this machine is enough
+    assert [n["id"] for n in fresh.get(f"/ui/topology/{TOPOLOGY}/graph").json()["nodes"]] == \
+        ["word"]
+
+
+def test_spec_paths_cannot_leave_stormdist(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    from sparkstorm.web.app import UiServer
+
+    server = UiServer({"storm.local.dir": str(tmp_path)}, "http://nimbus.test")
+    (tmp_path / "stormcode.json").write_text("{}")
+    assert server.spec_file("../../stormcode.json") is None
+    assert server.spec_file("..") is None

@@ -1,0 +1,55 @@
+"""Fixtures of the Nimbus unit tests: an embedded store, a fake clock, a Nimbus on them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.state.embedded import EmbeddedStore
+from sparkstorm.config import load_config
+
+SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
+                        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
+                        "inputs": [], "par": 1, "num_tasks": 1}]}
+
+BOLT = {"name": "split", "kind": "bolt", "component": "t:B",
+        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
+        "inputs": [{"source": "word", "stream": "default", "grouping": {"type": "SHUFFLE"}}],
+        "par": 1, "num_tasks": 4}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Iterator[ClusterState]:
+    with EmbeddedStore(tmp_path / "store.sqlite") as store:
+        yield ClusterState(store)
+
+
+@pytest.fixture
+def nimbus(tmp_path: Path, state: ClusterState, clock: Clock) -> Nimbus:
+    conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
+                                    "nimbus.task.timeout.secs": 30,
+                                    "nimbus.task.launch.secs": 120})
+    return Nimbus(conf, state, clock=clock)
+
+
+@pytest.fixture
+def two_components(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC gets a bolt with 4 tasks and 1 executor (room to rebalance)."""
+    monkeypatch.setitem(SPEC, "components", [*SPEC["components"], BOLT])
