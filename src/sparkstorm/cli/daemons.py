@@ -100,8 +100,20 @@ def supervisor_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _start_ui(conf: dict[str, object]) -> tuple[Any, threading.Thread]:
+    """The web UI in a thread of this process (uvicorn skips signal handlers off the main
+    thread, so the cluster's own handling of SIGINT/SIGTERM stays in charge)."""
+    from sparkstorm.web.cli import build_server as build_ui_server
+
+    ui_server = build_ui_server(conf)
+    thread = threading.Thread(target=ui_server.run, name="ui", daemon=True)
+    thread.start()
+    return ui_server, thread
+
+
 def cluster_command(args: argparse.Namespace) -> int:
-    """Nimbus and one supervisor on the same store; stopping it stops the workers too."""
+    """Nimbus, one supervisor and the web UI on the same store; stopping it stops the
+    workers too."""
     from sparkstorm.cluster.nimbus.client import NimbusClient, nimbus_url
     from sparkstorm.cluster.nimbus.server import build_server
     from sparkstorm.cluster.nimbus.token import load_or_create_token
@@ -116,9 +128,12 @@ def cluster_command(args: argparse.Namespace) -> int:
         client = NimbusClient(nimbus_url(conf), load_or_create_token(conf))
         supervisor = Supervisor(conf, state, client)
         supervisor.start()
+        ui_server, ui_thread = _start_ui(conf)
         try:
             _serve(server)
         finally:
+            ui_server.should_exit = True
+            ui_thread.join(10)
             supervisor.stop(kill_workers=True)
             nimbus.assigner.stop()
             nimbus.cleaner.stop()

@@ -54,8 +54,9 @@ class TestCluster:
         self.tmp = tmp
         self.local = tmp / "local"
         self.port = free_port()
+        self.ui_port = free_port()
         self.conf = {**BASE_CONF, "storm.local.dir": str(self.local), "nimbus.port": self.port,
-                     **conf}
+                     "ui.port": self.ui_port, **conf}
         self.conf_file = tmp / "sparkstorm.yaml"
         self.conf_file.write_text(yaml.safe_dump(self.conf))
         self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file)}

@@ -8,6 +8,7 @@ import signal
 import time
 from typing import Any
 
+import httpx
 import pytest
 
 from sparkstorm.testing.polling import wait_for
@@ -102,6 +103,10 @@ def test_cluster_command_activate_deactivate_and_stop_takes_the_workers(
     assert cluster.cli("deactivate", "exc").returncode == 0
     assert _topology(cluster, "exc")["status"] == "INACTIVE"  # type: ignore[index]
     worker_pid = cluster.worker_records()[0]["pid"]
+    page = httpx.get(f"http://127.0.0.1:{cluster.ui_port}/", timeout=10)
+    assert page.status_code == 200 and "exc" in httpx.get(
+        f"http://127.0.0.1:{cluster.ui_port}/api/v1/topology/summary", timeout=10).text, \
+        "sparkstorm cluster also serves the web UI"
 
     cluster.daemons["cluster"].send_signal(signal.SIGTERM)
     assert cluster.daemons["cluster"].wait(60) == 0, cluster.logs()
