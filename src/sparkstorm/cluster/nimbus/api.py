@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.stormdist import PARTS
+from sparkstorm.cluster.nimbus.ui_component import ComponentPage
 from sparkstorm.cluster.nimbus.ui_views import UiViews
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.errors import SparkstormError
@@ -105,7 +106,7 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)
     _topology_routes(app, nimbus, auth)
-    _ui_routes(app, UiViews(nimbus))
+    _ui_routes(app, UiViews(nimbus), ComponentPage(nimbus))
     _worker_routes(app, Umbilical(nimbus), auth)
     return app
 
@@ -187,14 +188,29 @@ def _topology_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
         return FileResponse(path)
 
 
-def _ui_routes(app: FastAPI, views: UiViews) -> None:
+def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
     app.get("/api/v1/cluster/summary")(views.cluster_summary)
+    app.get("/api/v1/cluster/configuration")(views.cluster_configuration)
+    app.get("/api/v1/nimbus/conf")(views.cluster_configuration)
+    app.get("/api/v1/nimbus/summary")(views.nimbus_summary)
     app.get("/api/v1/supervisor/summary")(views.supervisor_summary)
     app.get("/api/v1/topology/summary")(views.topology_summary)
 
     @app.get("/api/v1/topology/{topology_id}")
     def topology(topology_id: str) -> dict[str, Any]:
         return views.topology(topology_id)
+
+    @app.get("/api/v1/topology/{topology_id}/conf")
+    def topology_conf(topology_id: str) -> dict[str, Any]:
+        return views.topology_conf(topology_id)
+
+    @app.get("/api/v1/topology/{topology_id}/visualization")
+    def visualization(topology_id: str) -> dict[str, Any]:
+        return views.visualization(topology_id)
+
+    @app.get("/api/v1/topology/{topology_id}/component/{component}")
+    def component(topology_id: str, component: str) -> dict[str, Any]:
+        return components.page(topology_id, component)
 
 
 def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:

@@ -15,13 +15,22 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import sparkstorm
+from sparkstorm.cluster.nimbus.service import SECRET_KEYS
 from sparkstorm.cluster.state.records import Assignment, StormBase
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
+ALL_TIME = ":all-time"
+MASK = "********"
+_SECRET_WORDS = frozenset({"token", "password", "secret"})
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def _sanitise(stream: str) -> str:
+    """Storm's ``:sani-stream``: the stream id with non-word characters replaced by ``_``."""
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in stream)
 
 
 def pretty_uptime(seconds: float) -> str:
@@ -34,8 +43,22 @@ def pretty_uptime(seconds: float) -> str:
     return " ".join(parts)
 
 
-def _latency(value: object) -> str:
+def latency(value: object) -> str:
+    """A latency as Storm shows it: a string with 3 decimals, ``"0.000"`` when unknown."""
     return f"{float(value):.3f}" if isinstance(value, int | float) else "0.000"
+
+
+def mask_secrets(conf: dict[str, Any]) -> dict[str, Any]:
+    """``conf`` with secret values (``storm.cluster.token``, keys ending in ``.token``,
+    ``.password`` or ``.secret``) replaced by ``"********"``; unset ones stay as they are.
+
+    Example:
+        >>> mask_secrets({"storm.cluster.token": "s3cr3t", "nimbus.port": 6627})
+        {'storm.cluster.token': '********', 'nimbus.port': 6627}
+    """
+    return {key: MASK if value not in (None, "") and (
+        key in SECRET_KEYS or key.rsplit(".", 1)[-1].lower() in _SECRET_WORDS) else value
+        for key, value in conf.items()}
 
 
 class UiViews:
@@ -66,6 +89,59 @@ class UiViews:
                 "totalMem": 0.0, "totalCpu": 0.0, "availMem": 0.0, "availCpu": 0.0,
                 "schedulerDisplayResource": False, "bugtracker-url": None,
                 "central-log-url": None}
+
+    def nimbus_summary(self) -> dict[str, Any]:
+        """``GET /api/v1/nimbus/summary``: this Nimbus, the leader (no HA yet)."""
+        conf = self.nimbus.conf
+        uptime = max(0.0, self.nimbus.clock() - self.nimbus.started)
+        host = str(conf.get("nimbus.host") or "127.0.0.1")
+        return {"nimbuses": [{"host": host, "port": int(str(conf.get("nimbus.port") or 6627)),
+                              "status": "Leader", "version": VERSION,
+                              "nimbusUpTime": pretty_uptime(uptime),
+                              "nimbusUpTimeSeconds": int(uptime), "nimbusLogLink": ""}]}
+
+    def cluster_configuration(self) -> dict[str, Any]:
+        """``GET /api/v1/cluster/configuration`` (also ``/api/v1/nimbus/conf``): Nimbus's
+        effective conf, secrets masked."""
+        return mask_secrets(self.nimbus.conf)
+
+    def topology_conf(self, topology_id: str) -> dict[str, Any]:
+        """``GET /api/v1/topology/{id}/conf``: the conf the topology runs with, secrets
+        masked (none is stored with it; masked again in case)."""
+        self.nimbus.storm(topology_id)
+        return mask_secrets(self.nimbus.topology_conf(topology_id))
+
+    def visualization(self, topology_id: str) -> dict[str, Any]:
+        """``GET /api/v1/topology/{id}/visualization``: the DAG, open to read.
+
+        ``components`` has the spec's shape (name, kind, par, num_tasks, inputs with their
+        groupings, outputs) without code references or component configs, so the web UI
+        draws it without the token; ``visualization`` is Storm's map (component id to
+        ``:type`` and ``:inputs`` of ``:component``, ``:stream``, ``:sani-stream``,
+        ``:grouping``).
+        """
+        self.nimbus.storm(topology_id)
+        spec = self.nimbus.topology_spec(topology_id)
+        components, storm_map = [], {}
+        for c in spec["components"]:
+            inputs = [{"source": i["source"], "stream": i.get("stream", "default"),
+                       "grouping": i.get("grouping") or {}} for i in c.get("inputs", [])]
+            outputs = [{"name": o.get("name", "default"), "fields": list(o.get("fields", [])),
+                        "direct": bool(o.get("direct", False))} for o in c.get("outputs", [])]
+            components.append({"name": c["name"], "kind": c["kind"],
+                               "par": int(c.get("par", 1)),
+                               "num_tasks": int(c.get("num_tasks", 1)),
+                               "inputs": inputs, "outputs": outputs})
+            storm_map[c["name"]] = {
+                ":type": c["kind"], ":capacity": 0.0, ":latency": None, ":transferred": None,
+                ":stats": [], ":link": f"/component.html?id={quote(c['name'], safe='')}"
+                                       f"&topology_id={quote(topology_id, safe='')}",
+                ":inputs": [{":component": i["source"], ":stream": i["stream"],
+                             ":sani-stream": _sanitise(i["stream"]),
+                             ":grouping": str(i["grouping"].get("type", "")).lower()}
+                            for i in inputs]}
+        return {"topologyId": topology_id, "components": components,
+                "visualization": storm_map}
 
     def supervisor_summary(self) -> dict[str, Any]:
         """``GET /api/v1/supervisor/summary``."""
@@ -119,7 +195,7 @@ class UiViews:
                   for c in spec["components"] if c["kind"] == "spout"]
         bolts = [self._bolt(topology_id, c, stats.get(c["name"], {}))
                  for c in spec["components"] if c["kind"] == "bolt"]
-        return {**self._topology_row(topology_id, base), "user": "", "window": ":all-time",
+        return {**self._topology_row(topology_id, base), "user": "", "window": ALL_TIME,
                 "windowHint": "All time",
                 "msgTimeout": int(conf.get("topology.message.timeout.secs") or 30),
                 "debug": False, "samplingPct": 10, "configuration": conf,
@@ -168,7 +244,7 @@ class UiViews:
         name = component["name"]
         return {"spoutId": name, "encodedSpoutId": quote(name, safe=""),
                 **self._common(topology_id, component, stats),
-                "completeLatency": _latency(stats.get("complete_latency_ms"))}
+                "completeLatency": latency(stats.get("complete_latency_ms"))}
 
     def _bolt(self, topology_id: str, component: dict[str, Any],
               stats: dict[str, Any]) -> dict[str, Any]:
@@ -176,19 +252,19 @@ class UiViews:
         return {"boltId": name, "encodedBoltId": quote(name, safe=""),
                 **self._common(topology_id, component, stats),
                 "executed": int(stats.get("executed", 0)),
-                "executeLatency": _latency(stats.get("execute_latency_ms")),
-                "processLatency": _latency(stats.get("process_latency_ms")),
+                "executeLatency": latency(stats.get("execute_latency_ms")),
+                "processLatency": latency(stats.get("process_latency_ms")),
                 "capacity": "0.000"}
 
     @staticmethod
     def _totals(spouts: list[dict[str, Any]]) -> dict[str, Any]:
         latencies = [float(s["completeLatency"]) for s in spouts if s["acked"]]
-        return {"window": ":all-time", "windowPretty": "All time",
+        return {"window": ALL_TIME, "windowPretty": "All time",
                 "emitted": sum(s["emitted"] for s in spouts),
                 "transferred": sum(s["transferred"] for s in spouts),
                 "acked": sum(s["acked"] for s in spouts),
                 "failed": sum(s["failed"] for s in spouts),
-                "completeLatency": _latency(sum(latencies) / len(latencies)
+                "completeLatency": latency(sum(latencies) / len(latencies)
                                             if latencies else None)}
 
     def _workers(self, topology_id: str, base: StormBase,
