@@ -146,23 +146,32 @@ class Assigner:
             self.nimbus.remove(topology_id)
 
     def _dead_reason(self, assignment: Assignment, supervisors: set[str]) -> str | None:
-        """Why the assignment's worker must move, or None when it is fine."""
+        """Why the assignment's worker must move, or None when it is fine.
+
+        A worker whose supervisor is gone moves only once its heartbeats stopped too (or
+        when it never sent one): a worker that still heartbeats outlived its supervisor's
+        process (a crash or a restart, whose new process adopts it; a restart also leaves a
+        gap between the old session's expiry and the new registration), while a lost node
+        takes its worker with it.
+        """
         conf, now = self.nimbus.conf, self.nimbus.clock()
         # a restarted Nimbus gives every worker a full timeout from its own start: the
         # heartbeats that arrived while no Nimbus was up were lost, not missing (Storm's
         # heartbeat cache starts empty for the same reason)
         since_start = self.nimbus.started
+        timeout = float(str(conf.get("nimbus.task.timeout.secs") or 30))
         for slot, worker_id in assignment.worker_ids.items():
-            if slot.node not in supervisors:
-                return f"supervisor {slot.node} of slot {slot.port} is gone"
             beat = self.nimbus.state.get_worker_heartbeat(assignment.topology_id, worker_id)
-            if beat is None:
+            silent = beat is not None and now - max(since_start, beat.time_secs) > timeout
+            if slot.node not in supervisors:
+                if beat is None or silent:
+                    return f"supervisor {slot.node} of slot {slot.port} is gone"
+            elif beat is None:
                 launched = max(since_start, min(assignment.executor_start_time_secs.values(),
                                                 default=now))
                 limit = float(str(conf.get("nimbus.task.launch.secs") or 120))
                 if now - launched > limit:
                     return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
-            elif now - max(since_start, beat.time_secs) > float(
-                    str(conf.get("nimbus.task.timeout.secs") or 30)):
+            elif silent:
                 return f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
         return None

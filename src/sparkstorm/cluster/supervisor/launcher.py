@@ -1,9 +1,10 @@
 """Worker processes: launched in their own process group, recorded on disk, killed by group.
 
 Each worker has ``<supervisor dir>/workers/<worker id>/`` with ``worker.json`` (pid, start
-time, topology, port) and ``worker.log`` (its stdout and stderr). A restarted supervisor
-reads the records back and adopts the workers still running: the start time guards against
-a recycled pid.
+time, topology, port), ``worker.log`` (its stdout and stderr) and ``heartbeat.json`` (the
+worker's latest local heartbeat, written by the worker itself every
+``worker.heartbeat.frequency.secs``). A restarted supervisor reads the records back and
+adopts the workers still running: the start time guards against a recycled pid.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from pathlib import Path
 import psutil
 
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
 
 logger = logging.getLogger(__name__)
-
-
 
 @dataclass(frozen=True)
 class WorkerProcess:
@@ -63,6 +63,7 @@ class Launcher:
         """Start ``python -m sparkstorm.cluster.worker`` for one assignment slot."""
         folder = self.root / worker_id
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / LOCAL_HEARTBEAT).unlink(missing_ok=True)  # the previous incarnation's
         env = dict(os.environ)
         if self.token:
             env[TOKEN_ENV] = self.token
@@ -105,19 +106,38 @@ class Launcher:
         except psutil.Error:
             return False
 
-    def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
-        """SIGTERM the worker's group, wait the grace period, SIGKILL what is left.
+    def last_heartbeat(self, process: WorkerProcess) -> float | None:
+        """Epoch seconds of the worker's latest local heartbeat, or None when this
+        incarnation of the worker has written none yet."""
+        path = self.root / process.worker_id / LOCAL_HEARTBEAT
+        try:
+            beat = json.loads(path.read_text())
+            time_secs = float(beat["time_secs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # none yet, or replaced right now (the worker writes atomically)
+        # a heartbeat older than the process comes from an earlier worker in this folder
+        return time_secs if time_secs >= process.create_time - 1.0 else None
 
-        The final SIGKILL also reaps what a killed worker left behind (its Spark JVM and
-        executor processes stay in its group).
+    def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
+        """SIGTERM (and SIGCONT) the worker's group, wait the grace period, SIGKILL what is
+        left, then every process the worker had started.
+
+        The final SIGKILL also reaps what a killed worker left behind (its Spark JVM stays
+        in its group); executor processes run in sessions of their own, so they are taken
+        by descent, collected before the worker goes. SIGCONT lets a stopped worker act on
+        the SIGTERM.
         """
+        descendants = _descendants(process.pid) if self.alive(process) else []
         if self.alive(process):
             _signal_group(process.pid, signal.SIGTERM)
+            _signal_group(process.pid, signal.SIGCONT)
             deadline = time.monotonic() + self.shutdown_secs
             while self.alive(process) and time.monotonic() < deadline:
                 time.sleep(0.1)
         if self._owns_group(process):
             _signal_group(process.pid, signal.SIGKILL)
+        for descendant in descendants:
+            _kill(descendant)
         child = self._children.pop(process.pid, None)
         if child is not None:
             child.wait(5)
@@ -136,6 +156,20 @@ class Launcher:
             except (ProcessLookupError, PermissionError):
                 continue
         return False
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def _kill(process: psutil.Process) -> None:
+    try:
+        process.kill()  # psutil checks the pid still names the same process
+    except psutil.Error:
+        pass
 
 
 def _signal_group(pgid: int, signum: int) -> None:

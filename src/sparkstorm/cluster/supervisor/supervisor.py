@@ -5,6 +5,11 @@ it re-registers itself, downloads code for new assignments into
 ``<storm.local.dir>/supervisor/stormdist/<topology id>/``, launches workers for its slots,
 restarts dead ones and kills the ones no longer assigned. It never depends on Nimbus for the
 workers that already run: a download that fails is retried at the next round.
+
+A worker that runs but whose local heartbeat (``heartbeat.json`` in its folder) is older
+than ``supervisor.worker.timeout.secs`` (30) is hung: it is killed, its whole process group
+with it, and launched again. Right after a launch, before its first heartbeat, a worker has
+``supervisor.worker.start.timeout.secs`` (120) instead, as in Storm.
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ class Supervisor:
         self.launcher = Launcher(self.root, client.url, token, float(str(
             conf.get("supervisor.worker.shutdown.sleep.secs") or 3)))
         self.workers: dict[str, WorkerProcess] = self.launcher.adopt()
+        self.worker_timeout = float(str(conf.get("supervisor.worker.timeout.secs") or 30))
+        self.start_timeout = float(str(conf.get("supervisor.worker.start.timeout.secs")
+                                       or 120))
         self.started = time.time()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -129,11 +137,31 @@ class Supervisor:
             self._ensure_running(worker_id, topology_id, port)
         self.register()
 
+    def silence(self, process: WorkerProcess, now: float | None = None) -> str | None:
+        """Why a running worker counts as hung (its local heartbeat is too old, or it wrote
+        none within the start timeout), or None while it heartbeats."""
+        now = time.time() if now is None else now
+        beat = self.launcher.last_heartbeat(process)
+        if beat is None:
+            if now - process.create_time > self.start_timeout:
+                return (f"no heartbeat within {now - process.create_time:.1f} s of its launch "
+                        f"(supervisor.worker.start.timeout.secs={self.start_timeout:g})")
+            return None
+        if now - beat > self.worker_timeout:
+            return (f"no heartbeat for {now - beat:.1f} s "
+                    f"(supervisor.worker.timeout.secs={self.worker_timeout:g})")
+        return None
+
     def _ensure_running(self, worker_id: str, topology_id: str, port: int) -> None:
         process = self.workers.get(worker_id)
         if process is not None and self.launcher.alive(process):
-            return
-        if process is not None:
+            reason = self.silence(process)
+            if reason is None:
+                return
+            logger.warning("worker %s (pid %s) of %s is hung: %s; killing its process group "
+                           "and restarting it", worker_id, process.pid, topology_id, reason)
+            self.launcher.kill(process, forget=False)
+        elif process is not None:
             logger.warning("worker %s (pid %s) died: restarting it", worker_id, process.pid)
             self.launcher.kill(process, forget=False)  # reap what it left in its group
         try:

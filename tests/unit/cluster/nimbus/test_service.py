@@ -88,6 +88,29 @@ def test_monitor_reassigns_silent_workers_and_vanished_supervisors(
     assert third is not None and {s.node for s in third.slots()} == {"s2"}
 
 
+def test_a_heartbeating_worker_outlives_its_supervisor_s_session(
+        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
+    """A supervisor restarting (its old session expired, the new one not registered yet)
+    must not cost its running worker the assignment; a lost node (no heartbeats) does."""
+    _register(state, "s1", 6700)
+    _register(state, "s2", 6700)
+    topology_id = _submit(nimbus)
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    ((slot, worker_id),) = first.worker_ids.items()
+    umbilical = Umbilical(nimbus)
+    umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
+    state.store.delete(f"/supervisors/{slot.node}")
+    clock.now += 20  # heartbeats keep coming, within nimbus.task.timeout.secs
+    umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    assert state.get_assignment(topology_id) == first, "the worker stays where it runs"
+    clock.now += 31  # and now they stopped: the node is lost
+    nimbus.assigner.check_all()
+    moved = state.get_assignment(topology_id)
+    assert moved is not None and {s.node for s in moved.slots()} != {slot.node}
+
+
 def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
         nimbus: Nimbus, state: ClusterState) -> None:
     _register(state, "s1", 6700)
