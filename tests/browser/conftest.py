@@ -1,5 +1,6 @@
 """Fixtures of the browser suite: Debian's Chromium driven by Playwright, and a real cluster
-(Nimbus, a supervisor, the exclamation topology, ``sparkstorm ui``) shared by a module.
+(Nimbus, a supervisor, the flaky exclamation topology of ``topologies/flaky.py``, which fails
+every 7th tuple at its last bolt, and ``sparkstorm ui``) shared by a module.
 
 Chromium is installed by ``scripts/install-chromium.sh`` when missing (``make test`` runs it
 too). When it cannot be installed, or Playwright is missing, the tests skip with the reason;
@@ -26,6 +27,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "test-artifacts"
+FLAKY = Path(__file__).parent / "topologies" / "flaky.py"
 
 
 def _unavailable(reason: str) -> None:
@@ -78,7 +80,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 @dataclass
 class UiCluster:
-    """A running cluster with the exclamation topology and the UI server in front of it."""
+    """A running cluster with the flaky topology and the UI server in front of it."""
 
     cluster: TestCluster
     ui_url: str
@@ -88,8 +90,13 @@ class UiCluster:
         """Nimbus's own answer (not through the UI)."""
         return self.cluster.get(path)
 
-    def topology(self) -> dict[str, Any]:
-        return dict(self.rest(f"/api/v1/topology/{self.topology_id}"))
+    def topology(self, window: str | None = None) -> dict[str, Any]:
+        query = f"?window={window}" if window else ""
+        return dict(self.rest(f"/api/v1/topology/{self.topology_id}{query}"))
+
+    def component(self, name: str, window: str | None = None) -> dict[str, Any]:
+        query = f"?window={window}" if window else ""
+        return dict(self.rest(f"/api/v1/topology/{self.topology_id}/component/{name}{query}"))
 
     def status(self) -> str | None:
         rows = self.rest("/api/v1/topology/summary")["topologies"]
@@ -113,13 +120,12 @@ def _ui_up(url: str, cluster: TestCluster) -> bool:
 @pytest.fixture(scope="module")
 def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
                browser: Any) -> Iterator[UiCluster]:
-    """Nimbus + supervisor running exclamation (unbounded, 20 pending), and ``sparkstorm ui``."""
+    """Nimbus + supervisor running the flaky topology (20 pending), and ``sparkstorm ui``."""
     cluster = TestCluster(tmp_path_factory.mktemp("browser"), **{"ui.port": free_port()})
     try:
         cluster.start_nimbus()
         cluster.start_supervisor()
-        result = cluster.cli("submit", "examples/exclamation.py", "-c", "exclamation.count=0",
-                             "-c", "topology.max.spout.pending=20")
+        result = cluster.cli("submit", str(FLAKY), "-c", "topology.max.spout.pending=20")
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
         url = f"http://127.0.0.1:{cluster.conf['ui.port']}"

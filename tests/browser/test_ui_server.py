@@ -28,10 +28,13 @@ class FakeNimbus:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str | None]] = []
+        self.bodies: list[bytes] = []
+        self.visualization = False
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         auth = request.headers.get("authorization")
         self.calls.append((request.method, request.url.path, auth))
+        self.bodies.append(request.content)
         path = request.url.path
         if request.method == "POST":
             if auth != f"Bearer {TOKEN}":
@@ -42,6 +45,15 @@ class FakeNimbus:
                                              "status": "success"})
         if path == f"/api/v1/topology/{TOPOLOGY}":
             return httpx.Response(200, json={"id": TOPOLOGY, "name": "exclamation"})
+        if path == f"/api/v1/topology/{TOPOLOGY}/visualization" and self.visualization:
+            return httpx.Response(200, json={"topologyId": TOPOLOGY,
+                                             "components": SPEC["components"]})
+        if path == f"/api/v1/topology/{TOPOLOGY}/component/count":
+            return httpx.Response(200, json={"id": "count", "name": "exclamation",
+                                             "componentType": "bolt"})
+        if path.startswith(f"/api/v1/topology/{TOPOLOGY}/component/"):
+            return httpx.Response(404, json={"error": "no component",
+                                             "code": "COMPONENT_NOT_FOUND"})
         if path == f"/api/v1/topology/{TOPOLOGY}/code":
             return httpx.Response(200, json=SPEC) if auth == f"Bearer {TOKEN}" else \
                 httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
@@ -155,3 +167,48 @@ def test_spec_paths_cannot_leave_stormdist(nimbus: FakeNimbus, tmp_path: Path) -
     (tmp_path / "stormcode.json").write_text("{}")
     assert server.spec_file("../../stormcode.json") is None
     assert server.spec_file("..") is None
+
+
+def test_rebalance_forwards_a_checked_body(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    csrf = _csrf(client)
+    client.post("/ui/session/token", json={"token": TOKEN}, headers={"X-CSRF-Token": csrf})
+    action = f"/api/v1/topology/{TOPOLOGY}/rebalance/5"
+    bad = client.post(action, headers={"X-CSRF-Token": csrf},
+                      json={"rebalanceOptions": {"executors": {"count": 0}}})
+    assert bad.status_code == 422 and "count" in bad.json()["error"]
+    assert client.post(action, headers={"X-CSRF-Token": csrf},
+                       json={"executors": {"count": 2}}).status_code == 422
+    assert client.post(f"/api/v1/topology/{TOPOLOGY}/rebalance/-1",
+                       headers={"X-CSRF-Token": csrf}).status_code == 422
+    done = client.post(action, headers={"X-CSRF-Token": csrf}, json={
+        "rebalanceOptions": {"executors": {"count": "3"}, "numWorkers": 1}})
+    assert done.json()["topologyOperation"] == "rebalance"
+    assert nimbus.calls[-1] == ("POST", f"/api/v1/topology/{TOPOLOGY}/rebalance/5",
+                                f"Bearer {TOKEN}")
+    assert json.loads(nimbus.bodies[-1]) == {
+        "rebalanceOptions": {"executors": {"count": 3}, "numWorkers": 1}}
+    assert client.post(f"/api/v1/topology/{TOPOLOGY}/activate/5",
+                       headers={"X-CSRF-Token": csrf}).status_code == 404
+
+
+def test_component_pages_and_their_404s(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    page = client.get(f"/topology/{TOPOLOGY}/component/count")
+    assert page.status_code == 200
+    assert 'data-component="count"' in page.text and 'data-kind="bolt"' in page.text
+    assert "/static/component.js" in page.text
+    missing = client.get(f"/topology/{TOPOLOGY}/component/nope")
+    assert missing.status_code == 404 and "Component not found" in missing.text
+    assert f'href="/topology/{TOPOLOGY}"' in missing.text
+    gone = client.get("/topology/gone-1-1/component/count")
+    assert gone.status_code == 404 and "Topology not found" in gone.text
+
+
+def test_the_dag_comes_from_the_open_visualization(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    nimbus.visualization = True
+    client = _client(nimbus, tmp_path)  # no token needed
+    graph = client.get(f"/ui/topology/{TOPOLOGY}/graph").json()
+    assert [n["id"] for n in graph["nodes"]] == ["word", "count"]
+    assert graph["edges"][0]["grouping"] == "FIELDS(word)"
+    assert all(call[2] is None for call in nimbus.calls)

@@ -25,13 +25,13 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from sparkstorm.web import pages
+from sparkstorm.web.actions import forward_action
 from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
 
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 TOPOLOGY_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,200}$")
-ACTIONS = ("activate", "deactivate", "kill")
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; "
                                 "img-src 'self' data:; connect-src 'self'; "
@@ -92,6 +92,25 @@ class UiServer:
         if not hmac.compare_digest(given.encode(), session.csrf.encode()):
             raise HTTPException(403, "missing or wrong CSRF token: reload the page")
         return session
+
+    def not_found(self, request: Request, topology_id: str, component: str | None,
+                  response: httpx.Response) -> HTMLResponse:
+        """The 404 page of an unknown topology or component, saying which one."""
+        try:
+            code = str(response.json().get("code", ""))
+        except ValueError:
+            code = ""
+        if component is None or code == "TOPOLOGY_NOT_FOUND":
+            title = "Topology not found"
+            message = (f"No topology with id '{topology_id}' is known to Nimbus: it may have "
+                       "been killed, or the id is mistyped.")
+            link = None
+        else:
+            title = "Component not found"
+            message = (f"Topology '{topology_id}' has no component '{component}'. Its "
+                       "components are listed on the topology page.")
+            link = f"/topology/{quote(topology_id, safe='')}"
+        return self.page(request, lambda s: pages.error_page(s, 404, title, message, link), 404)
 
     # --- Nimbus --------------------------------------------------------------------------------
 
@@ -202,21 +221,34 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     async def topology(request: Request, topology_id: str) -> HTMLResponse:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
         if response.status_code == 404:
-            message = (f"No topology with id '{topology_id}' is known to Nimbus: it may have "
-                       "been killed, or the id is mistyped.")
-            return ui.page(request, lambda s: pages.error_page(s, 404, "Topology not found",
-                                                               message), 404)
+            return ui.not_found(request, topology_id, None, response)
         response.raise_for_status()
         name = str(response.json().get("name", topology_id))
         return ui.page(request, lambda s: pages.topology_page(s, topology_id, name,
                                                               ui.actions_enabled))
 
+    @app.get("/topology/{topology_id}/component/{component}", response_class=HTMLResponse)
+    async def component(request: Request, topology_id: str, component: str) -> HTMLResponse:
+        response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}"
+                                       f"/component/{quote(component, safe='')}")
+        if response.status_code == 404:
+            return ui.not_found(request, topology_id, component, response)
+        response.raise_for_status()
+        body = response.json()
+        name, kind = str(body.get("name", topology_id)), str(body.get("componentType", ""))
+        return ui.page(request, lambda s: pages.component_page(s, topology_id, name,
+                                                               component, kind))
+
 
 def _api_routes(app: FastAPI, ui: UiServer) -> None:
     @app.get("/ui/topology/{topology_id}/graph")
     async def graph(request: Request, topology_id: str) -> dict[str, Any]:
-        """The DAG: components from the submitted spec (Nimbus has no spec endpoint yet)."""
-        exists = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
+        """The DAG: from Nimbus's open ``/visualization``, else from the submitted spec."""
+        encoded = quote(topology_id, safe="")
+        response = await ui.nimbus_get(f"/api/v1/topology/{encoded}/visualization")
+        if response.is_success:
+            return graph_of(response.json())
+        exists = await ui.nimbus_get(f"/api/v1/topology/{encoded}")
         if exists.status_code == 404:
             raise HTTPException(404, f"topology {topology_id!r} not found")
         return graph_of(await ui.topology_spec(topology_id, ui.session_of(request)))
@@ -248,11 +280,11 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
 
     @app.post("/api/v1/topology/{topology_id}/{action}")
     async def act(request: Request, topology_id: str, action: str) -> Response:
-        return await _forward_action(request, ui, topology_id, action, None)
+        return await forward_action(request, ui, topology_id, action, None)
 
     @app.post("/api/v1/topology/{topology_id}/{action}/{wait}")
     async def act_wait(request: Request, topology_id: str, action: str, wait: int) -> Response:
-        return await _forward_action(request, ui, topology_id, action, wait)
+        return await forward_action(request, ui, topology_id, action, wait)
 
     @app.get("/api/v1/{path:path}")
     async def proxy(request: Request, path: str) -> Response:
@@ -260,23 +292,3 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
         response = await ui.nimbus_get(f"/api/v1/{path}", params=request.query_params)
         return Response(response.content, status_code=response.status_code,
                         media_type=response.headers.get("content-type", "application/json"))
-
-
-async def _forward_action(request: Request, ui: UiServer, topology_id: str, action: str,
-                          wait: int | None) -> Response:
-    session = ui.check_post(request)
-    if not ui.actions_enabled:
-        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
-    if action not in ACTIONS or (wait is not None and action != "kill"):
-        raise HTTPException(404, f"unknown action {action!r}; use one of {list(ACTIONS)}")
-    if session.token is None:
-        return _json_error(401, "this action needs the cluster token; enter it once per session",
-                           "AUTH_TOKEN_MISSING")
-    path = f"/api/v1/topology/{quote(topology_id, safe='')}/{action}"
-    if wait is not None:
-        path += f"/{max(0, wait)}"
-    response = await ui.client.post(path, headers={"Authorization": f"Bearer {session.token}"})
-    if response.status_code == 401:
-        session.token = None  # a wrong token is forgotten: the UI asks again
-    return Response(response.content, status_code=response.status_code,
-                    media_type=response.headers.get("content-type", "application/json"))

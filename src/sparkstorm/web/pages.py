@@ -6,6 +6,7 @@ Content-Security-Policy can forbid both.
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import quote
 
 from sparkstorm.web.sessions import Session
 
@@ -13,9 +14,8 @@ from sparkstorm.web.sessions import Session
 def _layout(title: str, session: Session | None, body: str, *, script: str = "",
             page_attrs: str = "") -> str:
     csrf = escape(session.csrf) if session else ""
-    scripts = '<script src="/static/ui.js" defer></script>'
-    if script:
-        scripts += f'<script src="/static/{script}" defer></script>'
+    scripts = "".join(f'<script src="/static/{name}" defer></script>'
+                      for name in ("ui.js", *script.split()))
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -53,21 +53,17 @@ def cluster_page(session: Session) -> str:
 <table id="supervisors"><thead><tr><th>Id</th><th>Host</th><th>Uptime</th><th>Slots</th>
 <th>Used slots</th><th>Free slots</th><th>Version</th></tr></thead><tbody></tbody></table>
 </section>
+<section><h2>Cluster configuration</h2><details id="cluster-conf-box"><summary>Nimbus
+configuration (secrets masked)</summary>
+<table id="cluster-configuration" class="kv"><tbody></tbody></table></details></section>
 """
     return _layout("Cluster", session, body, script="cluster.js", page_attrs='data-page="cluster"')
 
 
-def topology_page(session: Session, topology_id: str, name: str, actions: bool) -> str:
-    """``/topology/{id}``: summary, actions, DAG, live chart, spouts and bolts."""
-    tid = escape(topology_id)
-    action_block = """
-<div id="actions" class="actions">
-<button type="button" data-action="activate">Activate</button>
-<button type="button" data-action="deactivate">Deactivate</button>
-<label>Kill wait (s) <input id="kill-wait" type="number" min="0" value="30"></label>
-<button type="button" data-action="kill" class="danger">Kill</button>
-<span id="action-status" role="status"></span>
-</div>
+WINDOWS = (("600", "10 min"), ("10800", "3 h"), ("86400", "1 day"), (":all-time", "All time"))
+"""The statistics windows of Storm UI: ``window`` query value and button label."""
+
+TOKEN_DIALOG = """
 <dialog id="token-dialog"><form id="token-form" method="dialog">
 <p>This action needs the cluster token (<code>storm.cluster.token</code>, or the file
 <code>&lt;storm.local.dir&gt;/nimbus/token</code> on the Nimbus machine). It is kept for this
@@ -77,7 +73,69 @@ browser session by the UI server only.</p>
 <menu><button type="submit" value="ok" id="token-ok">Use token</button>
 <button type="button" id="token-cancel">Cancel</button></menu>
 </form></dialog>
-""" if actions else '<p class="muted">Actions are disabled (ui.actions.enabled: false).</p>'
+"""
+
+REBALANCE_DIALOG = """
+<dialog id="rebalance-dialog"><form id="rebalance-form" method="dialog" novalidate>
+<h3>Rebalance topology</h3>
+<p class="muted">The topology is deactivated, and after the wait time its worker restarts
+with these executor counts. A component has at most as many executors as tasks.</p>
+<table id="rebalance-executors"><thead><tr><th>Component</th><th>Tasks</th><th>Executors now</th>
+<th>New executors</th></tr></thead><tbody></tbody></table>
+<p><label>Workers <input id="rebalance-workers" type="number" min="1" step="1"></label>
+<label>Wait (s) <input id="rebalance-wait" type="number" min="0" step="1" value="30"></label></p>
+<p id="rebalance-error" class="error" hidden></p>
+<menu><button type="submit" id="rebalance-ok" class="danger">Rebalance</button>
+<button type="button" id="rebalance-cancel">Cancel</button></menu>
+</form></dialog>
+"""
+
+
+def _window_select() -> str:
+    buttons = "".join(f'<button type="button" data-window="{value}" aria-pressed="false">'
+                      f"{label}</button>" for value, label in WINDOWS)
+    return (f'<div id="window-select" class="window-select" role="group" '
+            f'aria-label="statistics window"><span>Window:</span>{buttons}'
+            '<span id="window-hint" class="muted"></span></div>')
+
+
+def _charts(charts: tuple[tuple[str, str], ...]) -> str:
+    boxes = "".join(f'<figure class="chart" id="{cid}-box"><figcaption>{escape(title)}'
+                    f'</figcaption><div id="{cid}"></div></figure>' for cid, title in charts)
+    return (f'<section><h2>Recent windows</h2><div class="charts">{boxes}</div>'
+            '<p class="muted" id="chart-caption">one point per statistics window, '
+            "newest on the right; they keep growing while the page is open</p></section>")
+
+
+FAILURES = """
+<section id="failures-box"><h2>Failures explained</h2>
+<p class="muted" id="failures-hint">Why tuple trees failed in the selected window.</p>
+<table id="failures-by-cause"><thead><tr><th>Cause</th><th>Failed</th><th>Share</th>
+<th>What it means</th></tr></thead><tbody></tbody></table>
+<table id="failure-reasons"><thead><tr><th>Spout</th><th>Cause</th><th>Reason</th>
+<th>Count</th></tr></thead><tbody></tbody></table>
+</section>
+"""
+
+
+def topology_page(session: Session, topology_id: str, name: str, actions: bool) -> str:
+    """``/topology/{id}``: summary and actions, window stats, DAG, failures, charts,
+    spouts, bolts, workers and configuration."""
+    tid = escape(topology_id)
+    action_block = f"""
+<div id="actions" class="actions">
+<button type="button" data-action="activate">Activate</button>
+<button type="button" data-action="deactivate">Deactivate</button>
+<button type="button" data-action="rebalance">Rebalance…</button>
+<label>Kill wait (s) <input id="kill-wait" type="number" min="0" value="30"></label>
+<button type="button" data-action="kill" class="danger">Kill</button>
+<span id="action-status" role="status"></span>
+</div>
+{TOKEN_DIALOG}{REBALANCE_DIALOG}""" if actions else \
+        '<p class="muted">Actions are disabled (ui.actions.enabled: false).</p>'
+    charts = _charts((("chart-emitted", "Throughput (emitted/s)"), ("chart-acked", "Acked/s"),
+                      ("chart-failed", "Failed/s"),
+                      ("chart-latency", "Complete latency (ms)")))
     body = f"""
 <p class="crumbs"><a href="/">Cluster</a> / topology</p>
 <h1>Topology <span id="topology-name">{escape(name)}</span></h1>
@@ -92,36 +150,110 @@ browser session by the UI server only.</p>
 <table id="topology-stats"><thead><tr><th>Window</th><th>Emitted</th><th>Transferred</th>
 <th>Complete latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead><tbody></tbody></table>
 </section>
+{_window_select()}
 <div class="two">
-<section><h2>Topology graph</h2><div id="dag" class="dag"></div></section>
-<section><h2>Acked per second</h2>
-<div id="chart" class="chart"></div>
-<p class="muted" id="chart-caption">one point per worker heartbeat, last 60</p></section>
+<section><h2>Topology graph</h2><div id="dag" class="dag"></div>
+<p class="legend" id="dag-legend">Bolt colour = capacity (share of time busy) in the last
+windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
+<span class="load-2">&lt; 0.5</span> <span class="load-3">&lt; 0.8</span>
+<span class="load-4">&ge; 0.8</span>. Edges: grouping and tuples/s.</p></section>
+{FAILURES}
 </div>
-<section><h2>Spouts</h2>
+{charts}
+<section><h2>Spouts <span class="window-label muted"></span></h2>
 <table id="spouts"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th><th>Emitted</th>
 <th>Transferred</th><th>Complete latency (ms)</th><th>Acked</th><th>Failed</th>
 <th>Last error</th></tr></thead><tbody></tbody></table></section>
-<section><h2>Bolts</h2>
+<section><h2>Bolts <span class="window-label muted"></span></h2>
 <table id="bolts"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th><th>Emitted</th>
 <th>Transferred</th><th>Capacity</th><th>Execute latency (ms)</th><th>Executed</th>
 <th>Process latency (ms)</th><th>Acked</th><th>Failed</th><th>Last error</th></tr></thead>
 <tbody></tbody></table></section>
 <section><h2>Workers</h2>
 <table id="workers"><thead><tr><th>Host</th><th>Port</th><th>Supervisor</th><th>Uptime</th>
-<th>Executors</th></tr></thead><tbody></tbody></table></section>
+<th>Executors</th><th>Spark UI</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Configuration</h2><details><summary>topology configuration</summary>
 <table id="configuration" class="kv"><tbody></tbody></table></details></section>
 """
     attrs = f'data-page="topology" data-topology-id="{tid}"'
-    return _layout(f"Topology {name}", session, body, script="topology.js", page_attrs=attrs)
+    return _layout(f"Topology {name}", session, body,
+                   script="charts.js dag.js actions.js topology.js", page_attrs=attrs)
 
 
-def error_page(session: Session | None, status: int, title: str, message: str) -> str:
+def component_page(session: Session, topology_id: str, name: str, component: str,
+                   kind: str) -> str:
+    """``/topology/{id}/component/{component}``: window stats, charts, failures (spouts),
+    input and output stats, executors and errors."""
+    tid, cid = escape(topology_id), escape(component)
+    spout = kind == "spout"
+    charts = _charts((("chart-emitted", "Emitted/s"),
+                      ("chart-acked", "Acked/s") if spout else ("chart-executed", "Executed/s"),
+                      ("chart-failed", "Failed/s"),
+                      ("chart-latency", "Complete latency (ms)" if spout
+                       else "Execute latency (ms)")))
+    if spout:
+        stats_head = ("<th>Window</th><th>Emitted</th><th>Transferred</th>"
+                      "<th>Complete latency (ms)</th><th>Acked</th><th>Failed</th>")
+        io = """<section><h2>Output stats <span class="window-label muted"></span></h2>
+<table id="output-stats"><thead><tr><th>Stream</th><th>Emitted</th><th>Transferred</th>
+<th>Complete latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead><tbody></tbody></table>
+</section>"""
+        executor_head = ("<th>Id</th><th>Host</th><th>Port</th><th>Uptime</th><th>Emitted</th>"
+                         "<th>Transferred</th><th>Complete latency (ms)</th><th>Acked</th>"
+                         "<th>Failed</th>")
+    else:
+        stats_head = ("<th>Window</th><th>Emitted</th><th>Transferred</th>"
+                      "<th>Execute latency (ms)</th><th>Executed</th>"
+                      "<th>Process latency (ms)</th><th>Acked</th><th>Failed</th>"
+                      "<th>Capacity</th>")
+        io = """<section><h2>Input stats <span class="window-label muted"></span></h2>
+<table id="input-stats"><thead><tr><th>Component</th><th>Stream</th><th>Execute latency (ms)</th>
+<th>Executed</th><th>Process latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead>
+<tbody></tbody></table></section>
+<section><h2>Output stats <span class="window-label muted"></span></h2>
+<table id="output-stats"><thead><tr><th>Stream</th><th>Emitted</th><th>Transferred</th></tr>
+</thead><tbody></tbody></table></section>"""
+        executor_head = ("<th>Id</th><th>Host</th><th>Port</th><th>Uptime</th><th>Emitted</th>"
+                         "<th>Transferred</th><th>Capacity</th><th>Execute latency (ms)</th>"
+                         "<th>Executed</th><th>Process latency (ms)</th><th>Acked</th>"
+                         "<th>Failed</th>")
+    topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
+    body = f"""
+<p class="crumbs"><a href="/">Cluster</a> / <a id="topology-link" href="{topology_link}">topology
+{escape(name)}</a> / component</p>
+<h1>{"Spout" if spout else "Bolt"} <span id="component-name">{cid}</span></h1>
+<p id="error" class="error" hidden></p>
+<section><h2>Summary</h2>
+<table id="component-summary"><thead><tr><th>Id</th><th>Topology</th><th>Type</th>
+<th>Executors</th><th>Tasks</th><th>Topology status</th></tr></thead><tbody></tbody></table>
+</section>
+<section><h2>{"Spout" if spout else "Bolt"} stats</h2>
+<table id="component-stats"><thead><tr>{stats_head}</tr></thead><tbody></tbody></table>
+</section>
+{_window_select()}
+{charts}
+{FAILURES if spout else ""}
+{io}
+<section><h2>Executors <span class="window-label muted"></span></h2>
+<table id="executors"><thead><tr>{executor_head}</tr></thead><tbody></tbody></table></section>
+<section><h2>Errors</h2>
+<table id="errors"><thead><tr><th>Time</th><th>Host</th><th>Port</th><th>Error</th></tr></thead>
+<tbody></tbody></table></section>
+"""
+    attrs = (f'data-page="component" data-topology-id="{tid}" data-component="{cid}" '
+             f'data-kind="{escape(kind)}"')
+    return _layout(f"{component} in {name}", session, body, script="charts.js component.js",
+                   page_attrs=attrs)
+
+
+def error_page(session: Session | None, status: int, title: str, message: str,
+               link: str | None = None) -> str:
     """A page for 404s and an unreachable Nimbus: what happened and where to go instead."""
+    back = f'<p><a id="error-link" href="{escape(link)}">Back to the topology</a></p>' \
+        if link else ""
     body = f"""
 <h1 class="error-title">{status} - {escape(title)}</h1>
 <p id="error-message">{escape(message)}</p>
-<p><a href="/">Back to the cluster summary</a></p>
+{back}<p><a href="/">Back to the cluster summary</a></p>
 """
     return _layout(title, session, body, page_attrs=f'data-page="error" data-status="{status}"')

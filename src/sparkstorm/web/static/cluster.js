@@ -38,6 +38,17 @@
       UI.cell(s, "id"), UI.cell(s, "host"), UI.cell(s, "uptime", {title: s.uptimeSeconds + " s"}),
       UI.cell(s, "slotsTotal"), UI.cell(s, "slotsUsed"), UI.cell(s, "slotsFree"),
       UI.cell(s, "version"))));
+    const conf = $("cluster-configuration");
+    if (!conf.dataset.filled) {
+      const values = await UI.getJson("/api/v1/cluster/configuration").catch(() => null);
+      if (values) {
+        UI.kvRows(conf, Object.keys(values).sort().map((k) => {
+          const v = values[k];
+          return [k, typeof v === "object" && v !== null ? JSON.stringify(v) : v];
+        }));
+        conf.dataset.filled = "1";
+      }
+    }
     document.body.dataset.refreshed = String(Date.now());
   }
 

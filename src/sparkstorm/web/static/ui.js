@@ -93,5 +93,101 @@ const UI = (() => {
     return node;
   }
 
-  return {csrf, getJson, postJson, el, cell, fillBody, kvRows, showError, poll, svg};
+  /* ---- statistics window (?window=600|10800|86400|:all-time, kept in the URL) -------- */
+
+  const WINDOWS = ["600", "10800", "86400", ":all-time"];
+  function currentWindow() {
+    const asked = new URLSearchParams(location.search).get("window");
+    return WINDOWS.includes(asked) ? asked : ":all-time";
+  }
+
+  /* Wire the #window-select buttons; onChange(window) runs after each choice. */
+  function windowSelect(onChange) {
+    const box = document.getElementById("window-select");
+    const mark = () => {
+      for (const b of box.querySelectorAll("button[data-window]")) {
+        b.setAttribute("aria-pressed", String(b.dataset.window === currentWindow()));
+      }
+    };
+    for (const button of box.querySelectorAll("button[data-window]")) {
+      button.addEventListener("click", () => {
+        const url = new URL(location.href);
+        if (button.dataset.window === ":all-time") url.searchParams.delete("window");
+        else url.searchParams.set("window", button.dataset.window);
+        history.replaceState(null, "", url);
+        mark();
+        onChange(currentWindow());
+      });
+    }
+    mark();
+  }
+
+  /* Show the window the API answered for (windowHint) next to the tables it drives. */
+  function showWindow(body) {
+    const asked = currentWindow();
+    const answered = body && body.window !== undefined ? String(body.window) : ":all-time";
+    let hint = (body && body.windowHint) || "All time";
+    if (answered !== asked) hint += " (Nimbus ignored the window asked for)";
+    document.body.dataset.window = answered;
+    document.getElementById("window-hint").textContent = "showing " + hint;
+    for (const label of document.querySelectorAll(".window-label")) label.textContent = "(" + hint + ")";
+  }
+
+  function withWindow(path) {
+    const w = currentWindow();
+    return w === ":all-time" ? path : path + "?window=" + encodeURIComponent(w);
+  }
+
+  function isoTime(epochSecs) {
+    if (epochSecs === null || epochSecs === undefined) return "";
+    return new Date(epochSecs * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  }
+
+  /* Only http(s) links from the API become hrefs. */
+  function safeUrl(url) {
+    try {
+      const parsed = new URL(url, location.href);
+      return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
+    } catch (e) { return null; }
+  }
+
+  /* ---- failures explained ----------------------------------------------------------- */
+
+  const CAUSES = [
+    ["explicit", "Failed by a bolt", "a bolt called fail() on a tuple of the tree (its reason is below)"],
+    ["error", "Bolt raised an error", "process() raised; the tuple was failed and the executor restarted"],
+    ["timeout", "Timed out", "the tree did not complete within topology.message.timeout.secs"],
+    ["crash", "Executor or worker crashed", "an executor or worker died with the tree in flight"]];
+
+  function renderFailures(body, failedTotal) {
+    const byCause = body.failuresByCause;
+    const hint = document.getElementById("failures-hint");
+    const box = document.getElementById("failures-box");
+    if (!byCause) {
+      box.dataset.supported = "0";
+      hint.textContent = `${failedTotal} failed; Nimbus does not report failure causes yet.`;
+      fillBody(document.getElementById("failures-by-cause"), []);
+      fillBody(document.getElementById("failure-reasons"), []);
+      return;
+    }
+    box.dataset.supported = "1";
+    const total = CAUSES.reduce((sum, [key]) => sum + (byCause[key] || 0), 0);
+    hint.textContent = total ? `${total} failed tuple trees, by cause:` :
+      "No tuple tree failed in this window.";
+    fillBody(document.getElementById("failures-by-cause"), CAUSES.map(([key, label, meaning]) => {
+      const count = byCause[key] || 0;
+      return el("tr", {"data-cause": key, class: count ? "has-failures" : ""},
+        el("th", {}, label), el("td", {class: "num", "data-field": "count"}, count),
+        el("td", {class: "num"}, total ? (100 * count / total).toFixed(1) + " %" : ""),
+        el("td", {class: "muted wrap"}, meaning));
+    }));
+    const reasons = body.failureReasons || [];
+    fillBody(document.getElementById("failure-reasons"), reasons.length ? reasons.map((r) =>
+      el("tr", {"data-cause": r.cause},
+        cell(r, "spoutId"), cell(r, "cause"), cell(r, "reason", {class: "wrap"}), cell(r, "count"))) :
+      [el("tr", {}, el("td", {colSpan: 4, class: "muted"}, "no reasons recorded"))]);
+  }
+
+  return {csrf, getJson, postJson, el, cell, fillBody, kvRows, showError, poll, svg,
+          currentWindow, windowSelect, showWindow, withWindow, isoTime, safeUrl, renderFailures};
 })();

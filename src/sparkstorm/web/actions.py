@@ -1,0 +1,114 @@
+"""Topology actions through the UI server: activate, deactivate, rebalance and kill, checked
+(CSRF, actions enabled, token kept in the session) and forwarded to Nimbus with the token.
+
+Rebalance bodies are Storm UI's ``{"rebalanceOptions": {"executors": {...}, "numWorkers": n}}``;
+they are checked here so that a malformed one is refused with a message, not forwarded.
+
+Example:
+    >>> rebalance_body({"rebalanceOptions": {"executors": {"count": "3"}, "numWorkers": 1}})
+    {'rebalanceOptions': {'executors': {'count': 3}, 'numWorkers': 1}}
+    >>> rebalance_body(None)
+    {'rebalanceOptions': {}}
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+if TYPE_CHECKING:
+    from sparkstorm.web.app import UiServer
+
+logger = logging.getLogger(__name__)
+
+ACTIONS = ("activate", "deactivate", "kill", "rebalance")
+WAIT_ACTIONS = ("kill", "rebalance")
+MAX_WAIT_SECS = 24 * 3600
+
+
+def _count(value: object, what: str) -> int:
+    """A positive count given as a number or a numeric string (as Storm UI accepts).
+
+    Raises:
+        HTTPException: 422 when ``value`` is not a positive integer.
+    """
+    text = str(value).strip() if isinstance(value, int | str) and \
+        not isinstance(value, bool) else ""
+    if not text.isdigit() or int(text) < 1:
+        msg = f"{what} must be a positive integer, got {value!r}"
+        raise HTTPException(422, msg)
+    return int(text)
+
+
+def rebalance_body(body: object) -> dict[str, Any]:
+    """The rebalance body to forward, with counts as integers.
+
+    Raises:
+        HTTPException: 422 when the body is not Storm UI's rebalance shape.
+    """
+    if body is None or body == {}:
+        return {"rebalanceOptions": {}}
+    options = body.get("rebalanceOptions") if isinstance(body, dict) else None
+    if not isinstance(options, dict):
+        msg = ('send {"rebalanceOptions": {"executors": {"<component>": <count>}, '
+               '"numWorkers": <count>}} or no body')
+        raise HTTPException(422, msg)
+    checked: dict[str, Any] = {}
+    executors = options.get("executors") or {}
+    if not isinstance(executors, dict):
+        msg = f"rebalanceOptions.executors must map component ids to counts, got {executors!r}"
+        raise HTTPException(422, msg)
+    if executors:
+        checked["executors"] = {str(name): _count(value, f"executors of {name!r}")
+                                for name, value in executors.items()}
+    if options.get("numWorkers") not in (None, ""):
+        checked["numWorkers"] = _count(options["numWorkers"], "numWorkers")
+    return {"rebalanceOptions": checked}
+
+
+async def _json_body(request: Request) -> object:
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    try:
+        return await request.json()
+    except ValueError as exc:
+        msg = f"the request body is not JSON: {exc}"
+        raise HTTPException(422, msg) from exc
+
+
+async def forward_action(request: Request, ui: UiServer, topology_id: str, action: str,
+                         wait: int | None) -> Response:
+    """Check a topology action and forward it to Nimbus with the session's token.
+
+    Raises:
+        HTTPException: 403 (CSRF, foreign origin, actions disabled), 404 (unknown action),
+            422 (bad rebalance body or wait time).
+    """
+    session = ui.check_post(request)
+    if not ui.actions_enabled:
+        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
+    if action not in ACTIONS or (wait is not None and action not in WAIT_ACTIONS):
+        raise HTTPException(404, f"unknown action {action!r}; use one of {list(ACTIONS)}")
+    if wait is not None and not 0 <= wait <= MAX_WAIT_SECS:
+        raise HTTPException(422, f"wait time must be 0 to {MAX_WAIT_SECS} s, got {wait}")
+    body = rebalance_body(await _json_body(request)) if action == "rebalance" else None
+    if session.token is None:
+        return JSONResponse({"error": "this action needs the cluster token; enter it once "
+                                      "per session", "code": "AUTH_TOKEN_MISSING"},
+                            status_code=401)
+    path = f"/api/v1/topology/{quote(topology_id, safe='')}/{action}"
+    if wait is not None:
+        path += f"/{wait}"
+    logger.info("forwarding %s of %s to Nimbus", action, topology_id)
+    response = await ui.client.post(path, json=body,
+                                    headers={"Authorization": f"Bearer {session.token}"})
+    if response.status_code == 401:
+        session.token = None  # a wrong token is forgotten: the UI asks again
+    return Response(response.content, status_code=response.status_code,
+                    media_type=response.headers.get("content-type", "application/json"))
