@@ -175,6 +175,19 @@ def _topology_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
         nimbus.rebalance(topology_id, None, options.numWorkers, options.executors)
         return _action("rebalance", topology_id)
 
+    @app.get("/api/v1/topologies/name-allowed")
+    def name_allowed(name: str) -> dict[str, Any]:
+        refusal = nimbus.name_refusal(name)  # Storm's isTopologyNameAllowed
+        return {"name": name, "allowed": refusal is None,
+                "reason": str(refusal.args[0]) if refusal else None,
+                "code": refusal.code if refusal else None}
+
+    @app.get("/api/v1/topology/{topology_id}/spec", dependencies=[auth])
+    def spec(topology_id: str) -> dict[str, Any]:
+        base = nimbus.storm(topology_id)  # Storm's getUserTopology; it names the code
+        return {"topologyId": topology_id, "name": base.name,
+                "spec": nimbus.topology_spec(topology_id)}
+
     @app.get("/api/v1/topology/{topology_id}/code", dependencies=[auth])
     def code(topology_id: str, part: str = "code") -> FileResponse:
         nimbus.storm(topology_id)

@@ -107,6 +107,22 @@ class NimbusClient:
         msg = f"no live topology named {name!r}; see 'sparkstorm list'"
         raise NimbusError(msg, code="TOPOLOGY_NOT_FOUND")
 
+    def topology_spec(self, topology_id: str) -> dict[str, Any]:
+        """The topology's spec as submitted (executor counts as rebalanced); needs the token.
+
+        Raises:
+            NimbusError: ``TOPOLOGY_NOT_FOUND``, ``AUTH_TOKEN_MISSING``, ...
+        """
+        spec: dict[str, Any] = self.call("GET", f"/api/v1/topology/{topology_id}/spec")["spec"]
+        return spec
+
+    def name_allowed(self, name: str) -> dict[str, Any]:
+        """Storm's ``isTopologyNameAllowed``: ``{"name", "allowed", "reason", "code"}``, with
+        the reason and code of the refusal when not allowed."""
+        answer: dict[str, Any] = self.call("GET", "/api/v1/topologies/name-allowed",
+                                           params={"name": name})
+        return answer
+
     def action(self, topology_id: str, op: str) -> None:
         """``activate``, ``deactivate`` or ``kill/<wait secs>``."""
         self.call("POST", f"/api/v1/topology/{topology_id}/{op}")

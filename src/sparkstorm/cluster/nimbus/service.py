@@ -24,6 +24,7 @@ from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import StormBase, TopologyStatus
 from sparkstorm.config import component_conf, validate_conf
+from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
 
@@ -95,6 +96,18 @@ class Nimbus:
             logger.info("submitted topology %s", topology_id)
             self.assigner.assign(topology_id)
         return topology_id
+
+    def name_refusal(self, name: str) -> SparkstormError | None:
+        """Storm's ``isTopologyNameAllowed``: why a topology could not be submitted under
+        ``name`` right now (an invalid name, ``INVALID_TOPOLOGY_NAME``, or a live topology
+        of that name, killed ones included until removed, ``TOPOLOGY_ALREADY_ALIVE``), or
+        None when it could."""
+        try:
+            validate_topology_name(name)
+            self._check_name_free(name)
+        except SparkstormError as exc:
+            return exc
+        return None
 
     def _check_name_free(self, name: str) -> None:
         for topology_id, base in self.storms().items():
