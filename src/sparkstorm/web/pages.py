@@ -110,8 +110,8 @@ def _charts(charts: tuple[tuple[str, str], ...]) -> str:
 FAILURES = """
 <section id="failures-box"><h2>Failures explained</h2>
 <p class="muted" id="failures-hint">Why tuple trees failed in the selected window.</p>
-<table id="failures-by-cause"><thead><tr><th>Cause</th><th>Failed</th><th>Share</th>
-<th>What it means</th></tr></thead><tbody></tbody></table>
+<table id="failures-by-cause"><thead><tr><th>Cause</th><th>Failed</th><th>Share</th></tr>
+</thead><tbody></tbody></table>
 <table id="failure-reasons"><thead><tr><th>Spout</th><th>Cause</th><th>Reason</th>
 <th>Count</th></tr></thead><tbody></tbody></table>
 </section>

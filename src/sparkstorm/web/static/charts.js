@@ -38,22 +38,25 @@ const Charts = (() => {
     return value === null || value === undefined || value === "" ? null : Number(value);
   };
 
-  function niceMax(value) {
-    if (value <= 1) return 1;
+  function niceMax(value, floor) {
+    if (!(value > 0)) return floor;
+    if (value <= floor && floor >= 1) return floor;
     const power = Math.pow(10, Math.floor(Math.log10(value)));
     for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value) return step * power;
     return 10 * power;
   }
 
   const clock = (t) => new Date(t * 1000).toISOString().slice(11, 19);
-  const short = (v) => Math.abs(v) >= 1000 ? (v / 1000).toFixed(1) + "k" : String(+v.toFixed(2));
+  const short = (v) => Math.abs(v) >= 1000 ? (v / 1000).toFixed(1) + "k" :
+    String(Math.abs(v) >= 1 || v === 0 ? +v.toFixed(2) : +v.toPrecision(2));
 
-  /* Draw points [{t, v}] into the element of id containerId. */
+  /* Draw points [{t, v}] into the element of id containerId. A null value is a gap in the
+  line, or skipped when opts.join (latencies: a window where nothing completed has none). */
   function draw(containerId, points, opts) {
     const W = 420, H = 170, L = 44, R = 10, T = 10, B = 30;
     const values = points.map((p) => p.v).filter((v) => v !== null && Number.isFinite(v));
     const last = points.length ? points[points.length - 1] : null;
-    const top = niceMax(Math.max(0, ...values));
+    const top = niceMax(Math.max(0, ...values), opts.join ? 0.001 : 1);
     const slots = Math.max(points.length, 2);
     const x = (i) => L + (W - L - R) * (i / (slots - 1));
     const y = (v) => H - B - (H - T - B) * (v / top);
@@ -74,7 +77,7 @@ const Charts = (() => {
       run = [];
     };
     points.forEach((p, i) => {
-      if (p.v === null || !Number.isFinite(p.v)) { flush(); return; }
+      if (p.v === null || !Number.isFinite(p.v)) { if (!opts.join) flush(); return; }
       run.push(`${x(i).toFixed(1)},${y(p.v).toFixed(1)}`);
     });
     flush();

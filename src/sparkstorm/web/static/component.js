@@ -67,7 +67,7 @@ input and output stats, executors and errors; refreshed every second. */
       ["chart-executed", Charts.rate("executed"), {label: "tuples executed per second", unit: "/s", cls: "ok"}],
       ["chart-failed", Charts.rate("failed"), {label: "failed per second", unit: "/s", cls: "bad"}],
       ["chart-latency", Charts.level(spout ? "completeLatency" : "executeLatency"),
-       {label: spout ? "complete latency (ms)" : "execute latency (ms)", unit: "ms", cls: "lat",
+       {label: spout ? "complete latency (ms)" : "execute latency (ms)", unit: "ms", cls: "lat", join: true,
         empty: "no latency yet"}]]);
   }
 

@@ -37,7 +37,7 @@ const Dag = (() => {
     if (forward) {
       const x1 = a.x + NW, y1 = a.y + NH / 2, x2 = b.x, y2 = b.y + NH / 2, mx = (x1 + x2) / 2;
       return {d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, lx: mx,
-              ly: (y1 + y2) / 2 - 6 + (k - 1) * 14};
+              ly: (y1 + y2) / 2 - 6 + (k - 1) * 30};
     }
     const x1 = a.x + NW / 2, y1 = a.y + NH, x2 = b.x + NW / 2, y2 = b.y + NH;
     const dip = Math.max(y1, y2) + 26 + k * 8;
@@ -67,8 +67,11 @@ const Dag = (() => {
         "data-stream": e.stream, "data-grouping": e.grouping});
       group.append(UI.svg("path", {d, "marker-end": "url(#arrow)"}));
       const label = e.stream === "default" ? e.grouping : `${e.stream}: ${e.grouping}`;
-      group.append(UI.svg("text", {x: lx, y: ly, "text-anchor": "middle", class: "edge-label",
-        "data-label": label}, label));
+      const text = UI.svg("text", {x: lx, y: ly - 4, "text-anchor": "middle", class: "edge-label",
+        "data-label": label});
+      text.append(UI.svg("tspan", {x: lx, class: "grouping"}, label));
+      text.append(UI.svg("tspan", {x: lx, dy: 14, class: "rate"}, ""));
+      group.append(text);
       group.append(UI.svg("title", {}, `${e.source} → ${e.target}, stream ${e.stream}, ${e.grouping}`));
       svg.append(group);
     }
@@ -153,9 +156,8 @@ const Dag = (() => {
       const target = load.components[edge.dataset.target];
       const executed = target ? target.inputs[`${edge.dataset.source}:${edge.dataset.stream}`] : undefined;
       const r = executed === undefined ? null : perSec(executed, load.seconds);
-      const text = edge.querySelector("text");
       edge.dataset.rate = r === null ? "" : r.toFixed(3);
-      text.textContent = `${text.dataset.label} · ${fmtRate(r)}`;
+      edge.querySelector("tspan.rate").textContent = fmtRate(r);
     }
   }
 

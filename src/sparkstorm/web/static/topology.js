@@ -74,7 +74,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       ["chart-emitted", Charts.rate("emitted"), {label: "tuples emitted per second", unit: "/s"}],
       ["chart-acked", Charts.rate("acked"), {label: "tuple trees acked per second", unit: "/s", cls: "ok"}],
       ["chart-failed", Charts.rate("failed"), {label: "tuple trees failed per second", unit: "/s", cls: "bad"}],
-      ["chart-latency", Charts.level("completeLatency"), {label: "complete latency (ms)", unit: "ms", cls: "lat",
+      ["chart-latency", Charts.level("completeLatency"), {label: "complete latency (ms)", unit: "ms", cls: "lat", join: true,
         empty: "no tree completed yet"}]]);
   }
 

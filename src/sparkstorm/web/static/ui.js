@@ -177,9 +177,9 @@ const UI = (() => {
     fillBody(document.getElementById("failures-by-cause"), CAUSES.map(([key, label, meaning]) => {
       const count = byCause[key] || 0;
       return el("tr", {"data-cause": key, class: count ? "has-failures" : ""},
-        el("th", {}, label), el("td", {class: "num", "data-field": "count"}, count),
-        el("td", {class: "num"}, total ? (100 * count / total).toFixed(1) + " %" : ""),
-        el("td", {class: "muted wrap"}, meaning));
+        el("th", {class: "wrap", title: meaning}, label, el("small", {class: "meaning"}, meaning)),
+        el("td", {class: "num", "data-field": "count"}, count),
+        el("td", {class: "num"}, total ? (100 * count / total).toFixed(1) + " %" : ""));
     }));
     const reasons = body.failureReasons || [];
     fillBody(document.getElementById("failure-reasons"), reasons.length ? reasons.map((r) =>
