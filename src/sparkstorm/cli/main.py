@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from sparkstorm.cli import daemons, run, submit, topology_actions
+from sparkstorm.cli import daemons, monitor, run, submit, topology_actions
 from sparkstorm.errors import SparkstormError
 from sparkstorm.web import cli as ui
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(commands)
     submit.register(commands)
     topology_actions.register(commands)
+    monitor.register(commands)
     daemons.register(commands)
     ui.register(commands)
     return parser
