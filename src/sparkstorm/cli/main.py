@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from sparkstorm.cli import daemons, monitor, run, submit, topology_actions
+from sparkstorm.cli import daemons, dev_zookeeper, monitor, run, submit, topology_actions
 from sparkstorm.errors import SparkstormError
 from sparkstorm.web import cli as ui
 
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     topology_actions.register(commands)
     monitor.register(commands)
     daemons.register(commands)
+    dev_zookeeper.register(commands)
     ui.register(commands)
     return parser
 

@@ -520,7 +520,13 @@ KEYS: dict[str, ConfigKey] = _declare(
         "/transactional",
         "root znode of legacy transactional topologies",
     ),
-    _K("dev.zookeeper.path", str, "/tmp/dev-storm-zookeeper", "data path of the dev ZooKeeper"),
+    _K(
+        "dev.zookeeper.path",
+        str,
+        None,
+        "data path of 'sparkstorm dev-zookeeper' (unset: <storm.local.dir>/dev-zookeeper; "
+        "Storm's default is /tmp/dev-storm-zookeeper)",
+    ),
     # --- UI, logviewer, DRPC ---------------------------------------------------------------------
     _K("ui.host", str, "127.0.0.1", "host the UI binds to (loopback by default)"),
     _K("ui.port", int, 8080, "UI port"),

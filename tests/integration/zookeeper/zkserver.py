@@ -7,31 +7,20 @@ ZooKeeper release instead of the Debian package.
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 from pathlib import Path
 
+from sparkstorm.cluster.state.devzookeeper import (
+    DEBIAN_JAR,
+    ServerSettings,
+    classpath,
+    four_letter,
+    server_command,
+)
 from sparkstorm.testing.polling import wait_for
 
-DEBIAN_JAR = Path("/usr/share/java/zookeeper.jar")
-"""The Debian package's server jar; its manifest's Class-Path names every other jar."""
-
-_LOG_BINDING = Path("/usr/share/java/slf4j-simple.jar")  # logs to stderr, i.e. our log file
-_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
-
-
-def classpath() -> str | None:
-    """Return the server's Java classpath, or None when no ZooKeeper is installed."""
-    home = os.environ.get("ZOOKEEPER_HOME")
-    if home:
-        jars = sorted(Path(home).glob("lib/*.jar")) + sorted(Path(home).glob("*.jar"))
-        return os.pathsep.join(str(j) for j in jars) if jars else None
-    if not DEBIAN_JAR.is_file():
-        return None
-    parts = [DEBIAN_JAR] + ([_LOG_BINDING] if _LOG_BINDING.is_file() else [])
-    return os.pathsep.join(str(p) for p in parts)
+__all__ = ["DEBIAN_JAR", "ZooKeeperServer", "classpath", "four_letter", "free_port"]
 
 
 def free_port() -> int:
@@ -39,19 +28,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
-    """Send a four-letter command (``ruok``, ``srvr``) and return the answer ("" if none)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-            sock.sendall(word.encode())
-            chunks = []
-            while chunk := sock.recv(4096):
-                chunks.append(chunk)
-            return b"".join(chunks).decode(errors="replace")
-    except OSError:
-        return ""
 
 
 class ZooKeeperServer:
@@ -75,24 +51,12 @@ class ZooKeeperServer:
         return f"127.0.0.1:{self.port}"
 
     def _write_config(self) -> Path:
-        data = self.workdir / "data"
-        data.mkdir(parents=True, exist_ok=True)
+        # short ticks: tests ask for short sessions (400 ms), and keep 20 s ones
+        settings = ServerSettings(self.port, self.workdir / "data", tick_ms=200,
+                                  min_session_timeout_ms=400, max_session_timeout_ms=60000)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
         cfg = self.workdir / "zoo.cfg"
-        cfg.write_text(
-            "\n".join([
-                "tickTime=200",
-                f"dataDir={data}",
-                f"clientPort={self.port}",
-                "clientPortAddress=127.0.0.1",
-                "maxClientCnxns=0",
-                "admin.enableServer=false",
-                "4lw.commands.whitelist=ruok,srvr",
-                # let tests ask for short sessions, and keep 20 s ones
-                "minSessionTimeout=400",
-                "maxSessionTimeout=60000",
-                "",
-            ])
-        )
+        cfg.write_text(settings.zoo_cfg())
         return cfg
 
     def start(self, timeout: float = 60.0) -> None:
@@ -102,14 +66,8 @@ class ZooKeeperServer:
             RuntimeError: no ZooKeeper or no java is installed.
             TimeoutError: the server did not come up; the message holds its log's tail.
         """
-        cp, java = classpath(), shutil.which("java")
-        if cp is None or java is None:
-            msg = "ZooKeeper or java is not installed; run scripts/install-zookeeper.sh"
-            raise RuntimeError(msg)
         cfg = self._write_config()
-        # Small heap and C1 only: the server's work here is tiny, JVM start-up is the cost.
-        command = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                   "-Djava.net.preferIPv4Stack=true", "-cp", cp, _MAIN, str(cfg)]
+        command = server_command(cfg)  # DevZooKeeperError (a RuntimeError) when missing
         with self.log_file.open("ab") as log:
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, start_new_session=True)

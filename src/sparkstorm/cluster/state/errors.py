@@ -1,9 +1,10 @@
 """Errors of the state store, the same for every backend.
 
 Backends translate their own failures (kazoo exceptions, ``sqlite3`` errors) into these, so
-callers catch one set of classes whatever ``storm.state.store`` says. Each class has one stable
-default code; :class:`StoreUnavailableError` also uses ``STATE_STORE_CLOSED`` and
-``STATE_STORE_CORRUPT``.
+callers catch one set of classes whatever ``storm.state.store`` says; the development
+ZooKeeper server (:mod:`.devzookeeper`) reports with :class:`DevZooKeeperError`. Each class
+has one stable default code; :class:`StoreUnavailableError` also uses ``STATE_STORE_CLOSED``
+and ``STATE_STORE_CORRUPT``, :class:`DevZooKeeperError` its ``DEV_ZOOKEEPER_*`` codes.
 
 Example:
     >>> err = NoNodeError("no node '/storms/x'", code=NoNodeError.default_code)
@@ -82,7 +83,18 @@ class CorruptStateError(StateStoreError, ValueError):
     default_code = "STATE_CORRUPT_NODE"
 
 
+class DevZooKeeperError(StateStoreError, RuntimeError):
+    """The development ZooKeeper server cannot run: Java or ZooKeeper is not installed
+    (``DEV_ZOOKEEPER_JAVA_MISSING``, ``DEV_ZOOKEEPER_JAR_MISSING``) or the server exited at
+    start (its port taken, for example)."""
+
+    default_code = "DEV_ZOOKEEPER_EXITED"
+
+
 ERROR_CODES: dict[str, type[StateStoreError]] = {
+    "DEV_ZOOKEEPER_EXITED": DevZooKeeperError,
+    "DEV_ZOOKEEPER_JAR_MISSING": DevZooKeeperError,
+    "DEV_ZOOKEEPER_JAVA_MISSING": DevZooKeeperError,
     "STATE_BAD_PATH": InvalidPathError,
     "STATE_BAD_VERSION": BadVersionError,
     "STATE_CORRUPT_NODE": CorruptStateError,
