@@ -121,7 +121,9 @@ def _ui_up(url: str, cluster: TestCluster) -> bool:
 def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
                browser: Any) -> Iterator[UiCluster]:
     """Nimbus + supervisor running the flaky topology (20 pending), and ``sparkstorm ui``."""
-    cluster = TestCluster(tmp_path_factory.mktemp("browser"), **{"ui.port": free_port()})
+    # the worker's Spark UI is on, for its link on the topology page
+    cluster = TestCluster(tmp_path_factory.mktemp("browser"),
+                          **{"ui.port": free_port(), "spark.ui.enabled": True})
     try:
         cluster.start_nimbus()
         cluster.start_supervisor()

@@ -8,7 +8,9 @@ last rebalance, activation and kill. Screenshots go to ``test-artifacts/``.
 
 from __future__ import annotations
 
+import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -178,7 +180,6 @@ def test_charts_show_recent_windows_at_once_and_grow(ui_cluster: UiCluster,
     assert len(set(counts.values())) == 1, counts
 
     # the points are the REST windows' values per second
-    import json
     recent = ui.topology()["recentWindows"]
     series = json.loads(page.get_attribute("#chart-emitted-svg", "data-series"))
     shown = {key: value for _, key, value in series}
@@ -194,6 +195,20 @@ def test_charts_show_recent_windows_at_once_and_grow(ui_cluster: UiCluster,
     latency = json.loads(page.get_attribute("#chart-latency-svg", "data-series"))
     assert any(v for _, _, v in latency), "complete latencies are drawn"
     screenshot(page, "topology")
+
+
+def test_workers_link_to_their_spark_ui(ui_cluster: UiCluster, page: Any) -> None:
+    ui = ui_cluster
+    workers = wait_for(lambda: ui.topology()["workers"], 30, message="a worker listed")
+    _needs(workers[0], "sparkUiUrl")
+    url = wait_for(lambda: ui.topology()["workers"][0]["sparkUiUrl"], 30,
+                   message="the worker reports its Spark UI (spark.ui.enabled: true)")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    cells = _table(page, "workers", "port")
+    assert cells[str(workers[0]["port"])]["host"] == workers[0]["host"]
+    link = page.get_attribute(f'#workers tr[data-port="{workers[0]["port"]}"] a', "href")
+    assert link.rstrip("/") == url.rstrip("/")
+    assert httpx.get(link, timeout=10, follow_redirects=True).is_success
 
 
 def test_the_window_selector_drives_the_tables(ui_cluster: UiCluster, page: Any) -> None:
@@ -282,7 +297,8 @@ def _quiet(ui: UiCluster) -> dict[str, Any]:
 
     def counts(detail: dict[str, Any]) -> list[Any]:
         rows = [*detail["spouts"], *detail["bolts"], *detail["topologyStats"]]
-        return [{k: v for k, v in r.items() if isinstance(v, int)} for r in rows]
+        return [{k: v for k, v in r.items() if isinstance(v, int) and k != "errorLapsedSecs"}
+                for r in rows]
 
     def settled() -> dict[str, Any] | None:
         before = ui.topology()
@@ -303,8 +319,8 @@ def _topology_page_is_rest(ui: UiCluster, page: Any, window: str | None) -> bool
         rest_rows.append([str(spout[k]) for k in (*SPOUT_FIELDS, "lastError")])
     for bolt in detail["bolts"]:
         cells = _cells(page, f'#bolts tr[data-id="{bolt["boltId"]}"]')
-        page_rows.append([cells[k] for k in BOLT_FIELDS])
-        rest_rows.append([str(bolt[k]) for k in BOLT_FIELDS])
+        page_rows.append([cells[k] for k in (*BOLT_FIELDS, "lastError")])
+        rest_rows.append([str(bolt[k]) for k in (*BOLT_FIELDS, "lastError")])
     stats = _table(page, "topology-stats", "window")
     for row in detail["topologyStats"]:
         page_rows.append([stats[str(row["window"])][k] for k in STATS_FIELDS])
@@ -405,8 +421,16 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
         assert "(10m 0s)" in page.text_content("h2:has(+ #executors) .window-label")
         wait_for(lambda: _component_page_is_rest(ui, page, "exclaim2", "600"), 20,
                  interval=0.2, message="the bolt page shows the REST numbers (10 minutes)")
-    errors = page.text_content("#errors tbody")
-    assert errors.strip()
+    # the "boom" the bolt raised on: with its time, host and port
+    errors = ui.component("exclaim2")["componentErrors"]
+    assert errors and "boom" in errors[-1]["error"], errors
+    newest = errors[-1]
+    row = _cells(page, f'#errors tr[data-time="{newest["errorTime"]}"]')
+    when = datetime.fromtimestamp(newest["errorTime"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert row["errorTime"] == when
+    assert (row["errorHost"], row["errorPort"]) == (newest["errorHost"],
+                                                    str(newest["errorPort"]))
+    assert "ValueError: boom" in row["error"]
     screenshot(page, "component-bolt")
 
 

@@ -1,5 +1,7 @@
 """Flaky exclamation: Storm's exclamation topology whose last bolt explicitly fails every
-``flaky.fail.every``-th tuple (default 7) with a reason, so the UI has failures to explain.
+``flaky.fail.every``-th tuple (default 7) with a reason, and raises once, on the word "boom"
+that the spout emits as its ``flaky.boom.at``-th tuple (default 40; 0: never), so the UI has
+failures to explain and an error to show.
 
 Submitted by the browser tests with ``sparkstorm submit``; only this folder is shipped.
 """
@@ -24,10 +26,12 @@ class WordSpout(Spout):
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         self.words = itertools.cycle(WORDS)
         self.emitted = 0
+        self.boom_at = int(storm_conf.get("flaky.boom.at", 40))
 
     def next_tuple(self) -> None:
         self.emitted += 1
-        self.emit([next(self.words)], tup_id=self.emitted)
+        word = "boom" if self.emitted == self.boom_at else next(self.words)
+        self.emit([word], tup_id=self.emitted)
 
 
 class ExclamationBolt(Bolt):
@@ -40,7 +44,8 @@ class ExclamationBolt(Bolt):
 
 
 class PickyBolt(Bolt):
-    """Appends '!!!', but fails every n-th tuple it gets (n = ``flaky.fail.every``)."""
+    """Appends '!!!', but fails every n-th tuple it gets (n = ``flaky.fail.every``) and
+    raises on "boom"."""
 
     outputs = ["word"]
 
@@ -51,6 +56,9 @@ class PickyBolt(Bolt):
         self.with_reason = "reason" in inspect.signature(self.fail).parameters
 
     def process(self, tup: Any) -> None:
+        if tup.values.word.startswith("boom"):
+            msg = f"boom: the picky bolt cannot take {tup.values.word!r}"
+            raise ValueError(msg)
         self.seen += 1
         if self.seen % self.every == 0:
             if self.with_reason:
