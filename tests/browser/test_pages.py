@@ -162,6 +162,11 @@ def test_the_dag_shows_every_component_and_stream_with_load_and_rates(
     page.wait_for_selector("#component-summary tr[data-id]")
     assert page.url.endswith(f"/topology/{ui.topology_id}/component/exclaim1")
     assert page.text_content("#component-name") == "exclaim1"
+    if "recentWindows" in ui.component("exclaim1"):  # its own charts grow as windows pass
+        page.wait_for_function("() => +document.body.dataset.chartPoints > 0")
+        first = int(page.get_attribute("body", "data-chart-points"))
+        page.wait_for_function(f"() => +document.body.dataset.chartPoints > {first}",
+                               timeout=20_000)
 
 
 def test_charts_show_recent_windows_at_once_and_grow(ui_cluster: UiCluster,
@@ -488,6 +493,9 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     _accept_dialogs(page, confirms)
     before = ui.topology()
     previous_status = ui.status()
+    ranges = [e["id"].strip("[]").split("-") for e in ui.component("exclaim1")["executorStats"]]
+    assert len(ranges) == 2
+    merged = f"[{min(int(r[0]) for r in ranges)}-{max(int(r[1]) for r in ranges)}]"
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     page.click("button[data-action=rebalance]")
     page.wait_for_selector("#rebalance-dialog[open]")
@@ -512,6 +520,12 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
              message=f"back to {previous_status} after the rebalance")
     page.wait_for_selector(f'#topology-summary td[data-field=executorsTotal]'
                            f':text("{before["executorsTotal"] - 1}")')
+    # exclaim1's two tasks now run in one executor: one row on its page, as in REST
+    wait_for(lambda: [e["id"] for e in ui.component("exclaim1")["executorStats"]] == [merged],
+             60, message=f"exclaim1 in one executor\n{ui.cluster.logs()}")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/exclaim1")
+    page.wait_for_selector("#executors tbody tr[data-id]")
+    assert list(_table(page, "executors", "id")) == [merged]
 
 
 def test_activate_then_kill_with_a_wait_time(ui_cluster: UiCluster, page: Any) -> None:
