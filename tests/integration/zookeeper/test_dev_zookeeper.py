@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -90,3 +91,31 @@ def test_missing_zookeeper_or_java_is_a_clear_error(
     output, _ = server.communicate(timeout=60)
     assert server.returncode == 2, output
     assert f"[{code}]" in output and hint in output, output
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path,
+                                       processes: list[subprocess.Popen[str]]) -> None:
+    _ensure_zookeeper_installed()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = _dev_zookeeper(tmp_path, "-c", f"storm.zookeeper.port={port}")
+        processes.append(server)
+        output, _ = server.communicate(timeout=60)
+    assert server.returncode == 2, output
+    assert "[DEV_ZOOKEEPER_EXITED]" in output and "storm.zookeeper.port" in output, output
+
+
+def test_the_server_dies_with_the_command(tmp_path: Path,
+                                          processes: list[subprocess.Popen[str]]) -> None:
+    _ensure_zookeeper_installed()
+    port = free_port()
+    server = _dev_zookeeper(tmp_path, "-c", f"storm.zookeeper.port={port}")
+    processes.append(server)
+    wait_for(lambda: four_letter(port, "ruok") == "imok" or server.poll() is not None, 60,
+             message=f"dev-zookeeper answering on {port}")
+    os.kill(server.pid, signal.SIGKILL)  # the command only, not its process group
+    server.wait(10)
+    wait_for(lambda: four_letter(port, "ruok", 0.2) == "", 30,
+             message="the ZooKeeper server gone with its command")
