@@ -21,6 +21,9 @@ class Verdicts:
     ack: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     fail: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     reset: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    causes: dict[int, dict[tuple[str, str], int]] = field(
+        default_factory=lambda: defaultdict(dict))
+    """Per spout task, the failed trees counted by (cause, reason)."""
 
 
 class AckerTask:
@@ -91,11 +94,14 @@ class Acker:
                 entry[2] = now
                 verdicts.reset[entry[1]].append(root)
 
-    def _apply_fails(self, roots: list[int], verdicts: Verdicts) -> None:
-        for root in roots:
+    def _apply_fails(self, fails: dict[int, list[str]], verdicts: Verdicts) -> None:
+        """Fail the trees of ``fails`` (root -> [cause, reason]) and count why."""
+        for root, (cause, reason) in fails.items():
             entry = self._task_for(root).ledger.pop(root, None)
             if entry is not None:
                 verdicts.fail[entry[1]].append(root)
+                counts = verdicts.causes[entry[1]]
+                counts[(cause, reason)] = counts.get((cause, reason), 0) + 1
 
     def _expire(self, now: float) -> None:
         """Forget trees older than the timeout; their spouts time them out themselves."""

@@ -41,7 +41,8 @@ class WindowOutput:
         self.count = 0
         self.xor: dict[int, int] = {}
         self.inits: dict[int, int] = {}
-        self.failed: set[int] = set()
+        self.failed: dict[int, list[str]] = {}
+        """Failed roots, each with ``[cause, reason]`` (the first failure of a root wins)."""
         self.resets: set[int] = set()
         self.generation = 0
 
@@ -66,6 +67,20 @@ class WindowOutput:
         return taken
 
 
+FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
+FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
+"""Why a tuple tree failed: a bolt called ``fail``; a component raised; the message timed
+out; an executor or a whole window's job was lost."""
+
+
+def mark_failed(output: WindowOutput, roots: Any, cause: str, reason: str) -> None:
+    """Record ``roots`` as failed in ``output`` with their cause, unless already failed."""
+    failed, why = output.failed, [cause, reason[:300]]
+    for root in roots:
+        if root not in failed:
+            failed[root] = why
+
+
 class TaskCollector:
     """The collector one task instance emits, acks and fails through."""
 
@@ -85,6 +100,8 @@ class TaskCollector:
         self._columns: dict[tuple[int, str], list[Any]] = {}
         self._generation = -1
         self.error_sink: Any = None  # set by the executor: (task, text) -> None
+        self.failed_count: dict[tuple[str, str], int] = {}
+        """Inputs failed through this collector, by (source component, stream)."""
 
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command): it
@@ -183,13 +200,20 @@ class TaskCollector:
             for root, edge in tup.anchors.items():
                 xor[root] = xor.get(root, 0) ^ edge ^ val
 
-    def fail(self, tup: Tuple) -> None:
-        """Fail ``tup``: every root it belongs to fails at once. Repeats are ignored."""
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
+        """Fail ``tup``: every root it belongs to fails at once. Repeats are ignored.
+
+        ``cause`` (one of :data:`FAIL_CAUSES`) and ``reason`` travel with the roots to the
+        spout's statistics, so the UI can say what failed them.
+        """
         if tup.done:
             return
         tup.done = True
+        self.failed_count[(tup.component, tup.stream)] = \
+            self.failed_count.get((tup.component, tup.stream), 0) + 1
         if tup.anchors:
-            self.output.failed.update(tup.anchors)
+            mark_failed(self.output, tup.anchors, cause,
+                        f"{self.component}: {reason or 'fail() called'}")
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""

@@ -17,7 +17,13 @@ import time
 import traceback
 from typing import Any
 
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.collector import (
+    FAIL_CRASH,
+    FAIL_ERROR,
+    TaskCollector,
+    WindowOutput,
+    mark_failed,
+)
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.stats import LatencySample
@@ -167,8 +173,8 @@ class BoltExecutor(ExecutorHost):
                             xor[root] = xor.get(root, 0) ^ edge ^ val
         except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
             self.record_error(task, exc)
-            collector.fail(tup)
-            self.stats.count(self.stats.failed, key, 1)
+            reason = f"{type(exc).__name__}: {exc}"
+            collector.fail(tup, reason, FAIL_ERROR)
             self.must_restart = True
             self._fail_rest([[task, src, stream, values_list[done + 1:],
                               anchors_list[done + 1:]]])
@@ -181,10 +187,19 @@ class BoltExecutor(ExecutorHost):
 
     def _fail_rest(self, batches: list[list[Any]]) -> None:
         """Fail the tuples after a crash, so their trees replay now instead of timing out."""
+        reason = f"{self.info.component}: executor restarting after an error"
         for batch in batches:
             for anchors in batch[4]:
                 if anchors:
-                    self.output.failed.update(anchors)
+                    mark_failed(self.output, anchors, FAIL_CRASH, reason)
+
+    def take_stats(self) -> dict[str, Any]:
+        """Counters since the last window, explicit fails through the collectors included."""
+        for collector in self.collectors.values():
+            for key, n in collector.failed_count.items():
+                self.stats.count(self.stats.failed, key, n)
+            collector.failed_count = {}
+        return self.stats.take()
 
 
 class BoltWindowStats:
@@ -232,6 +247,7 @@ class SpoutExecutor(ExecutorHost):
         self.acked = 0
         self.failed = 0
         self.timed_out = 0
+        self.crashed = 0
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
         self.thread.start()
 
@@ -339,15 +355,16 @@ class SpoutExecutor(ExecutorHost):
 
     def _fail_everything(self) -> None:
         for collector in self.collectors.values():
+            self.crashed += len(collector.pending_roots)
             for root in list(collector.pending_roots):
                 self._finish(root, acked=False)
 
     def take_stats(self) -> dict[str, Any]:
         """Counters since the last window, for the worker's statistics."""
         out = {"acked": self.acked, "failed": self.failed, "timed_out": self.timed_out,
-               "complete_ms": self.latency.take(),
+               "crashed": self.crashed, "complete_ms": self.latency.take(),
                "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
-        self.acked = self.failed = self.timed_out = 0
+        self.acked = self.failed = self.timed_out = self.crashed = 0
         return out
 
     def close(self) -> None:

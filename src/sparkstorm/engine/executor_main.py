@@ -139,10 +139,10 @@ class ExecutorServer:
             if isinstance(host, SpoutExecutor):
                 stats.update(host.take_stats())
             elif isinstance(host, BoltExecutor):
-                stats.update(host.stats.take())
+                stats.update(host.take_stats())
         errors, host.errors = host.errors, []
         return {"gid": host.info.gid, "component": host.info.component, "xor": output.xor,
-                "init": output.inits, "fail": list(output.failed),
+                "init": output.inits, "fail": output.failed,
                 "reset": list(output.resets), "stats": stats, "errors": errors,
                 "restart": host.must_restart}
 

@@ -1,12 +1,13 @@
-"""Statistics: latency samples in executors, per-window and total counters in the worker."""
+"""Statistics: latency samples in executors, counters per component and executor in the worker
+(:mod:`sparkstorm.engine.topology_stats` keeps them over time)."""
 
 from __future__ import annotations
 
 import random
-import threading
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from sparkstorm.engine.collector import FAIL_CAUSES
 
 _SAMPLE_LIMIT = 2000
 
@@ -47,7 +48,8 @@ def percentile(values: list[float], fraction: float) -> float | None:
 
 @dataclass
 class ComponentCounters:
-    """Counters of one component over some period (a window or the whole run)."""
+    """Counters of one component or executor over some period (a window, a rolling window
+    bucket or the whole run)."""
 
     emitted: dict[str, int] = field(default_factory=dict)
     transferred: dict[str, int] = field(default_factory=dict)
@@ -60,10 +62,12 @@ class ComponentCounters:
     complete_values: list[float] = field(default_factory=list)
     timed_out: int = 0
     errors: int = 0
+    fail_causes: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Failed trees of a spout by (cause, reason); see ``engine.collector.FAIL_CAUSES``."""
 
-    def add(self, other: ComponentCounters) -> None:
-        """Add ``other``'s counts into these."""
-        for name in ("emitted", "transferred", "executed", "acked", "failed"):
+    def add(self, other: ComponentCounters, *, keep_samples: bool = True) -> None:
+        """Add ``other``'s counts into these (and its latency sample, if ``keep_samples``)."""
+        for name in ("emitted", "transferred", "executed", "acked", "failed", "fail_causes"):
             mine, theirs = getattr(self, name), getattr(other, name)
             for key, value in theirs.items():
                 mine[key] = mine.get(key, 0) + value
@@ -72,7 +76,8 @@ class ComponentCounters:
         self.complete_total_ms += other.complete_total_ms
         self.timed_out += other.timed_out
         self.errors += other.errors
-        self._sample(other.complete_values, other.complete_count)
+        if keep_samples:
+            self._sample(other.complete_values, other.complete_count)
 
     def _sample(self, values: list[float], count: int) -> None:
         """Keep a uniform sample of every latency seen (reservoir over ``count`` more)."""
@@ -87,26 +92,44 @@ class ComponentCounters:
                 if slot < _SAMPLE_LIMIT:
                     mine[slot] = value
 
-    def summary(self) -> dict[str, Any]:
-        """Totals and latencies in Storm's terms."""
+    def failures_by_cause(self) -> dict[str, int]:
+        """Failed trees counted by cause (every cause present, zeros included)."""
+        counts = dict.fromkeys(FAIL_CAUSES, 0)
+        for (cause, _), n in self.fail_causes.items():
+            counts[cause] = counts.get(cause, 0) + n
+        return counts
+
+    def failure_reasons(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The most frequent (cause, reason) pairs, most frequent first."""
+        ranked = sorted(self.fail_causes.items(), key=lambda item: (-item[1], item[0]))
+        return [{"cause": cause, "reason": reason, "count": n}
+                for (cause, reason), n in ranked[:limit]]
+
+    def summary(self, seconds: float | None = None) -> dict[str, Any]:
+        """Totals and latencies in Storm's terms; ``capacity`` is the share of ``seconds``
+        spent executing (Storm's capacity), None when ``seconds`` is not given."""
         executed = sum(self.executed.values())
+        acked = sum(self.acked.values())
         return {
             "emitted": sum(self.emitted.values()),
             "transferred": sum(self.transferred.values()),
-            "acked": sum(self.acked.values()),
+            "acked": acked,
             "failed": sum(self.failed.values()),
             "executed": executed,
             "timed_out": self.timed_out,
             "errors": self.errors,
+            "busy_ms": self.busy_ms,
+            "capacity": self.busy_ms / (seconds * 1000.0) if seconds else None,
             "execute_latency_ms": self.busy_ms / executed if executed else None,
             # Tuples are acked when process returns (or later, by the bolt); process
             # latency is measured the same way, per window, over the acked tuples.
-            "process_latency_ms": (self.busy_ms / sum(self.acked.values())
-                                   if executed and sum(self.acked.values()) else None),
+            "process_latency_ms": self.busy_ms / acked if executed and acked else None,
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
             "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
             "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
+            "failures_by_cause": self.failures_by_cause(),
+            "failure_reasons": self.failure_reasons(),
             "by_stream": {
                 "emitted": dict(self.emitted), "transferred": dict(self.transferred),
                 "executed": dict(self.executed), "acked": dict(self.acked),
@@ -114,53 +137,17 @@ class ComponentCounters:
             },
         }
 
-
-@dataclass
-class WindowRecord:
-    """What one window did: its id, timing and per-component counters."""
-
-    window: int
-    started: float
-    seconds: float
-    components: dict[str, ComponentCounters]
-
-
-class TopologyStats:
-    """Per-window records (bounded) and running totals per component."""
-
-    def __init__(self, keep_windows: int) -> None:
-        self.windows: deque[WindowRecord] = deque(maxlen=keep_windows)
-        self.totals: dict[str, ComponentCounters] = {}
-        self.window_count = 0
-        self.last_errors: dict[str, dict[str, Any]] = {}
-        self.restarts = 0
-        self.lock = threading.Lock()  # summary() is read from other threads
-
-    def record(self, record: WindowRecord) -> None:
-        """Add one window's counters."""
-        with self.lock:
-            self._record(record)
-
-    def _record(self, record: WindowRecord) -> None:
-        self.windows.append(record)
-        self.window_count += 1
-        for name, counters in record.components.items():
-            self.totals.setdefault(name, ComponentCounters()).add(counters)
-
-    def summary(self) -> dict[str, Any]:
-        """Totals per component and the latest windows, as plain data."""
-        with self.lock:
-            return self._summary()
-
-    def _summary(self) -> dict[str, Any]:
+    def brief(self, seconds: float) -> dict[str, Any]:
+        """The few figures a chart point needs (one window of one component)."""
+        executed = sum(self.executed.values())
         return {
-            "windows": self.window_count,
-            "components": {n: c.summary() for n, c in sorted(self.totals.items())},
-            "last_errors": dict(self.last_errors),
-            "executor_restarts": self.restarts,
-            "recent_windows": [
-                {"window": r.window, "started": r.started, "seconds": r.seconds,
-                 "components": {n: c.summary() for n, c in r.components.items()}}
-                for r in list(self.windows)[-10:]
-            ],
+            "emitted": sum(self.emitted.values()),
+            "transferred": sum(self.transferred.values()),
+            "executed": executed, "acked": sum(self.acked.values()),
+            "failed": sum(self.failed.values()),
+            "capacity": self.busy_ms / (seconds * 1000.0) if seconds > 0 else None,
+            "execute_latency_ms": self.busy_ms / executed if executed else None,
+            "complete_latency_ms": (self.complete_total_ms / self.complete_count
+                                    if self.complete_count else None),
+            "inputs": dict(self.executed),
         }

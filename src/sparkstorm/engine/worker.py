@@ -10,25 +10,52 @@ cycle) is collected here and feeds window ``w+1``.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 import threading
 import time
+from collections import deque
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sparkstorm.engine.acking import Acker, Verdicts
+from sparkstorm.engine.collector import FAIL_CRASH, FAIL_TIMEOUT
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
-from sparkstorm.engine.stats import ComponentCounters, TopologyStats, WindowRecord
+from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
+from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
+
+
+WORKDIR_PREFIX = "sparkstorm-"
+"""Runner folders (executor sockets, plan) are ``<tmp>/sparkstorm-<pid>-<random>``: short,
+because Unix socket paths are limited to about 100 bytes."""
+
+
+def remove_stale_workdirs() -> None:
+    """Remove runner folders whose process is gone (a SIGKILLed worker cannot clean up)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
+        pid = path.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _run_spout_stage(stage: StageInfo, window: int, index: int, payloads: Any) -> Any:
@@ -42,16 +69,21 @@ class TopologyRunner:
         self.name = name
         self.conf = conf
         self.plan = ExecutionPlan(spec, conf)
-        self.workdir = Path(tempfile.mkdtemp(prefix="sparkstorm-"))
+        remove_stale_workdirs()
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
         self.pool = ExecutorPool(self.plan, name, self.workdir)
         self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            float(conf.get("topology.message.timeout.secs") or 30))
-        self.stats = TopologyStats(int(conf.get("topology.stats.window.count") or 120))
         self.ticks = TickSchedule(self.plan)
         self.window = 0
         self.active = True
         self.window_seconds = int(conf.get("topology.window.ms") or 500) / 1000.0
+        self.stats = TopologyStats(
+            int(conf.get("topology.stats.window.count") or 120),
+            {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
+             for e in self.plan.executors},
+            self.window_seconds)
         self.stop_requested = threading.Event()
         self.stopped = threading.Event()
         self.failure: BaseException | None = None
@@ -62,13 +94,29 @@ class TopologyRunner:
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
+        self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
+        """Errors not yet taken by a reporter, oldest first (bounded: a component that
+        fails every tuple must not grow it without end)."""
 
     def _startup_error(self, error: dict[str, Any]) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends (the
         window waits for that executor to come back)."""
         logger.error("topology %s component %s failed to start:\n%s", self.name,
                      error["component"], error["error"])
+        self._error(error)
+
+    def _error(self, error: dict[str, Any]) -> None:
+        """Keep ``error`` as its component's last and queue it for whoever reports errors
+        (the cluster worker sends them to Nimbus)."""
         self.stats.last_errors[error["component"]] = error
+        self.reported_errors.append(error)
+
+    @property
+    def spark_ui_url(self) -> str | None:
+        """The Spark UI of this topology's Spark application (None when disabled)."""
+        if self._spark is None:
+            return None
+        return self._spark.sparkContext.uiWebUrl  # type: ignore[no-any-return]
 
     def _stage_infos(self) -> list[StageInfo]:
         levels = {e.gid: e.level for e in self.plan.executors}
@@ -185,26 +233,39 @@ class TopologyRunner:
             for gid, blob in deliveries.items():
                 self._deliveries.setdefault(gid, []).append(blob)
         self._verdicts = self.acker.process_window(metas)
-        self.stats.record(WindowRecord(window, started, time.time() - started,
-                                       self._counters(metas)))
+        components, executors = self._counters(metas)
+        self.stats.record(WindowRecord(window, started, time.time() - started, components,
+                                       executors))
         self.stats.restarts = self.pool.restarts
 
-    def _counters(self, metas: list[dict[str, Any]]) -> dict[str, ComponentCounters]:
+    def _counters(self, metas: list[dict[str, Any]]
+                  ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
+        """This window's counters per component and per executor (fail causes included:
+        the acker's count for the spout that owns each failed tree)."""
         counters: dict[str, ComponentCounters] = {}
+        executors: dict[int, ComponentCounters] = {}
         for meta in metas:
             component, stats = meta["component"], meta["stats"]
-            mine = counters.setdefault(component, ComponentCounters())
-            mine.add(_meta_counters(stats, len(meta["errors"])))
+            one = _meta_counters(stats, len(meta["errors"]))
+            executors.setdefault(int(meta["gid"]), ComponentCounters()).add(one)
+            counters.setdefault(component, ComponentCounters()).add(one)
             for error in meta["errors"]:
-                self.stats.last_errors[component] = error
+                self._error({**error, "component": component})
                 logger.error("topology %s component %s task %s failed:\n%s", self.name,
                              component, error["task"], error["error"])
+        for spout_task, causes in self._verdicts.causes.items():
+            gid = self.plan.task_executor[spout_task]
+            for target in (executors.setdefault(gid, ComponentCounters()),
+                           counters.setdefault(self.plan.task_component[spout_task],
+                                               ComponentCounters())):
+                for key, n in causes.items():
+                    target.fail_causes[key] = target.fail_causes.get(key, 0) + n
         if self.acker.tasks:
             executed = sum(t.executed for t in self.acker.tasks)
             counters["__acker"] = ComponentCounters(executed={"*": executed})
             for task in self.acker.tasks:
                 task.executed = 0
-        return counters
+        return counters, executors
 
 
 def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
@@ -220,4 +281,9 @@ def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
         complete_total_ms=float(complete.get("total", 0.0)),
         complete_values=list(complete.get("values", [])),
         timed_out=int(stats.get("timed_out", 0)), errors=errors,
+        fail_causes={key: n for key, n in (
+            ((FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)"),
+             int(stats.get("timed_out", 0))),
+            ((FAIL_CRASH, "a window's job failed; its open trees were failed"),
+             int(stats.get("crashed", 0)))) if n},
     )

@@ -338,8 +338,9 @@ class ShellBolt(ShellComponent, Bolt):
         self._dead = True
         self._kill()
         pending, self._pending = self._pending, {}
+        reason = f"subprocess stopped ({getattr(exc, 'code', type(exc).__name__)})"
         for tup in pending.values():
-            self.fail(tup)
+            self._collector.fail(tup, reason, "crash")
         self.logger.error("%s: subprocess stopped (%s); failed %d in-flight tuples",
                           self._where, getattr(exc, "code", type(exc).__name__), len(pending))
 

@@ -29,7 +29,7 @@ class Collector(Protocol):
 
     def ack(self, tup: Tuple) -> None: ...
 
-    def fail(self, tup: Tuple) -> None: ...
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None: ...
 
     def reset_timeout(self, tup: Tuple) -> None: ...
 
@@ -201,9 +201,13 @@ class Bolt(Component):
         """Mark ``tup`` processed; its tree completes when every descendant is acked."""
         self._collector.ack(tup)
 
-    def fail(self, tup: Tuple) -> None:
-        """Fail ``tup``: its spout tuple is failed back to the spout at once."""
-        self._collector.fail(tup)
+    def fail(self, tup: Tuple, reason: str | None = None) -> None:
+        """Fail ``tup``: its spout tuple is failed back to the spout at once.
+
+        ``reason`` (an extension to pystorm's signature) is shown with the failure counts
+        in the UI, so people see why their tuples replay.
+        """
+        self._collector.fail(tup, reason)
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Restart the message timeout of the tree ``tup`` belongs to."""

@@ -46,6 +46,8 @@ def test_a_raising_bolt_fails_its_tuple_restarts_and_the_topology_goes_on(
     cluster.kill_topology("raising")
 
     assert "ValueError: boom on 42" in errors["raiser"]["error"]
+    reasons = runner.stats.summary()["components"]["numbers"]["failure_reasons"]
+    assert {"cause": "error", "reason": "raiser: ValueError: boom on 42", "count": 1} in reasons
     assert errors["raiser"]["task"] == runner.plan.component_tasks["raiser"][0]
     fails = [e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "fail"]
     assert 42 in fails, "the tuple that raised must fail back to the spout"
@@ -178,6 +180,8 @@ def test_a_window_whose_job_fails_fails_its_open_trees_and_they_replay(
 
     wait_for(failed, timeout=60, message="open trees failed")
     runner.pool.plan_file.write_text(original)
+    wait_for(lambda: runner.stats.summary()["components"]["numbers"]["failures_by_cause"][
+        "crash"] > 0, timeout=30, message="the lost window's trees counted as crashed")
     wait_for(lambda: len(_acked(tmp_path)) == 400, timeout=120, message="all acked")
     cluster.kill_topology("job-fails")
     assert max(_acked(tmp_path).values()) == 1

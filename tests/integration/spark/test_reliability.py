@@ -35,10 +35,31 @@ def test_failed_tuples_replay_and_every_id_is_acked_exactly_once(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     count = 400
-    cluster.submit_topology("flaky", FlakyTopology,
-                            conf={"test.dir": str(tmp_path), "test.count": count})
+    runner = cluster.submit_topology("flaky", FlakyTopology,
+                                     conf={"test.dir": str(tmp_path), "test.count": count})
     wait_for(lambda: len(_acked(tmp_path)) == count, timeout=90, message="all acked")
+    wait_for(lambda: runner.stats.summary()["components"]["numbers"]["acked"] == count,
+             timeout=30, message="the last window's statistics")
+    summary = runner.stats.summary()
     cluster.kill_topology("flaky")
+
+    # failures explained: all explicit, with the failing bolt named, counted per spout
+    # (a replay may reach the other flaky task, which fails it once more)
+    fails = len([e for e in read_events(tmp_path, "flaky") if e["event"] == "failed"])
+    spout = summary["components"]["numbers"]
+    assert spout["failures_by_cause"] == {"explicit": fails, "error": 0, "timeout": 0,
+                                          "crash": 0}
+    assert spout["failure_reasons"] == [{"cause": "explicit", "reason": "flaky: fail() called",
+                                         "count": fails}]
+    assert summary["components"]["flaky"]["failed"] == fails == spout["failed"]
+    # the same figures in the 10-minute window, and per executor they add up
+    assert summary["windowed"]["600"]["components"]["numbers"]["acked"] == count
+    rows = summary["windowed"][":all-time"]["executors"].values()
+    first = runner.plan.component_tasks["passing"][0]  # Storm's split: 3 tasks -> [2, 1]
+    assert sum(r["executed"] for r in rows if r["component"] == "passing") == \
+        summary["components"]["passing"]["executed"]
+    assert sorted((r["first_task"], r["last_task"]) for r in rows
+                  if r["component"] == "passing") == [(first, first + 1), (first + 2, first + 2)]
 
     acked = _acked(tmp_path)
     assert set(acked) == set(range(count))
@@ -58,7 +79,7 @@ class TimeoutTopology(Topology):
 
 
 def test_tuples_never_acked_time_out_and_replay(cluster: LocalCluster, tmp_path: Path) -> None:
-    cluster.submit_topology("timeouts", TimeoutTopology, conf={
+    runner = cluster.submit_topology("timeouts", TimeoutTopology, conf={
         "test.dir": str(tmp_path), "test.count": 5, "topology.message.timeout.secs": 2})
 
     def fails_per_id() -> Counter[int]:
@@ -66,7 +87,13 @@ def test_tuples_never_acked_time_out_and_replay(cluster: LocalCluster, tmp_path:
 
     wait_for(lambda: len(fails_per_id()) == 5 and min(fails_per_id().values()) >= 2,
              timeout=60, message="every id timed out twice")
+
+    def causes() -> dict[str, int]:
+        return dict(runner.stats.summary()["components"]["numbers"]["failures_by_cause"])
+
+    wait_for(lambda: causes()["timeout"] >= 10, timeout=30, message="timeouts counted")
     cluster.kill_topology("timeouts")
+    assert causes()["explicit"] == causes()["error"] == causes()["crash"] == 0
     events = read_events(tmp_path, "numbers")
     first_emit = min(e["time"] for e in events if e["event"] == "emit" and e["n"] == 0)
     first_fail = min(e["time"] for e in events if e["event"] == "fail" and e["n"] == 0)

@@ -96,7 +96,7 @@ class Cluster:
             for gid, rows in taken.rows.items():
                 self.inbox[gid].extend(rows)
             self.metas.append({"init": taken.inits, "xor": taken.xor,
-                               "fail": list(taken.failed), "reset": list(taken.resets)})
+                               "fail": dict(taken.failed), "reset": list(taken.resets)})
 
     def window(self, *, reverse: bool = False) -> Verdicts:
         """Flush and feed every queued meta to the acker as one window."""
@@ -418,8 +418,10 @@ def test_ack_after_fail_is_ignored() -> None:
     cluster.fail(children[0])
     cluster.ack(children[0])
     result = cluster.window()
-    assert cluster.last_metas == [{"init": {}, "xor": {}, "fail": [root], "reset": []}]
+    reason = ["explicit", "count: fail() called"]
+    assert cluster.last_metas == [{"init": {}, "xor": {}, "fail": {root: reason}, "reset": []}]
     assert verdict(result.fail) == {cluster.task("sentences"): [root]}
+    assert result.causes[cluster.task("sentences")] == {("explicit", "count: fail() called"): 1}
 
 
 # --- timeouts ----------------------------------------------------------------------------
@@ -497,6 +499,6 @@ def test_forget_all_and_no_acker_tasks() -> None:
     assert cluster.acker.open_trees == 0
 
     idle = Acker([], TIMEOUT)
-    meta = {"init": {5: 1}, "xor": {5: 0}, "fail": [], "reset": []}
+    meta = {"init": {5: 1}, "xor": {5: 0}, "fail": {}, "reset": []}
     result = idle.process_window([meta])
     assert verdict(result.ack) == {} and idle.open_trees == 0

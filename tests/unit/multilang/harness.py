@@ -28,6 +28,7 @@ class FakeCollector:
         self.emits: list[dict[str, Any]] = []
         self.acked: list[Tuple] = []
         self.failed: list[Tuple] = []
+        self.causes: list[str] = []
         self.errors: list[str] = []
 
     def emit(self, values: Any, stream: str | None, anchors: Any, direct_task: int | None,
@@ -42,10 +43,11 @@ class FakeCollector:
             tup.done = True
             self.acked.append(tup)
 
-    def fail(self, tup: Tuple) -> None:
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None:
         if not tup.done:
             tup.done = True
             self.failed.append(tup)
+            self.causes.append(cause)
 
     def reset_timeout(self, tup: Tuple) -> None:
         pass

@@ -38,6 +38,7 @@ def _fault(shell: ShellBolt, *words: str, acked_first: bool = False) -> Multilan
     assert shell._collector.acked == expected, "nothing acked but what the child acked"
     assert set(shell._collector.failed) <= set(inputs)
     assert inputs[-1] in shell._collector.failed, "in-flight inputs are failed"
+    assert set(shell._collector.causes) == {"crash"}, "a dead child is a crash, not a fail"
     assert shell.pending_count == 0
     assert "bolt 'probe' task 3" in str(info.value)
     with pytest.raises(MultilangError):  # a dead instance refuses work until restarted

@@ -106,7 +106,8 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)
     _topology_routes(app, nimbus, auth)
-    _ui_routes(app, UiViews(nimbus), ComponentPage(nimbus))
+    views = UiViews(nimbus)
+    _ui_routes(app, views, ComponentPage(nimbus, views))
     _worker_routes(app, Umbilical(nimbus), auth)
     return app
 
@@ -210,8 +211,8 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
     app.get("/api/v1/topology/summary")(views.topology_summary)
 
     @app.get("/api/v1/topology/{topology_id}")
-    def topology(topology_id: str) -> dict[str, Any]:
-        return views.topology(topology_id)
+    def topology(topology_id: str, window: str | None = None) -> dict[str, Any]:
+        return views.topology(topology_id, window)
 
     @app.get("/api/v1/topology/{topology_id}/conf")
     def topology_conf(topology_id: str) -> dict[str, Any]:
@@ -222,8 +223,9 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
         return views.visualization(topology_id)
 
     @app.get("/api/v1/topology/{topology_id}/component/{component}")
-    def component(topology_id: str, component: str) -> dict[str, Any]:
-        return components.page(topology_id, component)
+    def component(topology_id: str, component: str,
+                  window: str | None = None) -> dict[str, Any]:
+        return components.page(topology_id, component, window)
 
 
 def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:

@@ -1,11 +1,10 @@
-"""Storm UI's component page, ``GET /api/v1/topology/{id}/component/{component}``, with
-Storm's field names (shared/reference/storm-ui-rest-api.md), all-time window only.
+"""Storm UI's component page, ``GET /api/v1/topology/{id}/component/{component}?window=``,
+with Storm's field names (shared/reference/storm-ui-rest-api.md) and our extensions
+(``failuresByCause``, ``failureReasons``, ``recentWindows``).
 
-Statistics come from the latest heartbeat of each assigned worker, whose summary carries
-per-component totals and their ``by_stream`` split (bolt inputs keyed ``"<source>:<stream>"``).
-Heartbeats hold no per-executor counts, so ``executorStats`` has one row per worker: the
-component's executors in it as one task range, with that worker's totals. Latencies are per
-component, so every stream row repeats the component's.
+Statistics come from the latest heartbeat of each assigned worker: per component (with the
+``by_stream`` split; bolt inputs keyed ``"<source>:<stream>"``) and per executor, for each of
+Storm's windows. Latencies are per component, so every stream row repeats the component's.
 
 Example:
     >>> component_tasks({"components": [{"name": "b", "num_tasks": 4},
@@ -19,11 +18,17 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.ui_views import ALL_TIME, latency, pretty_uptime
+from sparkstorm.cluster.nimbus.ui_stats import (
+    WINDOWS,
+    TopologyStatsView,
+    check_window,
+    window_pretty,
+)
+from sparkstorm.cluster.nimbus.ui_views import failures_by_cause, latency, pretty_uptime
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
-    from sparkstorm.cluster.state.records import WorkerHeartbeat, WorkerSlot
+    from sparkstorm.cluster.nimbus.ui_views import UiViews
 
 _COUNTS = ("emitted", "transferred", "executed", "acked", "failed")
 
@@ -42,37 +47,20 @@ def component_tasks(spec: dict[str, Any], name: str) -> tuple[int, int]:
     raise KeyError(msg)
 
 
-def _add(into: dict[str, Any], stats: dict[str, Any]) -> None:
-    """Sum ``stats`` (one worker's component summary) into ``into``."""
-    for key in _COUNTS:
-        into[key] = into.get(key, 0) + int(stats.get(key) or 0)
-        mine = into.setdefault("by_stream", {}).setdefault(key, {})
-        for stream, value in ((stats.get("by_stream") or {}).get(key) or {}).items():
-            mine[stream] = mine.get(stream, 0) + int(value)
-    for key in ("complete_latency_ms", "execute_latency_ms", "process_latency_ms"):
-        if stats.get(key) is not None:
-            into[key] = stats[key]  # one worker per topology: latencies are its own
-
-
 class ComponentPage:
     """Builds the component page of one Nimbus."""
 
-    def __init__(self, nimbus: Nimbus) -> None:
+    def __init__(self, nimbus: Nimbus, views: UiViews) -> None:
         self.nimbus = nimbus
+        self.views = views
 
-    def _beats(self, topology_id: str) -> list[tuple[WorkerSlot, str, WorkerHeartbeat | None]]:
-        assignment = self.nimbus.state.get_assignment(topology_id)
-        if assignment is None:
-            return []
-        return [(slot, wid, self.nimbus.state.get_worker_heartbeat(topology_id, wid))
-                for slot, wid in sorted(assignment.worker_ids.items())]
-
-    def page(self, topology_id: str, name: str) -> dict[str, Any]:
-        """The component page.
+    def page(self, topology_id: str, name: str, window: str | None = None) -> dict[str, Any]:
+        """The component page for ``window`` (all time by default).
 
         Raises:
-            NimbusError: ``TOPOLOGY_NOT_FOUND``, ``COMPONENT_NOT_FOUND``.
+            NimbusError: ``TOPOLOGY_NOT_FOUND``, ``COMPONENT_NOT_FOUND``, ``UNKNOWN_WINDOW``.
         """
+        window = check_window(window)
         base = self.nimbus.storm(topology_id)
         spec = self.nimbus.topology_spec(topology_id)
         found = [c for c in spec["components"] if c["name"] == name]
@@ -82,16 +70,9 @@ class ComponentPage:
             raise NimbusError(msg, code="COMPONENT_NOT_FOUND")
         component = found[0]
         kind = str(component["kind"])
-        totals: dict[str, Any] = {}
-        per_worker = []
-        for slot, worker_id, beat in self._beats(topology_id):
-            mine: dict[str, Any] = {}
-            stats = ((beat.executor_stats.get("components") or {}).get(name)
-                     if beat else None)
-            if isinstance(stats, dict):
-                _add(mine, stats)
-                _add(totals, stats)
-            per_worker.append((slot, worker_id, beat, mine))
+        view = self.views.beats(topology_id)
+        by_window = {w: view.components(w).get(name, {}) for w in WINDOWS}
+        totals = by_window[window]
         page = {
             "user": "", "id": name, "encodedId": quote(name, safe=""), "name": base.name,
             "executors": int(component.get("par", 1)),
@@ -99,16 +80,20 @@ class ComponentPage:
             "requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0, "requestedCpu": 0.0,
             "requestedGenericResources": "", "schedulerDisplayResource": False,
             "topologyId": topology_id, "encodedTopologyId": quote(topology_id, safe=""),
-            "topologyStatus": str(base.status), "window": ALL_TIME, "windowHint": "All time",
+            "topologyStatus": str(base.status), "window": window,
+            "windowHint": window_pretty(window),
             "componentType": kind, "debug": False, "samplingPct": 10,
             "profilingAndDebuggingCapable": False, "profileActionEnabled": False,
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
-            "executorStats": self._executors(topology_id, spec, name, kind, per_worker),
+            "executorStats": self._executors(view, window, name, kind),
+            "recentWindows": [_recent(r, name) for r in view.recent_windows()],
         }
+        error = self.nimbus.state.last_error(topology_id, name)
+        last_error = error.error[:200] if error else ""
         if kind == "spout":
-            page.update(self._spout(topology_id, name, totals))
+            page.update(self._spout(totals, by_window, last_error))
         else:
-            page.update(self._bolt(totals))
+            page.update(self._bolt(totals, by_window))
         return page
 
     def _errors(self, topology_id: str, name: str) -> list[dict[str, Any]]:
@@ -118,27 +103,36 @@ class ComponentPage:
                  "errorLapsedSecs": int(now - e.time_secs)}
                 for e in reversed(self.nimbus.state.errors(topology_id, name))]  # oldest first
 
-    def _spout(self, topology_id: str, name: str, totals: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _spout(totals: dict[str, Any], by_window: dict[str, dict[str, Any]],
+               last_error: str) -> dict[str, Any]:
         streams = totals.get("by_stream") or {}
         complete = latency(totals.get("complete_latency_ms"))
-        error = self.nimbus.state.last_error(topology_id, name)
-        summary = {**ALL_TIME_ROW, **{k: int(totals.get(k, 0)) for k in
-                                      ("emitted", "transferred", "acked", "failed")},
-                   "completeLatency": complete, "lastError": error.error[:200] if error else ""}
+        summary = [{"window": w, "windowPretty": window_pretty(w),
+                    **{k: int(stats.get(k, 0)) for k in ("emitted", "transferred", "acked",
+                                                         "failed")},
+                    "completeLatency": latency(stats.get("complete_latency_ms")),
+                    "lastError": last_error} for w, stats in by_window.items()]
         names = sorted({s for key in ("emitted", "transferred", "acked", "failed")
                         for s in streams.get(key, {})})
         outputs = [{"stream": s, **{k: int(streams.get(k, {}).get(s, 0)) for k in
                                     ("emitted", "transferred", "acked", "failed")},
                     "completeLatency": complete} for s in names]
-        return {"spoutSummary": [summary], "outputStats": outputs}
+        return {"spoutSummary": summary, "outputStats": outputs,
+                "failuresByCause": failures_by_cause(totals),
+                "failureReasons": list(totals.get("failure_reasons") or [])}
 
     @staticmethod
-    def _bolt(totals: dict[str, Any]) -> dict[str, Any]:
+    def _bolt(totals: dict[str, Any], by_window: dict[str, dict[str, Any]]) -> dict[str, Any]:
         streams = totals.get("by_stream") or {}
         execute = latency(totals.get("execute_latency_ms"))
         process = latency(totals.get("process_latency_ms"))
-        summary = {**ALL_TIME_ROW, **{k: int(totals.get(k, 0)) for k in _COUNTS},
-                   "executeLatency": execute, "processLatency": process, "capacity": "0.000"}
+        summary = [{"window": w, "windowPretty": window_pretty(w),
+                    **{k: int(stats.get(k, 0)) for k in _COUNTS},
+                    "executeLatency": latency(stats.get("execute_latency_ms")),
+                    "processLatency": latency(stats.get("process_latency_ms")),
+                    "capacity": latency(stats.get("capacity"))}
+                   for w, stats in by_window.items()]
         keys = sorted({s for key in ("executed", "acked", "failed")
                        for s in streams.get(key, {})})
         inputs = []
@@ -154,37 +148,42 @@ class ComponentPage:
         outputs = [{"stream": s, "emitted": int(streams.get("emitted", {}).get(s, 0)),
                     "transferred": int(streams.get("transferred", {}).get(s, 0))}
                    for s in names]
-        return {"boltStats": [summary], "inputStats": inputs, "outputStats": outputs}
+        return {"boltStats": summary, "inputStats": inputs, "outputStats": outputs}
 
-    def _executors(self, topology_id: str, spec: dict[str, Any], name: str, kind: str,
-                   per_worker: list[tuple[WorkerSlot, str, WorkerHeartbeat | None,
-                                          dict[str, Any]]]) -> list[dict[str, Any]]:
-        first, last = component_tasks(spec, name)
-        assignment = self.nimbus.state.get_assignment(topology_id)
+    def _executors(self, view: TopologyStatsView, window: str, name: str,
+                   kind: str) -> list[dict[str, Any]]:
+        """One row per executor of ``name`` (id: its task range, as Storm's)."""
         rows: list[dict[str, Any]] = []
-        for slot, _worker_id, beat, stats in per_worker:
-            mine = [e for e in (assignment.executors_in(slot) if assignment else ())
-                    if first <= e[0] <= last]
-            if not mine:
-                continue
-            task_range = f"[{mine[0][0]}-{mine[-1][1]}]"
-            uptime = beat.uptime_secs if beat else 0.0
+        for worker, stats in view.executors(window, name):
+            task_range = f"[{stats.get('first_task')}-{stats.get('last_task')}]"
+            uptime = worker.beat.uptime_secs if worker.beat else 0.0
+            assignment = self.nimbus.state.get_assignment(worker.beat.topology_id) \
+                if worker.beat else None
             row: dict[str, Any] = {
                 "id": task_range, "encodedId": quote(task_range, safe=""),
-                "host": assignment.node_host.get(slot.node, slot.node) if assignment else "",
-                "port": slot.port, "uptime": pretty_uptime(uptime),
+                "host": assignment.node_host.get(worker.slot.node, worker.slot.node)
+                if assignment else worker.slot.node,
+                "port": worker.slot.port, "uptime": pretty_uptime(uptime),
                 "uptimeSeconds": int(uptime), "workerLogLink": "",
-                **{k: int(stats.get(k, 0)) for k in ("emitted", "transferred", "acked",
-                                                     "failed")}}
+                **{k: int(stats.get(k) or 0) for k in ("emitted", "transferred", "acked",
+                                                       "failed")}}
             if kind == "spout":
                 row["completeLatency"] = latency(stats.get("complete_latency_ms"))
             else:
-                row.update({"executed": int(stats.get("executed", 0)),
+                row.update({"executed": int(stats.get("executed") or 0),
                             "executeLatency": latency(stats.get("execute_latency_ms")),
                             "processLatency": latency(stats.get("process_latency_ms")),
-                            "capacity": "0.000"})
+                            "capacity": latency(stats.get("capacity"))})
             rows.append(row)
         return rows
 
 
-ALL_TIME_ROW = {"window": ALL_TIME, "windowPretty": "All time"}
+def _recent(record: dict[str, Any], name: str) -> dict[str, Any]:
+    """One chart point of component ``name``."""
+    brief = (record.get("components") or {}).get(name) or {}
+    return {"window": record.get("window"), "time": record.get("started"),
+            "seconds": record.get("seconds"),
+            **{k: int(brief.get(k) or 0) for k in _COUNTS},
+            "completeLatency": brief.get("complete_latency_ms"),
+            "executeLatency": brief.get("execute_latency_ms"),
+            "capacity": brief.get("capacity")}

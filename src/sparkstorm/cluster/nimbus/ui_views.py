@@ -16,13 +16,21 @@ from urllib.parse import quote
 
 import sparkstorm
 from sparkstorm.cluster.nimbus.service import SECRET_KEYS
+from sparkstorm.cluster.nimbus.ui_stats import (
+    SYSTEM_COMPONENTS,
+    WINDOWS,
+    TopologyStatsView,
+    WorkerBeat,
+    check_window,
+    window_pretty,
+)
 from sparkstorm.cluster.state.records import Assignment, StormBase
+from sparkstorm.engine.collector import FAIL_CAUSES
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
-ALL_TIME = ":all-time"
 MASK = "********"
 _SECRET_WORDS = frozenset({"token", "password", "secret"})
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
@@ -184,41 +192,49 @@ class UiViews:
                 "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
                 "topologyVersion": None, "stormVersion": VERSION}
 
-    def topology(self, topology_id: str) -> dict[str, Any]:
-        """``GET /api/v1/topology/{id}`` (all-time window only)."""
+    def beats(self, topology_id: str) -> TopologyStatsView:
+        """The latest heartbeat of each worker assigned to ``topology_id``."""
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        if assignment is None:
+            return TopologyStatsView([])
+        return TopologyStatsView([
+            WorkerBeat(slot, wid, self.nimbus.state.get_worker_heartbeat(topology_id, wid))
+            for slot, wid in sorted(assignment.worker_ids.items())])
+
+    def topology(self, topology_id: str, window: str | None = None) -> dict[str, Any]:
+        """``GET /api/v1/topology/{id}?window=...`` (all time by default)."""
+        window = check_window(window)
         base = self.nimbus.storm(topology_id)
         spec = self.nimbus.topology_spec(topology_id)
         conf = self.nimbus.topology_conf(topology_id)
         assignment = self.nimbus.state.get_assignment(topology_id)
-        stats = self._component_stats(topology_id, assignment)
+        view = self.beats(topology_id)
+        stats = view.components(window)
         spouts = [self._spout(topology_id, c, stats.get(c["name"], {}))
                   for c in spec["components"] if c["kind"] == "spout"]
         bolts = [self._bolt(topology_id, c, stats.get(c["name"], {}))
                  for c in spec["components"] if c["kind"] == "bolt"]
-        return {**self._topology_row(topology_id, base), "user": "", "window": ALL_TIME,
-                "windowHint": "All time",
+        spout_names = {c["name"] for c in spec["components"] if c["kind"] == "spout"}
+        causes: dict[str, int] = {}
+        reasons: list[dict[str, Any]] = []
+        for spout in spouts:
+            for cause, n in spout["failuresByCause"].items():
+                causes[cause] = causes.get(cause, 0) + n
+            reasons.extend({"spoutId": spout["spoutId"], **r}
+                           for r in stats.get(spout["spoutId"], {}).get("failure_reasons", []))
+        return {**self._topology_row(topology_id, base), "user": "", "window": window,
+                "windowHint": window_pretty(window),
                 "msgTimeout": int(conf.get("topology.message.timeout.secs") or 30),
-                "debug": False, "samplingPct": 10, "configuration": conf,
+                "debug": False, "samplingPct": 10, "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],
-                "topologyStats": [self._totals(spouts)],
-                "workers": self._workers(topology_id, base, assignment),
-                "spouts": spouts, "bolts": bolts}
-
-    def _component_stats(self, topology_id: str,
-                         assignment: Assignment | None) -> dict[str, dict[str, Any]]:
-        """Per-component totals, summed over the assigned workers' latest heartbeats."""
-        merged: dict[str, dict[str, Any]] = {}
-        for worker_id in assignment.worker_ids.values() if assignment else ():
-            beat = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
-            components = (beat.executor_stats.get("components") or {}) if beat else {}
-            for name, counters in components.items():
-                mine = merged.setdefault(name, {})
-                for key, value in counters.items():
-                    if isinstance(value, int | float) and not key.endswith("_ms"):
-                        mine[key] = mine.get(key, 0) + value
-                    elif key.endswith("_ms"):
-                        mine[key] = value  # one worker per topology: latencies are its own
-        return merged
+                "topologyStats": [self._totals(w, view.components(w), spout_names)
+                                  for w in WINDOWS],
+                "workers": self._workers(topology_id, base, assignment, view),
+                "spouts": spouts, "bolts": bolts,
+                "failuresByCause": causes,
+                "failureReasons": sorted(reasons, key=lambda r: -int(r["count"]))[:20],
+                "recentWindows": [recent_window(r, spout_names)
+                                  for r in view.recent_windows()]}
 
     def _last_error(self, topology_id: str, component: str) -> dict[str, Any]:
         error = self.nimbus.state.last_error(topology_id, component)
@@ -244,7 +260,8 @@ class UiViews:
         name = component["name"]
         return {"spoutId": name, "encodedSpoutId": quote(name, safe=""),
                 **self._common(topology_id, component, stats),
-                "completeLatency": latency(stats.get("complete_latency_ms"))}
+                "completeLatency": latency(stats.get("complete_latency_ms")),
+                "failuresByCause": failures_by_cause(stats)}
 
     def _bolt(self, topology_id: str, component: dict[str, Any],
               stats: dict[str, Any]) -> dict[str, Any]:
@@ -254,26 +271,31 @@ class UiViews:
                 "executed": int(stats.get("executed", 0)),
                 "executeLatency": latency(stats.get("execute_latency_ms")),
                 "processLatency": latency(stats.get("process_latency_ms")),
-                "capacity": "0.000"}
+                "capacity": latency(stats.get("capacity"))}
 
     @staticmethod
-    def _totals(spouts: list[dict[str, Any]]) -> dict[str, Any]:
-        latencies = [float(s["completeLatency"]) for s in spouts if s["acked"]]
-        return {"window": ALL_TIME, "windowPretty": "All time",
-                "emitted": sum(s["emitted"] for s in spouts),
-                "transferred": sum(s["transferred"] for s in spouts),
-                "acked": sum(s["acked"] for s in spouts),
-                "failed": sum(s["failed"] for s in spouts),
-                "completeLatency": latency(sum(latencies) / len(latencies)
-                                            if latencies else None)}
+    def _totals(window: str, stats: dict[str, dict[str, Any]],
+                spouts: set[str]) -> dict[str, Any]:
+        """One ``topologyStats`` row: emitted and transferred over every component (system
+        ones left out), acked, failed and complete latency over the spouts, as Storm does."""
+        users = [s for name, s in stats.items() if name not in SYSTEM_COMPONENTS]
+        mine = [s for name, s in stats.items() if name in spouts]
+        acked = sum(int(s.get("acked", 0)) for s in mine)
+        weighted = sum(float(s["complete_latency_ms"]) * int(s.get("acked", 0))
+                       for s in mine if s.get("complete_latency_ms") is not None)
+        return {"window": window, "windowPretty": window_pretty(window),
+                "emitted": sum(int(s.get("emitted", 0)) for s in users),
+                "transferred": sum(int(s.get("transferred", 0)) for s in users),
+                "acked": acked, "failed": sum(int(s.get("failed", 0)) for s in mine),
+                "completeLatency": latency(weighted / acked if acked else None)}
 
-    def _workers(self, topology_id: str, base: StormBase,
-                 assignment: Assignment | None) -> list[dict[str, Any]]:
+    def _workers(self, topology_id: str, base: StormBase, assignment: Assignment | None,
+                 view: TopologyStatsView) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         if assignment is None:
             return rows
-        for slot, worker_id in sorted(assignment.worker_ids.items()):
-            beat = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
+        for worker in view.beats:
+            slot, worker_id, beat = worker.slot, worker.worker_id, worker.beat
             uptime = beat.uptime_secs if beat else 0.0
             rows.append({"supervisorId": slot.node,
                          "host": assignment.node_host.get(slot.node, slot.node),
@@ -281,5 +303,33 @@ class UiViews:
                          "topologyName": base.name,
                          "executorsTotal": len(assignment.executors_in(slot)),
                          "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
-                         "lastHeartbeatSecs": beat.time_secs if beat else None})
+                         "lastHeartbeatSecs": beat.time_secs if beat else None,
+                         "sparkUiUrl": worker.stats.get("spark_ui_url") or None})
         return rows
+
+
+def failures_by_cause(stats: dict[str, Any]) -> dict[str, int]:
+    """A spout's failed trees by cause, every cause present."""
+    found = stats.get("failures_by_cause") or {}
+    return {cause: int(found.get(cause, 0)) for cause in FAIL_CAUSES}
+
+
+def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:
+    """One ``recentWindows`` point: topology totals as in ``topologyStats`` plus each
+    component's brief figures."""
+    components = {name: {key: brief.get(key) for key in (
+        "emitted", "transferred", "executed", "acked", "failed", "capacity",
+        "execute_latency_ms", "complete_latency_ms", "inputs")}
+        for name, brief in (record.get("components") or {}).items()}
+    users = [c for name, c in components.items() if name not in SYSTEM_COMPONENTS]
+    mine = [c for name, c in components.items() if name in spouts]
+    acked = sum(int(c["acked"] or 0) for c in mine)
+    weighted = sum(float(c["complete_latency_ms"]) * int(c["acked"] or 0)
+                   for c in mine if c["complete_latency_ms"] is not None)
+    return {"window": record.get("window"), "time": record.get("started"),
+            "seconds": record.get("seconds"),
+            "emitted": sum(int(c["emitted"] or 0) for c in users),
+            "transferred": sum(int(c["transferred"] or 0) for c in users),
+            "acked": acked, "failed": sum(int(c["failed"] or 0) for c in mine),
+            "completeLatency": weighted / acked if acked else None,
+            "components": components}

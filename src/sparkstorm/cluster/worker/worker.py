@@ -111,15 +111,35 @@ class ClusterWorker:
 
     def _beat(self) -> dict[str, Any]:
         runner = self.runner
-        stats = runner.stats.summary() if runner is not None else {}
+        stats: dict[str, Any] = {}
+        if runner is not None:
+            stats = runner.stats.summary()
+            stats["spark_ui_url"] = runner.spark_ui_url
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
         self._local_heartbeat(body)
         try:
-            return self.client.heartbeat(self.worker_id, body)
+            orders = self.client.heartbeat(self.worker_id, body)
         except NimbusError as exc:
             logger.warning("heartbeat not delivered (%s); going on", exc)
             return {}
+        if runner is not None:
+            self._report_errors(runner.reported_errors)
+        return orders
+
+    def _report_errors(self, errors: Any) -> None:
+        """Send the components' new errors to Nimbus (its error store feeds the UI's last
+        error and error lists); what cannot be sent waits for the next heartbeat."""
+        while errors:
+            error = errors[0]
+            try:
+                self.client.report_error(self.worker_id, {
+                    "topology_id": self.topology_id, "component": error["component"],
+                    "error": error["error"], "time_secs": error.get("time")})
+            except NimbusError as exc:
+                logger.warning("component error not delivered (%s); will retry", exc)
+                return
+            errors.popleft()
 
     def _local_heartbeat(self, body: dict[str, Any]) -> None:
         """Write the heartbeat to ``heartbeat.json`` in the worker's folder too (Storm's

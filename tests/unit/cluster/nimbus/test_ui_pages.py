@@ -12,22 +12,30 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.engine.stats import ComponentCounters
+from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from tests.unit.cluster.nimbus.conftest import Clock
 from tests.unit.cluster.nimbus.test_rebalance_and_cleanup import _worker
 from tests.unit.cluster.nimbus.test_service import _register, _submit
 
-SPOUT_STATS = {"emitted": 10, "transferred": 10, "acked": 9, "failed": 1, "executed": 0,
-               "complete_latency_ms": 2.5, "execute_latency_ms": None,
-               "process_latency_ms": None,
-               "by_stream": {"emitted": {"default": 10}, "transferred": {"default": 10},
-                             "executed": {}, "acked": {"default": 9},
-                             "failed": {"default": 1}}}
-BOLT_STATS = {"emitted": 30, "transferred": 30, "acked": 10, "failed": 0, "executed": 10,
-              "complete_latency_ms": None, "execute_latency_ms": 0.25,
-              "process_latency_ms": 0.5,
-              "by_stream": {"emitted": {"default": 30}, "transferred": {"default": 30},
-                            "executed": {"word:default": 10}, "acked": {"word:default": 10},
-                            "failed": {}}}
+
+def heartbeat_stats(now: float) -> dict[str, Any]:
+    """What a worker's heartbeat carries, made by the engine's own TopologyStats: one
+    window in which the spout ``word`` (task 5) emitted 10 and had 9 acked and 1 failed
+    explicitly, and the bolt ``split`` (tasks 1-4, one executor) executed 10 and emitted 30."""
+    stats = TopologyStats(10, {0: ExecutorRange("split", 1, 4), 1: ExecutorRange("word", 5, 5)})
+    stats.started = now - 60
+    spout = ComponentCounters(emitted={"default": 10}, transferred={"default": 10},
+                              acked={"default": 9}, failed={"default": 1},
+                              complete_count=9, complete_total_ms=22.5,
+                              complete_values=[2.5] * 9,
+                              fail_causes={("explicit", "split: bad word"): 1})
+    bolt = ComponentCounters(emitted={"default": 30}, transferred={"default": 30},
+                             executed={"word:default": 10}, acked={"word:default": 10},
+                             busy_ms=2.5)
+    stats.record(WindowRecord(0, now - 2, 1.0, {"word": spout, "split": bolt},
+                              {0: bolt, 1: spout}))
+    return stats.summary(now)
 
 
 def _client(nimbus: Nimbus) -> TestClient:
@@ -41,7 +49,7 @@ def _running(nimbus: Nimbus, state: ClusterState) -> tuple[str, str]:
     worker_id = _worker(state, topology_id)
     Umbilical(nimbus).heartbeat(worker_id, {
         "topology_id": topology_id, "uptime_secs": 65,
-        "stats": {"components": {"word": SPOUT_STATS, "split": BOLT_STATS}}})
+        "stats": heartbeat_stats(nimbus.clock())})
     return topology_id, worker_id
 
 
@@ -68,19 +76,26 @@ def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: Cl
         "id": "split", "encodedId": "split", "name": "t", "componentType": "bolt",
         "executors": 1, "tasks": 4, "topologyId": topology_id, "topologyStatus": "ACTIVE",
         "window": ":all-time"}
-    assert page["boltStats"] == [{
-        "window": ":all-time", "windowPretty": "All time", "emitted": 30, "transferred": 30,
-        "acked": 10, "failed": 0, "executed": 10, "executeLatency": "0.250",
-        "processLatency": "0.500", "capacity": "0.000"}]
+    all_time = {"emitted": 30, "transferred": 30, "acked": 10, "failed": 0, "executed": 10,
+                "executeLatency": "0.250", "processLatency": "0.250"}
+    assert [(row["window"], row["windowPretty"]) for row in page["boltStats"]] == [
+        ("600", "10m 0s"), ("10800", "3h 0m 0s"), ("86400", "1d 0h 0m 0s"),
+        (":all-time", "All time")]
+    for row in page["boltStats"]:  # one window, 2 s ago: in every window
+        assert {k: row[k] for k in all_time} == all_time
+    # capacity: 2.5 ms busy over the 60 s the worker ran (all time) or 60 s (10 min)
+    assert page["boltStats"][-1]["capacity"] == f"{2.5 / 60_000:.3f}"
     assert page["inputStats"] == [{
         "component": "word", "encodedComponentId": "word", "stream": "default",
-        "executed": 10, "executeLatency": "0.250", "processLatency": "0.500", "acked": 10,
+        "executed": 10, "executeLatency": "0.250", "processLatency": "0.250", "acked": 10,
         "failed": 0}]
     assert page["outputStats"] == [{"stream": "default", "emitted": 30, "transferred": 30}]
     (executor,) = page["executorStats"]
     assert executor["id"] == "[1-4]" and executor["host"] == "host-s1"
     assert executor["port"] == 6700 and executor["uptime"] == "1m 5s"
     assert executor["executed"] == 10 and executor["capacity"] == "0.000"
+    assert [(p["window"], p["executed"], p["emitted"]) for p in page["recentWindows"]] == \
+        [(0, 10, 30)]
     assert [(e["error"], e["errorLapsedSecs"], e["errorHost"], e["errorPort"])
             for e in page["componentErrors"]] == [("first", 20, "host-s1", 6700),
                                                   ("second\n  at x", 5, "host-s1", 6700)]
@@ -92,9 +107,12 @@ def test_component_page_of_a_spout(nimbus: Nimbus, state: ClusterState) -> None:
     topology_id, _ = _running(nimbus, state)
     page = _client(nimbus).get(f"/api/v1/topology/{topology_id}/component/word").json()
     assert page["componentType"] == "spout" and page["componentErrors"] == []
-    assert page["spoutSummary"] == [{
+    assert page["spoutSummary"][-1] == {
         "window": ":all-time", "windowPretty": "All time", "emitted": 10, "transferred": 10,
-        "acked": 9, "failed": 1, "completeLatency": "2.500", "lastError": ""}]
+        "acked": 9, "failed": 1, "completeLatency": "2.500", "lastError": ""}
+    assert page["failuresByCause"] == {"explicit": 1, "error": 0, "timeout": 0, "crash": 0}
+    assert page["failureReasons"] == [{"cause": "explicit", "reason": "split: bad word",
+                                       "count": 1}]
     assert page["outputStats"] == [{"stream": "default", "emitted": 10, "transferred": 10,
                                     "acked": 9, "failed": 1, "completeLatency": "2.500"}]
     (executor,) = page["executorStats"]
@@ -109,7 +127,7 @@ def test_component_page_before_any_heartbeat_has_zero_counts(nimbus: Nimbus,
     topology_id = _submit(nimbus)
     page = _client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split").json()
     assert page["boltStats"][0]["executed"] == 0 and page["inputStats"] == []
-    assert page["executorStats"][0]["uptimeSeconds"] == 0
+    assert page["executorStats"] == [] and page["recentWindows"] == []
 
 
 @pytest.mark.usefixtures("two_components")
@@ -172,3 +190,33 @@ def test_topology_conf(nimbus: Nimbus, state: ClusterState) -> None:
     assert "secret" not in response.text
     missing = client.get("/api/v1/topology/nope-1-1/conf")
     assert missing.status_code == 404 and missing.json()["code"] == "TOPOLOGY_NOT_FOUND"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_topology_page_windows_failures_and_recent_windows(nimbus: Nimbus,
+                                                           state: ClusterState) -> None:
+    topology_id, _ = _running(nimbus, state)
+    client = _client(nimbus)
+    page = client.get(f"/api/v1/topology/{topology_id}", params={"window": "600"}).json()
+    assert (page["window"], page["windowHint"]) == ("600", "10m 0s")
+    assert [row["window"] for row in page["topologyStats"]] == ["600", "10800", "86400",
+                                                                ":all-time"]
+    # Storm's totals: emitted over every component, acked/failed/latency over the spouts
+    assert {k: page["topologyStats"][0][k] for k in ("emitted", "transferred", "acked",
+                                                     "failed", "completeLatency")} == {
+        "emitted": 40, "transferred": 40, "acked": 9, "failed": 1, "completeLatency": "2.500"}
+    (spout,) = page["spouts"]
+    assert spout["acked"] == 9 and spout["failuresByCause"]["explicit"] == 1
+    assert page["failuresByCause"] == {"explicit": 1, "error": 0, "timeout": 0, "crash": 0}
+    assert page["failureReasons"] == [{"spoutId": "word", "cause": "explicit",
+                                       "reason": "split: bad word", "count": 1}]
+    (point,) = page["recentWindows"]
+    assert (point["emitted"], point["acked"], point["failed"]) == (40, 9, 1)
+    assert point["components"]["split"]["inputs"] == {"word:default": 10}
+    assert page["workers"][0]["sparkUiUrl"] is None
+
+    bad = client.get(f"/api/v1/topology/{topology_id}", params={"window": "60"})
+    assert bad.status_code == 400 and bad.json()["code"] == "UNKNOWN_WINDOW"
+    assert ":all-time" in bad.json()["error"]
+    bad = client.get(f"/api/v1/topology/{topology_id}/component/word", params={"window": "x"})
+    assert bad.status_code == 400 and bad.json()["code"] == "UNKNOWN_WINDOW"
