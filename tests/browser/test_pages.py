@@ -493,7 +493,9 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     _accept_dialogs(page, confirms)
     before = ui.topology()
     previous_status = ui.status()
-    ranges = [e["id"].strip("[]").split("-") for e in ui.component("exclaim1")["executorStats"]]
+    executors = wait_for(lambda: ui.component("exclaim1")["executorStats"], 60,
+                         message="exclaim1's executors reported")
+    ranges = [e["id"].strip("[]").split("-") for e in executors]
     assert len(ranges) == 2
     merged = f"[{min(int(r[0]) for r in ranges)}-{max(int(r[1]) for r in ranges)}]"
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
@@ -505,6 +507,7 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     page.fill("#rebalance-wait", "1")
     page.click("#rebalance-ok")
     page.wait_for_selector("#rebalance-error:text('1 to 2')")
+    screenshot(page, "topology-rebalance-dialog")
     assert not confirms and page.is_visible("#rebalance-dialog")
     page.fill(field, "1")
     page.click("#rebalance-ok")
