@@ -210,8 +210,21 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
     app.get("/api/v1/supervisor/summary")(views.supervisor_summary)
     app.get("/api/v1/topology/summary")(views.topology_summary)
 
+    @app.get("/api/v1/supervisor")
+    def supervisor(id: str | None = None, host: str | None = None) -> dict[str, Any]:  # noqa: A002
+        return views.supervisor(id, host)
+
+    @app.get("/api/v1/topology-workers/{topology_id}")
+    def topology_workers(topology_id: str) -> dict[str, Any]:
+        return views.topology_workers(topology_id)
+
     @app.get("/api/v1/topology/{topology_id}")
     def topology(topology_id: str, window: str | None = None) -> dict[str, Any]:
+        return views.topology(topology_id, window)
+
+    @app.get("/api/v1/topology/{topology_id}/metrics")
+    def metrics(topology_id: str, window: str | None = None) -> dict[str, Any]:
+        """Storm 2.x serves the topology page here too."""
         return views.topology(topology_id, window)
 
     @app.get("/api/v1/topology/{topology_id}/conf")

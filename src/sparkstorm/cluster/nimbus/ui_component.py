@@ -85,6 +85,7 @@ class ComponentPage:
             "componentType": kind, "debug": False, "samplingPct": 10,
             "profilingAndDebuggingCapable": False, "profileActionEnabled": False,
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
+            "eventLogLink": "",
             "executorStats": self._executors(view, window, name, kind),
             "recentWindows": [_recent(r, name) for r in view.recent_windows()],
         }

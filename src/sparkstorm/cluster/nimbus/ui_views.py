@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import sparkstorm
+from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import SECRET_KEYS
 from sparkstorm.cluster.nimbus.ui_stats import (
     SYSTEM_COMPONENTS,
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
 MASK = "********"
 _SECRET_WORDS = frozenset({"token", "password", "secret"})
+_RAS_DETAIL = tuple(f"{kind}{share}{heap}Mem" for kind in ("requested", "assigned")
+                    for share in ("Regular", "Shared") for heap in ("OnHeap", "OffHeap"))
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
 
@@ -95,6 +98,11 @@ class UiViews:
                 "topologies": len(storms), "slotsTotal": total, "slotsUsed": used,
                 "slotsFree": total - used, "executorsTotal": executors, "tasksTotal": tasks,
                 "totalMem": 0.0, "totalCpu": 0.0, "availMem": 0.0, "availCpu": 0.0,
+                "fragmentedMem": 0.0, "fragmentedCpu": 0.0,
+                "memAssignedPercentUtil": "0.0", "cpuAssignedPercentUtil": "0.0",
+                "availGenerics": "", "totalGenerics": "",
+                "stormVersionInfo": {"version": VERSION, "revision": "", "branch": "",
+                                     "date": "", "srcChecksum": ""},
                 "schedulerDisplayResource": False, "bugtracker-url": None,
                 "central-log-url": None}
 
@@ -159,10 +167,45 @@ class UiViews:
                  "slotsUsed": used.get(sid, 0), "slotsFree": len(info.ports) - used.get(sid, 0),
                  "totalMem": 0.0, "totalCpu": 0.0, "usedMem": 0.0, "usedCpu": 0.0,
                  "availMem": 0.0, "availCpu": 0.0, "version": info.version,
-                 "blacklisted": False}
+                 "blacklisted": False, "logLink": "", "totalGenericResources": "",
+                 "usedGenericResources": "", "availGenericResources": ""}
                 for sid, info in sorted(self.nimbus.state.all_supervisor_info().items())]
         return {"supervisors": rows, "schedulerDisplayResource": False, "logviewerPort": 0,
                 "logviewerScheme": "http"}
+
+    def supervisor(self, supervisor_id: str | None, host: str | None) -> dict[str, Any]:
+        """``GET /api/v1/supervisor?id=...|host=...``: the supervisor(s) with their workers.
+
+        Raises:
+            NimbusError: ``SUPERVISOR_NOT_FOUND`` when none matches.
+        """
+        rows = [r for r in self.supervisor_summary()["supervisors"]
+                if (supervisor_id is not None and r["id"] == supervisor_id)
+                or (host is not None and r["host"] == host)]
+        if not rows:
+            msg = (f"no supervisor with id {supervisor_id!r}" if supervisor_id is not None
+                   else f"no supervisor on host {host!r}") + \
+                "; see GET /api/v1/supervisor/summary for the ones alive"
+            raise NimbusError(msg, code="SUPERVISOR_NOT_FOUND")
+        ids = {r["id"] for r in rows}
+        workers: list[dict[str, Any]] = []
+        for topology_id, base in sorted(self.nimbus.storms().items()):
+            assignment = self.nimbus.state.get_assignment(topology_id)
+            view = self.beats(topology_id)
+            workers.extend(w for w in self._workers(topology_id, base, assignment, view)
+                           if w["supervisorId"] in ids)
+        return {"supervisors": rows, "workers": workers, "schedulerDisplayResource": False,
+                "logviewerPort": 0, "logviewerScheme": "http"}
+
+    def topology_workers(self, topology_id: str) -> dict[str, Any]:
+        """``GET /api/v1/topology-workers/{id}``: its workers' distinct host/port pairs."""
+        self.nimbus.storm(topology_id)
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        slots = list(assignment.worker_ids) if assignment else []
+        pairs = sorted({(assignment.node_host.get(slot.node, slot.node) if assignment
+                         else slot.node, slot.port) for slot in slots})
+        return {"hostPortList": [{"host": h, "port": p} for h, p in pairs],
+                "logviewerPort": 0, "logviewerScheme": "http"}
 
     def topology_summary(self) -> dict[str, Any]:
         """``GET /api/v1/topology/summary``."""
@@ -190,6 +233,7 @@ class UiViews:
                 "requestedMemOnHeap": 0.0, "requestedMemOffHeap": 0.0,
                 "requestedTotalMem": 0.0, "requestedCpu": 0.0, "assignedMemOnHeap": 0.0,
                 "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
+                "requestedGenericResources": "", "assignedGenericResources": "",
                 "topologyVersion": None, "stormVersion": VERSION}
 
     def beats(self, topology_id: str) -> TopologyStatsView:
@@ -227,6 +271,8 @@ class UiViews:
                 "msgTimeout": int(conf.get("topology.message.timeout.secs") or 30),
                 "debug": False, "samplingPct": 10, "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],
+                "bugtracker-url": None, "central-log-url": None,
+                **dict.fromkeys(_RAS_DETAIL, 0.0),
                 "topologyStats": [self._totals(w, view.components(w), spout_names)
                                   for w in WINDOWS],
                 "workers": self._workers(topology_id, base, assignment, view),
@@ -294,6 +340,11 @@ class UiViews:
         rows: list[dict[str, Any]] = []
         if assignment is None:
             return rows
+        try:
+            spec = self.nimbus.topology_spec(topology_id)
+        except OSError:
+            spec = {"components": []}
+        tasks = {str(c["name"]): int(c.get("num_tasks", 1)) for c in spec["components"]}
         for worker in view.beats:
             slot, worker_id, beat = worker.slot, worker.worker_id, worker.beat
             uptime = beat.uptime_secs if beat else 0.0
@@ -302,6 +353,9 @@ class UiViews:
                          "port": slot.port, "workerId": worker_id, "topologyId": topology_id,
                          "topologyName": base.name,
                          "executorsTotal": len(assignment.executors_in(slot)),
+                         "assignedMemOnHeap": 0.0, "assignedMemOffHeap": 0.0,
+                         "assignedCpu": 0.0, "componentNumTasks": tasks,
+                         "workerLogLink": "", "owner": base.owner,
                          "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
                          "sparkUiUrl": worker.stats.get("spark_ui_url") or None})
