@@ -72,10 +72,15 @@ def page(browser: Any) -> Iterator[Any]:
     context.set_default_timeout(15_000)
     new_page = context.new_page()
     errors: list[str] = []
+    requests: list[str] = []
     new_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    new_page.on("request", lambda request: requests.append(request.url))
     yield new_page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+    # the UI works without any resource from outside the machine
+    outside = [url for url in requests if not url.startswith(("http://127.0.0.1:", "data:"))]
+    assert not outside, f"the page loaded resources from elsewhere: {outside}"
 
 
 @dataclass

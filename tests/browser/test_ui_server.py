@@ -4,6 +4,7 @@ session token, CSRF, 404 pages and the DAG endpoint."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,27 @@ def test_the_dag_comes_from_the_open_visualization(nimbus: FakeNimbus, tmp_path:
     assert [n["id"] for n in graph["nodes"]] == ["word", "count"]
     assert graph["edges"][0]["grouping"] == "FIELDS(word)"
     assert all(call[2] is None for call in nimbus.calls)
+
+
+def test_the_ui_binds_to_loopback_unless_configured(tmp_path: Path) -> None:
+    from sparkstorm.web.cli import build_server
+
+    server = build_server({"storm.local.dir": str(tmp_path), "ui.port": 8099})
+    assert (server.config.host, server.config.port) == ("127.0.0.1", 8099)
+    assert build_server({"ui.host": "0.0.0.0"}).config.host == "0.0.0.0"
+
+
+def test_pages_load_only_their_own_scripts_and_styles(nimbus: FakeNimbus,
+                                                      tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    for path in ("/", f"/topology/{TOPOLOGY}", f"/topology/{TOPOLOGY}/component/count"):
+        page = client.get(path).text
+        sources = re.findall(r'(?:src|href)="([^"]+)"', page)
+        assert sources and all(s.startswith("/") and not s.startswith("//")
+                               for s in sources), (path, sources)
+        assert "<script>" not in page and "style=" not in page
+    for name in ("ui.js", "charts.js", "dag.js", "actions.js", "topology.js", "component.js",
+                 "cluster.js", "ui.css"):
+        text = client.get(f"/static/{name}").text
+        assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
+        assert "https://" not in text and "@import" not in text, name
