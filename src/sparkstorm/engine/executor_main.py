@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
 from sparkstorm.topology.spec import TopologySpec
 
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
                "%(message)s",
     )
     watch_parent(os.getppid())
+    dump_on_signal(args.socket)
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
     try:
         host = make_executor(plan, args.gid, data["name"])

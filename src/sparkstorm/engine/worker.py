@@ -25,6 +25,7 @@ from sparkstorm.engine.collector import FAIL_CRASH, FAIL_TIMEOUT
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.session import get_spark
+from sparkstorm.engine.stacks import executor_stacks, own_stacks
 from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
@@ -110,6 +111,15 @@ class TopologyRunner:
         (the cluster worker sends them to Nimbus)."""
         self.stats.last_errors[error["component"]] = error
         self.reported_errors.append(error)
+
+    def stack_traces(self) -> str:
+        """The worker's threads and every executor's, as text (Apex's stack trace request)."""
+        parts = [f"=== worker (pid {os.getpid()}) ===\n{own_stacks()}"]
+        pids = self.pool.pids()
+        for gid, text in sorted(executor_stacks(pids, self.pool.sockets).items()):
+            component = self.plan.executors[gid].component
+            parts.append(f"=== executor {gid} ({component}, pid {pids[gid]}) ===\n{text}")
+        return "\n".join(parts)
 
     @property
     def spark_ui_url(self) -> str | None:

@@ -53,6 +53,7 @@ def test_submit_runs_to_50_acked_then_kill_removes_everything(cluster: TestClust
     summary = cluster.get("/api/v1/cluster/summary")
     assert summary["topologies"] == 1 and summary["slotsUsed"] == 1
     worker_pid = cluster.worker_records()[0]["pid"]
+    _stack_traces_of_worker_and_executors(cluster, topology_id, detail["executorsTotal"])
 
     killed = cluster.cli("kill", "exclamation", "-w", "0")
     assert killed.returncode == 0, killed.stderr
@@ -61,6 +62,26 @@ def test_submit_runs_to_50_acked_then_kill_removes_everything(cluster: TestClust
     wait_gone(worker_pid)
     wait_for(lambda: not cluster.worker_records(), 30, message="worker record removed")
     assert not any((cluster.local / "nimbus" / "stormdist").iterdir())
+
+
+def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str,
+                                          executors: int) -> None:
+    """Apex's stack trace request: through the heartbeat answer to the worker, which sends
+    its threads and every executor's; token required."""
+    path = f"/api/v1/topology/{topology_id}/stacktrace"
+    assert cluster.request("POST", path, token=None).status_code == 401
+    requested = cluster.request("POST", path)
+    assert requested.status_code == 200 and requested.json()["workers"] == 1, requested.text
+
+    def stacks() -> str | None:
+        workers = cluster.request("GET", path).json()["workers"]
+        return str(workers[0]["stacks"]) if workers else None
+
+    text = wait_for(stacks, 30, message=f"stack traces\n{cluster.logs()}")
+    assert 'Thread "worker-heartbeat"' in text, text[:2000]
+    assert text.count("=== executor ") == executors, text[:2000]
+    assert text.count("executor_main.py") >= executors, "every executor answers " + text
+    assert cluster.request("GET", path, token=None).status_code == 401
 
 
 def test_a_killed_worker_is_restarted_by_its_supervisor(cluster: TestCluster) -> None:

@@ -250,6 +250,20 @@ def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:
     def heartbeat(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return umbilical.heartbeat(worker_id, body)
 
+    @app.post("/api/v1/worker/{worker_id}/stacktrace", dependencies=[auth])
+    def stacktrace_answer(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        umbilical.store_stack_traces(worker_id, body)
+        return {"status": "success"}
+
+    @app.post("/api/v1/topology/{topology_id}/stacktrace", dependencies=[auth])
+    def stacktrace_request(topology_id: str) -> dict[str, Any]:
+        workers = umbilical.request_stack_traces(topology_id)
+        return {**_action("stacktrace", topology_id), "workers": workers}
+
+    @app.get("/api/v1/topology/{topology_id}/stacktrace", dependencies=[auth])
+    def stacktraces(topology_id: str) -> dict[str, Any]:
+        return umbilical.stack_traces(topology_id)
+
     @app.post("/api/v1/worker/{worker_id}/error", dependencies=[auth])
     def error(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
         umbilical.report_error(worker_id, body)

@@ -158,6 +158,10 @@ class NimbusClient:
                                            json=body)
         return orders
 
+    def report_stack_traces(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Answer a stack trace request (``{"topology_id", "stacks"}``)."""
+        self.call("POST", f"/api/v1/worker/{worker_id}/stacktrace", json=body)
+
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
         """Report an error of a component or of the worker."""
         self.call("POST", f"/api/v1/worker/{worker_id}/error", json=body)

@@ -12,6 +12,9 @@ Heartbeat response::
     {"shutdown": false, "active": true, "rebalance": null, "committed_window": null,
      "stack_trace": false}
 
+``stack_trace`` is true once after a stack trace request
+(``POST /api/v1/topology/{id}/stacktrace``); the worker answers with
+``POST /api/v1/worker/{id}/stacktrace`` and ``GET /api/v1/topology/{id}/stacktrace`` shows it.
 ``rebalance`` is ``{"num_executors": {...}, "num_workers": n, "rebalance_at": secs}`` while the
 topology is REBALANCING (its spouts are paused; the worker is replaced at the due time).
 """
@@ -38,6 +41,40 @@ class Umbilical:
 
     def __init__(self, nimbus: Nimbus) -> None:
         self.nimbus = nimbus
+        self.stack_requests: set[str] = set()
+        """Workers whose next heartbeat answer asks for their stack traces."""
+        self.stacks: dict[str, dict[str, dict[str, Any]]] = {}
+        """Per topology, the latest stack traces each worker sent (kept in memory: they
+        are a debugging aid, not state a restarted Nimbus needs)."""
+
+    def request_stack_traces(self, topology_id: str) -> int:
+        """Ask every worker of ``topology_id`` for its stack traces; returns how many."""
+        self.nimbus.storm(topology_id)
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        workers = set(assignment.worker_ids.values()) if assignment else set()
+        self.stack_requests |= workers
+        return len(workers)
+
+    def store_stack_traces(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Keep what a worker sent in answer to a stack trace request."""
+        assignment, slot = self._find(worker_id, body.get("topology_id"))
+        self.stacks.setdefault(assignment.topology_id, {})[worker_id] = {
+            "workerId": worker_id, "host": assignment.node_host.get(slot.node, slot.node),
+            "port": slot.port, "timeSecs": self.nimbus.clock(),
+            "stacks": str(body.get("stacks") or "")}
+
+    def stack_traces(self, topology_id: str) -> dict[str, Any]:
+        """The latest stack traces of ``topology_id``'s workers (oldest request first)."""
+        self.nimbus.storm(topology_id)
+        workers = sorted(self.stacks.get(topology_id, {}).values(),
+                         key=lambda w: float(w["timeSecs"]))
+        return {"topologyId": topology_id, "workers": workers,
+                "pending": sorted(self.stack_requests & set(
+                    self._worker_ids(topology_id)))}
+
+    def _worker_ids(self, topology_id: str) -> list[str]:
+        assignment = self.nimbus.state.get_assignment(topology_id)
+        return list(assignment.worker_ids.values()) if assignment else []
 
     def _find(self, worker_id: str, topology_id: str | None) -> tuple[Assignment, WorkerSlot]:
         """The assignment and slot of a worker.
@@ -87,6 +124,9 @@ class Umbilical:
             stats if isinstance(stats, dict) else {},
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
+        if worker_id in self.stack_requests:
+            self.stack_requests.discard(worker_id)
+            response["stack_trace"] = True
         if base.status == TopologyStatus.REBALANCING:
             # the worker's spouts pause now; at the due time Nimbus reassigns the topology
             # with the new counts and this worker is replaced by one that runs them

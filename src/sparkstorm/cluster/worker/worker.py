@@ -103,6 +103,9 @@ class ClusterWorker:
                 logger.info("nimbus says shut down")
                 self.stop.set()
                 return
+            if orders.get("stack_trace"):
+                threading.Thread(target=self._send_stack_traces, name="stack-traces",
+                                 daemon=True).start()
             if "active" in orders:
                 with self._lock:
                     self.active = bool(orders["active"])
@@ -126,6 +129,16 @@ class ClusterWorker:
         if runner is not None:
             self._report_errors(runner.reported_errors)
         return orders
+
+    def _send_stack_traces(self) -> None:
+        """Answer Nimbus's stack trace request with this worker's and its executors'."""
+        runner = self.runner
+        try:
+            stacks = runner.stack_traces() if runner is not None else "(starting)"
+            self.client.report_stack_traces(self.worker_id, {"topology_id": self.topology_id,
+                                                             "stacks": stacks})
+        except NimbusError as exc:
+            logger.warning("stack traces not delivered: %s", exc)
 
     def _report_errors(self, errors: Any) -> None:
         """Send the components' new errors to Nimbus (its error store feeds the UI's last
