@@ -1,5 +1,7 @@
-"""The UI server (FastAPI): pages, static files, a read-only proxy of Nimbus's ``/api/v1``,
-and the topology actions, which it forwards with the session's cluster token.
+"""The UI server (FastAPI): pages (cluster, topology, component, 404s), static files, a
+read-only proxy of Nimbus's ``/api/v1``, the DAG from Nimbus's open ``/visualization``, and
+the topology actions (:mod:`sparkstorm.web.actions`), which it forwards with the session's
+cluster token.
 
 Security: the session cookie is HttpOnly and SameSite=Strict; every POST needs the session's
 CSRF token in ``X-CSRF-Token`` and, when the browser sends one, a same-origin ``Origin``;

@@ -18,6 +18,12 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     return UI.cell(row, "lastError", {class: text ? "error" : "", title});
   }
 
+  /* "explicit 3, timeout 1" for a spout row's failuresByCause */
+  function causesOf(row) {
+    const causes = row.failuresByCause || {};
+    return Object.entries(causes).filter(([, n]) => n).map(([c, n]) => `${c} ${n}`).join(", ");
+  }
+
   function renderSummary(t) {
     UI.fillBody($("topology-summary"), [UI.el("tr", {"data-id": t.id},
       UI.cell(t, "name"), UI.cell(t, "id"), UI.cell(t, "owner"),
@@ -36,8 +42,8 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     UI.fillBody($("spouts"), t.spouts.map((s) => UI.el("tr", {"data-id": s.spoutId},
       UI.cell(s, "spoutId", {link: componentLink(s.spoutId)}), UI.cell(s, "executors"),
       UI.cell(s, "tasks"), UI.cell(s, "emitted"), UI.cell(s, "transferred"),
-      UI.cell(s, "completeLatency", {num: true}), UI.cell(s, "acked"), UI.cell(s, "failed"),
-      errorCell(s))));
+      UI.cell(s, "completeLatency", {num: true}), UI.cell(s, "acked"),
+      UI.cell(s, "failed", {title: causesOf(s)}), errorCell(s))));
     UI.fillBody($("bolts"), t.bolts.map((b) => UI.el("tr", {"data-id": b.boltId},
       UI.cell(b, "boltId", {link: componentLink(b.boltId)}), UI.cell(b, "executors"),
       UI.cell(b, "tasks"), UI.cell(b, "emitted"), UI.cell(b, "transferred"),
