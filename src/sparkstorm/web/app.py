@@ -99,10 +99,10 @@ class UiServer:
                   response: httpx.Response) -> HTMLResponse:
         """The 404 page of an unknown topology or component, saying which one."""
         try:
-            code = str(response.json().get("code", ""))
+            nimbus_code = str(response.json().get("code", ""))
         except ValueError:
-            code = ""
-        if component is None or code == "TOPOLOGY_NOT_FOUND":
+            nimbus_code = ""
+        if component is None or nimbus_code == "TOPOLOGY_NOT_FOUND":
             title = "Topology not found"
             message = (f"No topology with id '{topology_id}' is known to Nimbus: it may have "
                        "been killed, or the id is mistyped.")
