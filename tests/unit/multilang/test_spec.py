@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkstorm import Grouping, Topology, TopologySpec
 from sparkstorm.multilang import ShellBolt, ShellSpout, python_command
-from sparkstorm.multilang.shell import _child_cwd, subprocess_timeout
+from sparkstorm.multilang.shell_base import _child_cwd, subprocess_timeout
 
 
 class Words(Topology):
@@ -22,7 +22,7 @@ def test_the_dsl_writes_shell_settings_into_extra() -> None:
     assert Words.split.extra == {"command": ["python3", "split.py", "--fast"],
                                  "env": {"LANG": "C.UTF-8"}, "serializer": "msgpack",
                                  "metrics": {"words": "count"}}
-    assert Words.split.component == "sparkstorm.multilang.shell:ShellBolt"
+    assert Words.split.component == "sparkstorm.multilang.shell_bolt:ShellBolt"
     assert Words.count.inputs[0].grouping.field_names == ("word",)
 
 

@@ -1,0 +1,207 @@
+"""What shell bolts and spouts share: settings from the component spec, the subprocess and
+its handshake, encoding, logs, errors and metrics (see :mod:`sparkstorm.multilang.shell`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+from typing import Any, ClassVar
+
+from sparkstorm.multilang.errors import MultilangError, excerpt
+from sparkstorm.multilang.messages import (
+    Emit,
+    log_level,
+    text_of,
+)
+from sparkstorm.multilang.process import ShellProcess
+from sparkstorm.multilang.serializer import Serializer, serializer_for
+from sparkstorm.topology.spec import ComponentSpec
+
+logger = logging.getLogger(__name__)
+
+RESOURCES_DIR_KEY = "topology.multilang.resources.dir"
+TRANSCRIPT_DIR_KEY = "topology.multilang.transcript.dir"
+HEARTBEAT_INTERVAL = 1.0  # seconds between heartbeats written among a bolt's inputs, as Storm
+OUTBOX_BYTES = 1 << 20
+
+
+def shell_extra(command: Any, *, cwd: str | None = None, env: dict[str, str] | None = None,
+                serializer: str | None = None, transcript: str | None = None,
+                metrics: dict[str, str] | None = None,
+                activate: bool | None = None) -> dict[str, Any]:
+    """The ``extra`` dict of a shell component spec (JSON-able; unset settings omitted)."""
+    extra: dict[str, Any] = {"command": _argv(command) if command is not None else None}
+    for key, value in (("cwd", cwd), ("env", env), ("serializer", serializer),
+                       ("transcript", transcript), ("metrics", metrics),
+                       ("activate", activate)):
+        if value is not None:
+            extra[key] = str(value) if key in ("cwd", "transcript") else value
+    return extra
+
+
+def _argv(command: Any) -> list[str]:
+    if isinstance(command, str):
+        return shlex.split(command)
+    return [os.fspath(part) if not isinstance(part, str) else part for part in command]
+
+
+class ShellComponent:
+    """What shell spouts and bolts share: settings, start-up, log/error/metrics, death."""
+
+    command: ClassVar[list[str] | None] = None
+    kind: ClassVar[str]
+    component_spec: ComponentSpec
+    component_name: str
+    storm_conf: dict[str, Any]
+    context: dict[str, Any]
+    logger: logging.Logger
+
+    def _start(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
+        """Spawn the child and shake hands; returns the commands sent before the PID."""
+        self.shell_metrics: dict[str, Any] = {}
+        self._streams = set(context.get("streams") or [])
+        self._where = f"{self.kind} {self.component_name!r} task {context.get('taskid')}"
+        self._dead = False
+        extra = dict(getattr(getattr(self, "component_spec", None), "extra", None) or {})
+        self._extra = extra
+        self._serializer: Serializer = serializer_for(
+            extra.get("serializer") or conf.get("topology.multilang.serializer"),
+            where=f"{self.kind} {self.component_name!r}: serializer")
+        self._encode = self._serializer.encode
+        self._shell_log = logging.getLogger(f"sparkstorm.multilang.shell.{self.component_name}")
+        self.subprocess = ShellProcess(
+            self._command(extra), where=self._where, serializer=self._serializer,
+            cwd=_child_cwd(extra.get("cwd"), conf.get(RESOURCES_DIR_KEY)),
+            env=extra.get("env"), timeout=subprocess_timeout(conf),
+            transcript=self._transcript_prefix(extra, conf, context),
+            log_name=f"sparkstorm.multilang.stderr.{self.component_name}",
+        )
+        self.subprocess.start()
+        return self.subprocess.handshake(conf, context)
+
+    def _command(self, extra: dict[str, Any]) -> list[str]:
+        command = extra.get("command") or type(self).command
+        if not command:
+            msg = (
+                f"{self._where}: no command to run; declare it with "
+                f"{type(self).__name__}.spec(command=['node', 'my_component.js'], ...)"
+            )
+            raise MultilangError(msg, code="MULTILANG_INVALID_CONFIG")
+        return _argv(command)
+
+    def _transcript_prefix(self, extra: dict[str, Any], conf: dict[str, Any],
+                           context: dict[str, Any]) -> str | None:
+        if extra.get("transcript"):
+            return f"{extra['transcript']}-{context.get('taskid')}"
+        directory = conf.get(TRANSCRIPT_DIR_KEY)
+        if directory:
+            return os.path.join(str(directory), f"{self.component_name}-{context.get('taskid')}")
+        return None
+
+    def _initialize_shell(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
+        """Start; a failure is kept and raised from the first call the executor makes, so it
+        is reported as this task's error and the executor restarts the task."""
+        self._startup_error: BaseException | None = None
+        self._where = f"{self.kind} {self.component_name!r} task {context.get('taskid')}"
+        try:
+            return self._start(conf, context)
+        except MultilangError as exc:
+            self._startup_error = exc
+            self._kill()
+            logger.error("%s", exc)
+            return []
+
+    def _check_started(self) -> None:
+        if self._startup_error is not None:
+            raise self._startup_error
+        if self._dead:
+            msg = f"{self._where}: the subprocess was stopped after an earlier error"
+            raise MultilangError(msg, code="MULTILANG_SUBPROCESS_EXITED")
+
+    def _kill(self) -> None:
+        process = getattr(self, "subprocess", None)
+        if process is not None:
+            process.kill()
+
+    # -- commands every component may send ------------------------------------------------
+    def _common(self, command: str, message: dict[str, Any]) -> bool:
+        """Handle log, error and metrics; False for any other command."""
+        if command == "log":
+            pid = self.subprocess.reported_pid
+            self._shell_log.log(log_level(message), "ShellLog pid:%s, name:%s %s", pid,
+                                self.component_name, text_of(message))
+        elif command == "error":
+            self._report_error(text_of(message))
+        elif command == "metrics":
+            self._metric(message)
+        else:
+            return False
+        return True
+
+    def _report_error(self, text: str) -> None:
+        """The child's ``error`` command: logged, and kept as the component's last error when
+        the engine offers ``report_error``; the component keeps running, as in Storm."""
+        self._shell_log.error("%s reported an error: %s", self._where, text)
+        report = getattr(getattr(self, "_collector", None), "report_error", None)
+        if callable(report):
+            report(text)
+
+    def _metric(self, message: dict[str, Any]) -> None:
+        name, params = message.get("name"), message.get("params")
+        name = name if isinstance(name, str) else ""
+        kind = (self._extra.get("metrics") or {}).get(name)
+        if kind == "count" and (params is None or type(params) in (int, float)):
+            self.shell_metrics[name] = self.shell_metrics.get(name, 0) + (
+                1 if params is None else params)
+        elif kind == "assignable":
+            self.shell_metrics[name] = params
+        else:
+            self._report_error(
+                f"metrics command for {name!r} with params {params!r} does not match a "
+                f"registered shell metric ({self._extra.get('metrics') or {}}); declare it "
+                "with .spec(metrics={name: 'count' | 'assignable'})")
+
+    def _malformed(self, message: Any, reason: str) -> MultilangError:
+        msg = (
+            f"{self._where}: malformed command {excerpt(repr(message))}: {reason}; see the "
+            f"multilang protocol{self.subprocess.diagnosis()}"
+        )
+        return MultilangError(msg, code="MULTILANG_MALFORMED_MESSAGE")
+
+    def _check_stream(self, emit: Emit) -> None:
+        if emit.stream not in self._streams:
+            msg = (
+                f"{self._where}: emit on stream {emit.stream!r}, which the component does not "
+                f"declare (declared: {sorted(self._streams)}); add it to outputs=[...] of "
+                f"its .spec() or fix the stream name in the component"
+            )
+            raise MultilangError(msg, code="MULTILANG_UNDECLARED_STREAM")
+
+    def _reply_task_ids(self, emit: Emit, tasks: list[int] | None) -> None:
+        if emit.wants_task_ids:
+            self.subprocess.send(self._encode(tasks or []))
+
+    def _encode_value(self, message: Any) -> bytes:
+        try:
+            return self._encode(message)
+        except (TypeError, ValueError, OverflowError) as exc:
+            msg = (
+                f"{self._where}: cannot send {excerpt(repr(message))} with the "
+                f"{self._serializer.name} serializer ({exc}); emit only values the "
+                "serializer can carry (JSON: no bytes or sets; msgpack: integers < 2**64)"
+            )
+            raise MultilangError(msg, code="MULTILANG_UNENCODABLE_VALUE") from exc
+
+
+def subprocess_timeout(conf: dict[str, Any]) -> float:
+    """``topology.subprocess.timeout.secs``, else ``supervisor.worker.timeout.secs``, else 30."""
+    value = conf.get("topology.subprocess.timeout.secs") or conf.get(
+        "supervisor.worker.timeout.secs") or 30
+    return float(value)
+
+
+def _child_cwd(cwd: str | None, resources: Any) -> str | None:
+    if cwd and resources and not os.path.isabs(cwd):
+        return os.path.join(str(resources), cwd)
+    return cwd or (str(resources) if resources else None)
