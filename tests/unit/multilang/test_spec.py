@@ -41,3 +41,11 @@ def test_working_directory_and_timeout_rules() -> None:
     assert subprocess_timeout({"supervisor.worker.timeout.secs": 12}) == 12
     assert subprocess_timeout({"topology.subprocess.timeout.secs": 5,
                                "supervisor.worker.timeout.secs": 12}) == 5
+
+
+def test_specs_stored_with_the_old_module_path_still_load() -> None:
+    from sparkstorm.multilang import ShellBolt, ShellSpout
+    from sparkstorm.topology.spec import load_class
+
+    assert load_class("sparkstorm.multilang.shell:ShellBolt") is ShellBolt
+    assert load_class("sparkstorm.multilang.shell:ShellSpout") is ShellSpout
