@@ -180,43 +180,49 @@ windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
                    script="charts.js dag.js actions.js topology.js", page_attrs=attrs)
 
 
+def _head(*titles: str) -> str:
+    """A table header row: ``<th>`` of each title."""
+    return "".join(f"<th>{escape(t)}</th>" for t in titles)
+
+
+def _window_table(title: str, table: str, head: str) -> str:
+    return (f'<section><h2>{title} <span class="window-label muted"></span></h2>\n'
+            f'<table id="{table}"><thead><tr>{head}</tr></thead><tbody></tbody></table>'
+            "</section>")
+
+
+_EXECUTOR = ("Id", "Host", "Port", "Uptime", "Emitted", "Transferred")
+_COMPONENT_PARTS = {
+    # kind: stats header, charts, input/output tables, executor header
+    "spout": (
+        _head("Window", "Emitted", "Transferred", "Complete latency (ms)", "Acked", "Failed"),
+        (("chart-emitted", "Emitted/s"), ("chart-acked", "Acked/s"),
+         ("chart-failed", "Failed/s"), ("chart-latency", "Complete latency (ms)")),
+        _window_table("Output stats", "output-stats", _head(
+            "Stream", "Emitted", "Transferred", "Complete latency (ms)", "Acked", "Failed")),
+        _head(*_EXECUTOR, "Complete latency (ms)", "Acked", "Failed")),
+    "bolt": (
+        _head("Window", "Emitted", "Transferred", "Execute latency (ms)", "Executed",
+              "Process latency (ms)", "Acked", "Failed", "Capacity"),
+        (("chart-emitted", "Emitted/s"), ("chart-executed", "Executed/s"),
+         ("chart-failed", "Failed/s"), ("chart-latency", "Execute latency (ms)")),
+        _window_table("Input stats", "input-stats", _head(
+            "Component", "Stream", "Execute latency (ms)", "Executed", "Process latency (ms)",
+            "Acked", "Failed"))
+        + _window_table("Output stats", "output-stats", _head("Stream", "Emitted",
+                                                              "Transferred")),
+        _head(*_EXECUTOR, "Capacity", "Execute latency (ms)", "Executed",
+              "Process latency (ms)", "Acked", "Failed")),
+}
+
+
 def component_page(session: Session, topology_id: str, name: str, component: str,
                    kind: str) -> str:
     """``/topology/{id}/component/{component}``: window stats, charts, failures (spouts),
     input and output stats, executors and errors."""
     tid, cid = escape(topology_id), escape(component)
     spout = kind == "spout"
-    charts = _charts((("chart-emitted", "Emitted/s"),
-                      ("chart-acked", "Acked/s") if spout else ("chart-executed", "Executed/s"),
-                      ("chart-failed", "Failed/s"),
-                      ("chart-latency", "Complete latency (ms)" if spout
-                       else "Execute latency (ms)")))
-    if spout:
-        stats_head = ("<th>Window</th><th>Emitted</th><th>Transferred</th>"
-                      "<th>Complete latency (ms)</th><th>Acked</th><th>Failed</th>")
-        io = """<section><h2>Output stats <span class="window-label muted"></span></h2>
-<table id="output-stats"><thead><tr><th>Stream</th><th>Emitted</th><th>Transferred</th>
-<th>Complete latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead><tbody></tbody></table>
-</section>"""
-        executor_head = ("<th>Id</th><th>Host</th><th>Port</th><th>Uptime</th><th>Emitted</th>"
-                         "<th>Transferred</th><th>Complete latency (ms)</th><th>Acked</th>"
-                         "<th>Failed</th>")
-    else:
-        stats_head = ("<th>Window</th><th>Emitted</th><th>Transferred</th>"
-                      "<th>Execute latency (ms)</th><th>Executed</th>"
-                      "<th>Process latency (ms)</th><th>Acked</th><th>Failed</th>"
-                      "<th>Capacity</th>")
-        io = """<section><h2>Input stats <span class="window-label muted"></span></h2>
-<table id="input-stats"><thead><tr><th>Component</th><th>Stream</th><th>Execute latency (ms)</th>
-<th>Executed</th><th>Process latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead>
-<tbody></tbody></table></section>
-<section><h2>Output stats <span class="window-label muted"></span></h2>
-<table id="output-stats"><thead><tr><th>Stream</th><th>Emitted</th><th>Transferred</th></tr>
-</thead><tbody></tbody></table></section>"""
-        executor_head = ("<th>Id</th><th>Host</th><th>Port</th><th>Uptime</th><th>Emitted</th>"
-                         "<th>Transferred</th><th>Capacity</th><th>Execute latency (ms)</th>"
-                         "<th>Executed</th><th>Process latency (ms)</th><th>Acked</th>"
-                         "<th>Failed</th>")
+    stats_head, charts, streams, executor_head = _COMPONENT_PARTS["spout" if spout else "bolt"]
     topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
     body = f"""
 <p class="crumbs"><a href="/">Cluster</a> / <a id="topology-link" href="{topology_link}">topology
@@ -224,20 +230,19 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 <h1>{"Spout" if spout else "Bolt"} <span id="component-name">{cid}</span></h1>
 <p id="error" class="error" hidden></p>
 <section><h2>Summary</h2>
-<table id="component-summary"><thead><tr><th>Id</th><th>Topology</th><th>Type</th>
-<th>Executors</th><th>Tasks</th><th>Topology status</th></tr></thead><tbody></tbody></table>
-</section>
+<table id="component-summary"><thead><tr>{_head("Id", "Topology", "Type", "Executors",
+                                                 "Tasks", "Topology status")}</tr></thead>
+<tbody></tbody></table></section>
 <section><h2>{"Spout" if spout else "Bolt"} stats</h2>
 <table id="component-stats"><thead><tr>{stats_head}</tr></thead><tbody></tbody></table>
 </section>
 {_window_select()}
-{charts}
+{_charts(charts)}
 {FAILURES if spout else ""}
-{io}
-<section><h2>Executors <span class="window-label muted"></span></h2>
-<table id="executors"><thead><tr>{executor_head}</tr></thead><tbody></tbody></table></section>
+{streams}
+{_window_table("Executors", "executors", executor_head)}
 <section><h2>Errors</h2>
-<table id="errors"><thead><tr><th>Time</th><th>Host</th><th>Port</th><th>Error</th></tr></thead>
+<table id="errors"><thead><tr>{_head("Time", "Host", "Port", "Error")}</tr></thead>
 <tbody></tbody></table></section>
 """
     attrs = (f'data-page="component" data-topology-id="{tid}" data-component="{cid}" '
