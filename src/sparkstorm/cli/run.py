@@ -160,7 +160,7 @@ def progress_line(summary: dict[str, Any], elapsed: float) -> str:
     recent = summary["recent_windows"]
     seconds = (recent[-1]["started"] + recent[-1]["seconds"] - recent[0]["started"]) \
         if recent else 0.0
-    tuples = sum(c["transferred"] for w in recent for c in w["components"].values())
+    tuples = sum(c.get("transferred", 0) for w in recent for c in w["components"].values())
     rate = tuples / seconds if seconds > 0 else 0.0
     _, acked, failed, latency = _spout_totals(summary)
     latency_text = f"{latency:.0f} ms" if latency is not None else "-"

@@ -138,9 +138,11 @@ class ComponentCounters:
         }
 
     def brief(self, seconds: float) -> dict[str, Any]:
-        """The few figures a chart point needs (one window of one component)."""
+        """The few figures a chart point needs (one window of one component). Zeros and
+        unknowns are left out and latencies rounded to microseconds: heartbeats carry
+        ``topology.stats.window.count`` of these per component every second."""
         executed = sum(self.executed.values())
-        return {
+        figures: dict[str, Any] = {
             "emitted": sum(self.emitted.values()),
             "transferred": sum(self.transferred.values()),
             "executed": executed, "acked": sum(self.acked.values()),
@@ -151,3 +153,5 @@ class ComponentCounters:
                                     if self.complete_count else None),
             "inputs": dict(self.executed),
         }
+        return {key: round(value, 3) if isinstance(value, float) else value
+                for key, value in figures.items() if value}

@@ -137,7 +137,9 @@ class TopologyStats:
         components = {}
         for name, counters in record.components.items():
             brief = counters.brief(period)
-            brief["capacity"] = busiest.get(name)
+            brief.pop("capacity", None)
+            if busiest.get(name):
+                brief["capacity"] = round(busiest[name], 3)
             components[name] = brief
-        return {"window": record.window, "started": record.started,
-                "seconds": record.seconds, "components": components}
+        return {"window": record.window, "started": round(record.started, 3),
+                "seconds": round(record.seconds, 3), "components": components}

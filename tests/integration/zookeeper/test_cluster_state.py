@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from sparkstorm.cluster.state import CorruptStateError, NoNodeError, StateStore
+from sparkstorm.cluster.state import CorruptStateError, NoNodeError, StateStore, layout
 from sparkstorm.cluster.state.cluster_state import (
     MAX_ERRORS_PER_COMPONENT,
+    ZLIB_MAGIC,
     Assignment,
     ClusterState,
     ErrorInfo,
@@ -20,6 +21,7 @@ from sparkstorm.cluster.state.cluster_state import (
     TopologyStatus,
     WorkerHeartbeat,
     WorkerSlot,
+    encode,
 )
 from sparkstorm.testing.polling import wait_for
 from tests.integration.zookeeper.conftest import BACKENDS, Backend
@@ -144,6 +146,21 @@ def test_worker_heartbeats(state: ClusterState) -> None:
     state.remove_worker_heartbeat(TID, "worker-a")
     assert list(state.get_worker_heartbeats(TID)) == ["worker-b"]
     assert state.get_worker_heartbeats("other-1-1") == {}
+
+
+def test_big_heartbeats_are_stored_compressed(state: ClusterState) -> None:
+    """Statistics over many windows and components stay far below ZooKeeper's 1 MiB."""
+    windows = [{"window": w, "started": 1700000000.0 + w / 2, "components": {
+        f"bolt-{c}": {"emitted": 1000 + w, "transferred": 2000, "executed": 1000,
+                      "acked": 1000, "inputs": {f"bolt-{c - 1}:default": 1000}}
+        for c in range(80)}} for w in range(120)]
+    beat = WorkerHeartbeat(TID, "worker-a", 1700000100.0, {"recent_windows": windows})
+    state.worker_heartbeat(beat)
+    raw, _ = state.store.get(layout.worker_beat_path(TID, "worker-a"))
+    plain = len(encode(beat))
+    assert plain > 1 << 20, "the plain JSON alone would not fit a ZooKeeper node"
+    assert len(raw) < plain / 10 and raw[:1] == ZLIB_MAGIC
+    assert state.get_worker_heartbeat(TID, "worker-a") == beat
 
 
 def test_errors_keep_the_last_ten_newest_first(state: ClusterState) -> None:

@@ -368,13 +368,17 @@ def failures_by_cause(stats: dict[str, Any]) -> dict[str, int]:
     return {cause: int(found.get(cause, 0)) for cause in FAIL_CAUSES}
 
 
+_BRIEF_DEFAULTS: dict[str, Any] = {
+    "emitted": 0, "transferred": 0, "executed": 0, "acked": 0, "failed": 0, "capacity": None,
+    "execute_latency_ms": None, "complete_latency_ms": None}
+"""What a heartbeat's brief leaves out (zeros and unknowns)."""
+
+
 def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:
     """One ``recentWindows`` point: topology totals as in ``topologyStats`` plus each
     component's brief figures."""
-    components = {name: {key: brief.get(key) for key in (
-        "emitted", "transferred", "executed", "acked", "failed", "capacity",
-        "execute_latency_ms", "complete_latency_ms", "inputs")}
-        for name, brief in (record.get("components") or {}).items()}
+    components = {name: {**_BRIEF_DEFAULTS, "inputs": {}, **brief}
+                  for name, brief in (record.get("components") or {}).items()}
     users = [c for name, c in components.items() if name not in SYSTEM_COMPONENTS]
     mine = [c for name, c in components.items() if name in spouts]
     acked = sum(int(c["acked"] or 0) for c in mine)
