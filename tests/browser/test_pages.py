@@ -297,6 +297,8 @@ def test_deactivate_is_refused_without_the_token_then_works_with_it(ui_cluster: 
 def _quiet(ui: UiCluster) -> dict[str, Any]:
     """The topology once deactivated and its counts stopped moving."""
     if ui.status() != "INACTIVE":  # when run alone
+        wait_for(lambda: _acked(ui) > 0 and ui.topology()["failuresByCause"]["explicit"] > 0,
+                 90, message=f"tuples acked and failed\n{ui.cluster.logs()}")
         response = ui.cluster.request("POST", f"/api/v1/topology/{ui.topology_id}/deactivate")
         assert response.is_success, response.text
 
@@ -411,6 +413,9 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
     assert all(row["host"] and row["port"] for row in executor.values())
     if "failuresByCause" in body:
         assert int(_table(page, "failures-by-cause", "cause")["explicit"]["count"]) > 0
+        spouts = page.eval_on_selector_all("#failure-reasons td[data-field=spoutId]",
+                                           "cells => cells.map(c => c.textContent)")
+        assert spouts and set(spouts) == {"word"}
     if "recentWindows" in body:
         page.wait_for_function("() => +document.body.dataset.chartPoints > 0")
     screenshot(page, "component-spout")

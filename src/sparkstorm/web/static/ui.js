@@ -181,7 +181,9 @@ const UI = (() => {
         el("td", {class: "num", "data-field": "count"}, count),
         el("td", {class: "num"}, total ? (100 * count / total).toFixed(1) + " %" : ""));
     }));
-    const reasons = body.failureReasons || [];
+    // a component page's reasons are its own: their spout is the page's component
+    const reasons = (body.failureReasons || []).map((r) =>
+      ({...r, spoutId: r.spoutId || document.body.dataset.component || ""}));
     fillBody(document.getElementById("failure-reasons"), reasons.length ? reasons.map((r) =>
       el("tr", {"data-cause": r.cause},
         cell(r, "spoutId"), cell(r, "cause"), cell(r, "reason", {class: "wrap"}), cell(r, "count"))) :
