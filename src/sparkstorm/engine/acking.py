@@ -21,9 +21,9 @@ class Verdicts:
     ack: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     fail: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     reset: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
-    causes: dict[int, dict[tuple[str, str], int]] = field(
-        default_factory=lambda: defaultdict(dict))
-    """Per spout task, the failed trees counted by (cause, reason)."""
+    reasons: dict[int, list[str]] = field(default_factory=dict)
+    """Why each failed root failed: ``[cause, reason]`` (the spout counts it when it
+    fails the tuple, so counts by cause always add up to the spout's failed count)."""
 
 
 class AckerTask:
@@ -100,8 +100,7 @@ class Acker:
             entry = self._task_for(root).ledger.pop(root, None)
             if entry is not None:
                 verdicts.fail[entry[1]].append(root)
-                counts = verdicts.causes[entry[1]]
-                counts[(cause, reason)] = counts.get((cause, reason), 0) + 1
+                verdicts.reasons[root] = [cause, reason]
 
     def _expire(self, now: float) -> None:
         """Forget trees older than the timeout; their spouts time them out themselves."""

@@ -20,6 +20,8 @@ from typing import Any
 from sparkstorm.engine.collector import (
     FAIL_CRASH,
     FAIL_ERROR,
+    FAIL_EXPLICIT,
+    FAIL_TIMEOUT,
     TaskCollector,
     WindowOutput,
     mark_failed,
@@ -230,6 +232,11 @@ def _keyed(counts: dict[tuple[str, str], int]) -> dict[str, int]:
     return {f"{c}:{s}": n for (c, s), n in counts.items()}
 
 
+TIMED_OUT = [FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)"]
+JOB_LOST = [FAIL_CRASH, "a window's job failed; its open trees were failed"]
+UNKNOWN_FAILURE = (FAIL_EXPLICIT, "failed (reason not reported)")
+
+
 class SpoutExecutor(ExecutorHost):
     """Executor of a spout: produces between windows, applies acks and fails per window."""
 
@@ -248,6 +255,8 @@ class SpoutExecutor(ExecutorHost):
         self.failed = 0
         self.timed_out = 0
         self.crashed = 0
+        self.fail_causes: dict[tuple[str, str], int] = {}
+        """Failed trees since the last window, by (cause, reason)."""
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
         self.thread.start()
 
@@ -309,8 +318,9 @@ class SpoutExecutor(ExecutorHost):
                 self._reset(root)
             for root in control.get("ack", ()):
                 self._finish(root, acked=True)
+            reasons = control.get("fail_reasons") or {}
             for root in control.get("fail", ()):
-                self._finish(root, acked=False)
+                self._finish(root, acked=False, why=reasons.get(root))
             if self.timeouts_enabled:
                 self._expire()
             if "active" in control:
@@ -325,7 +335,7 @@ class SpoutExecutor(ExecutorHost):
                 return collector
         return None
 
-    def _finish(self, root: int, *, acked: bool) -> None:
+    def _finish(self, root: int, *, acked: bool, why: list[str] | None = None) -> None:
         collector = self._owner(root)
         if collector is None:
             return  # already timed out or failed: Storm ignores late verdicts too
@@ -337,6 +347,8 @@ class SpoutExecutor(ExecutorHost):
             self._call(collector.task, instance.ack, tup_id)
         else:
             self.failed += 1
+            key = (why[0], why[1]) if why else UNKNOWN_FAILURE
+            self.fail_causes[key] = self.fail_causes.get(key, 0) + 1
             self._call(collector.task, instance.fail, tup_id)
 
     def _reset(self, root: int) -> None:
@@ -351,20 +363,22 @@ class SpoutExecutor(ExecutorHost):
             expired = [r for r, (_, at) in collector.pending_roots.items() if at < deadline]
             self.timed_out += len(expired)
             for root in expired:
-                self._finish(root, acked=False)
+                self._finish(root, acked=False, why=TIMED_OUT)
 
     def _fail_everything(self) -> None:
         for collector in self.collectors.values():
             self.crashed += len(collector.pending_roots)
             for root in list(collector.pending_roots):
-                self._finish(root, acked=False)
+                self._finish(root, acked=False, why=JOB_LOST)
 
     def take_stats(self) -> dict[str, Any]:
         """Counters since the last window, for the worker's statistics."""
         out = {"acked": self.acked, "failed": self.failed, "timed_out": self.timed_out,
                "crashed": self.crashed, "complete_ms": self.latency.take(),
+               "fail_causes": [[c, r, n] for (c, r), n in self.fail_causes.items()],
                "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
         self.acked = self.failed = self.timed_out = self.crashed = 0
+        self.fail_causes = {}
         return out
 
     def close(self) -> None:

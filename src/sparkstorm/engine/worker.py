@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.collector import FAIL_CRASH, FAIL_TIMEOUT
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.session import get_spark
@@ -214,8 +213,11 @@ class TopologyRunner:
         verdicts, self._verdicts = self._verdicts, Verdicts()
         for index, gid in enumerate(stage.gids):
             tasks = self.plan.executors[gid].tasks
+            failed = [r for t in tasks for r in verdicts.fail.get(t, ())]
             control = {"ack": [r for t in tasks for r in verdicts.ack.get(t, ())],
-                       "fail": [r for t in tasks for r in verdicts.fail.get(t, ())],
+                       "fail": failed,
+                       "fail_reasons": {r: verdicts.reasons[r] for r in failed
+                                        if r in verdicts.reasons},
                        "reset": [r for t in tasks for r in verdicts.reset.get(t, ())],
                        "active": self.active, "fail_all": self._fail_all}
             payloads[index].append((gid, control))
@@ -250,8 +252,7 @@ class TopologyRunner:
 
     def _counters(self, metas: list[dict[str, Any]]
                   ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
-        """This window's counters per component and per executor (fail causes included:
-        the acker's count for the spout that owns each failed tree)."""
+        """This window's counters per component and per executor."""
         counters: dict[str, ComponentCounters] = {}
         executors: dict[int, ComponentCounters] = {}
         for meta in metas:
@@ -263,13 +264,6 @@ class TopologyRunner:
                 self._error({**error, "component": component})
                 logger.error("topology %s component %s task %s failed:\n%s", self.name,
                              component, error["task"], error["error"])
-        for spout_task, causes in self._verdicts.causes.items():
-            gid = self.plan.task_executor[spout_task]
-            for target in (executors.setdefault(gid, ComponentCounters()),
-                           counters.setdefault(self.plan.task_component[spout_task],
-                                               ComponentCounters())):
-                for key, n in causes.items():
-                    target.fail_causes[key] = target.fail_causes.get(key, 0) + n
         if self.acker.tasks:
             executed = sum(t.executed for t in self.acker.tasks)
             counters["__acker"] = ComponentCounters(executed={"*": executed})
@@ -291,9 +285,6 @@ def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
         complete_total_ms=float(complete.get("total", 0.0)),
         complete_values=list(complete.get("values", [])),
         timed_out=int(stats.get("timed_out", 0)), errors=errors,
-        fail_causes={key: n for key, n in (
-            ((FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)"),
-             int(stats.get("timed_out", 0))),
-            ((FAIL_CRASH, "a window's job failed; its open trees were failed"),
-             int(stats.get("crashed", 0)))) if n},
+        fail_causes={(str(cause), str(reason)): int(n)
+                     for cause, reason, n in stats.get("fail_causes", ())},
     )

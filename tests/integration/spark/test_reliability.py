@@ -94,6 +94,7 @@ def test_tuples_never_acked_time_out_and_replay(cluster: LocalCluster, tmp_path:
     wait_for(lambda: causes()["timeout"] >= 10, timeout=30, message="timeouts counted")
     cluster.kill_topology("timeouts")
     assert causes()["explicit"] == causes()["error"] == causes()["crash"] == 0
+    assert sum(causes().values()) == runner.stats.summary()["components"]["numbers"]["failed"]
     events = read_events(tmp_path, "numbers")
     first_emit = min(e["time"] for e in events if e["event"] == "emit" and e["n"] == 0)
     first_fail = min(e["time"] for e in events if e["event"] == "fail" and e["n"] == 0)

@@ -421,7 +421,7 @@ def test_ack_after_fail_is_ignored() -> None:
     reason = ["explicit", "count: fail() called"]
     assert cluster.last_metas == [{"init": {}, "xor": {}, "fail": {root: reason}, "reset": []}]
     assert verdict(result.fail) == {cluster.task("sentences"): [root]}
-    assert result.causes[cluster.task("sentences")] == {("explicit", "count: fail() called"): 1}
+    assert result.reasons == {root: ["explicit", "count: fail() called"]}
 
 
 # --- timeouts ----------------------------------------------------------------------------

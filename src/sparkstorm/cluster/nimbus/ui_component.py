@@ -24,7 +24,12 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     check_window,
     window_pretty,
 )
-from sparkstorm.cluster.nimbus.ui_views import failures_by_cause, latency, pretty_uptime
+from sparkstorm.cluster.nimbus.ui_views import (
+    current_spec,
+    failures_by_cause,
+    latency,
+    pretty_uptime,
+)
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
@@ -62,7 +67,7 @@ class ComponentPage:
         """
         window = check_window(window)
         base = self.nimbus.storm(topology_id)
-        spec = self.nimbus.topology_spec(topology_id)
+        spec = current_spec(base, self.nimbus.topology_spec(topology_id))
         found = [c for c in spec["components"] if c["name"] == name]
         if not found:
             names = sorted(str(c["name"]) for c in spec["components"])

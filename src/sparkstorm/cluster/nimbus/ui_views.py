@@ -136,8 +136,8 @@ class UiViews:
         ``:type`` and ``:inputs`` of ``:component``, ``:stream``, ``:sani-stream``,
         ``:grouping``).
         """
-        self.nimbus.storm(topology_id)
-        spec = self.nimbus.topology_spec(topology_id)
+        spec = current_spec(self.nimbus.storm(topology_id),
+                            self.nimbus.topology_spec(topology_id))
         components, storm_map = [], {}
         for c in spec["components"]:
             inputs = [{"source": i["source"], "stream": i.get("stream", "default"),
@@ -249,7 +249,7 @@ class UiViews:
         """``GET /api/v1/topology/{id}?window=...`` (all time by default)."""
         window = check_window(window)
         base = self.nimbus.storm(topology_id)
-        spec = self.nimbus.topology_spec(topology_id)
+        spec = current_spec(base, self.nimbus.topology_spec(topology_id))
         conf = self.nimbus.topology_conf(topology_id)
         assignment = self.nimbus.state.get_assignment(topology_id)
         view = self.beats(topology_id)
@@ -360,6 +360,14 @@ class UiViews:
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
                          "sparkUiUrl": worker.stats.get("spark_ui_url") or None})
         return rows
+
+
+def current_spec(base: StormBase, spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with each component's ``par`` as it runs now (a rebalance changes it; the
+    stored spec keeps what was submitted)."""
+    return {**spec, "components": [
+        {**c, "par": int(base.component_executors.get(str(c["name"]), c.get("par", 1)))}
+        for c in spec["components"]]}
 
 
 def failures_by_cause(stats: dict[str, Any]) -> dict[str, int]:

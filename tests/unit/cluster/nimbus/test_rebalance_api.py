@@ -38,6 +38,13 @@ def test_rest_rebalance_takes_storm_ui_s_body(nimbus: Nimbus, state: ClusterStat
     assert base is not None and base.status == TopologyStatus.ACTIVE
     assert base.component_executors == {"word": 1, "split": 4}
     assert _worker(state, topology_id) != first
+    # the pages show the executors it runs now, not the submitted ones
+    page = client.get(f"/api/v1/topology/{topology_id}").json()
+    assert {b["boltId"]: b["executors"] for b in page["bolts"]} == {"split": 4}
+    assert client.get(f"/api/v1/topology/{topology_id}/component/split").json()[
+        "executors"] == 4
+    drawn = client.get(f"/api/v1/topology/{topology_id}/visualization").json()
+    assert {c["name"]: c["par"] for c in drawn["components"]} == {"word": 1, "split": 4}
     waiting = client.post(f"{path}/30", headers=AUTH)  # no body: same executors, new worker
     assert waiting.status_code == 200, waiting.text
     summary = client.get("/api/v1/topology/summary").json()["topologies"]
