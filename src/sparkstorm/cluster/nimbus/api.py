@@ -250,6 +250,11 @@ def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:
     def heartbeat(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return umbilical.heartbeat(worker_id, body)
 
+    @app.post("/api/v1/worker/{worker_id}/log", dependencies=[auth])
+    def log(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        umbilical.log(worker_id, body)
+        return {"status": "success"}
+
     @app.post("/api/v1/worker/{worker_id}/stacktrace", dependencies=[auth])
     def stacktrace_answer(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
         umbilical.store_stack_traces(worker_id, body)

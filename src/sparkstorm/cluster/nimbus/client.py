@@ -158,6 +158,10 @@ class NimbusClient:
                                            json=body)
         return orders
 
+    def log(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Send a message to Nimbus's log (``{"topology_id", "level", "message"}``)."""
+        self.call("POST", f"/api/v1/worker/{worker_id}/log", json=body)
+
     def report_stack_traces(self, worker_id: str, body: dict[str, Any]) -> None:
         """Answer a stack trace request (``{"topology_id", "stacks"}``)."""
         self.call("POST", f"/api/v1/worker/{worker_id}/stacktrace", json=body)

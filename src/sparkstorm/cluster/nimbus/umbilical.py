@@ -21,6 +21,7 @@ topology is REBALANCING (its spouts are paused; the worker is replaced at the du
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
@@ -34,6 +35,11 @@ from sparkstorm.cluster.state.records import (
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
+
+worker_log = logging.getLogger("sparkstorm.nimbus.workers")
+"""Where workers' ``log`` calls go, in Nimbus's own log."""
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+           "error": logging.ERROR}
 
 
 class Umbilical:
@@ -135,6 +141,18 @@ class Umbilical:
                                      "num_workers": options.get("num_workers"),
                                      "rebalance_at": options.get("rebalance_at")}
         return response
+
+    def log(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Apex's ``log(workerId, msg)``: a worker's message in Nimbus's log, with its slot.
+
+        Raises:
+            NimbusError: ``WORKER_NOT_ASSIGNED``.
+        """
+        assignment, slot = self._find(worker_id, body.get("topology_id"))
+        level = _LEVELS.get(str(body.get("level") or "info").lower(), logging.INFO)
+        worker_log.log(level, "worker %s (%s %s:%d): %s", worker_id, assignment.topology_id,
+                       assignment.node_host.get(slot.node, slot.node), slot.port,
+                       str(body.get("message") or "")[:4000])
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
         """Record a component's (or the worker's) error."""

@@ -95,6 +95,16 @@ class ClusterWorker:
             self.runner = runner
             runner.set_active(self.active)  # an order may have come while Spark started
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
+        self._log("info", f"running: Spark {runner.spark_ui_url or '(UI off)'}, "
+                          f"{len(runner.plan.executors)} executors")
+
+    def _log(self, level: str, message: str) -> None:
+        """A message for Nimbus's log (Apex's ``log``); never fatal when Nimbus is away."""
+        try:
+            self.client.log(self.worker_id, {"topology_id": self.topology_id, "level": level,
+                                             "message": message})
+        except NimbusError as exc:
+            logger.warning("log message not delivered to nimbus: %s", exc)
 
     def _heartbeats(self, interval: float) -> None:
         while not self.stop.wait(interval):
@@ -168,6 +178,7 @@ class ClusterWorker:
             logger.warning("cannot write the local heartbeat %s: %s", path, exc)
 
     def _shutdown(self) -> int:
+        self._log("info", "shutting down")
         self.runner.stop(float(self.runner.conf.get("topology.shutdown.timeout.secs") or 10)
                          + 30)
         failure = self.runner.failure
