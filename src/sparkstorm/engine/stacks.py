@@ -25,7 +25,10 @@ _dump_file: IO[str] | None = None
 def dump_on_signal(socket_path: str) -> None:
     """In an executor process: dump every thread's stack to ``<socket>.stacks`` on SIGUSR1."""
     global _dump_file  # noqa: PLW0603 - the file must stay open for faulthandler
-    _dump_file = open(socket_path + ".stacks", "w", encoding="utf-8")  # noqa: SIM115
+    # append mode: the worker truncates the file before each request, and O_APPEND makes
+    # the next dump start at its new end instead of at this descriptor's old offset
+    _dump_file = open(socket_path + ".stacks", "a", encoding="utf-8")  # noqa: SIM115
+    _dump_file.truncate(0)
     faulthandler.register(SIGNAL, file=_dump_file, all_threads=True, chain=False)
 
 
