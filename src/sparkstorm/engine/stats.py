@@ -151,6 +151,8 @@ class ComponentCounters:
             "execute_latency_ms": self.busy_ms / executed if executed else None,
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
+            "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
+            "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
             "inputs": dict(self.executed),
         }
         return {key: round(value, 3) if isinstance(value, float) else value

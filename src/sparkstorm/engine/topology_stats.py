@@ -51,7 +51,8 @@ class TopologyStats:
     def __init__(self, keep_windows: int,
                  executors: dict[int, ExecutorRange] | None = None,
                  window_seconds: float = 0.0) -> None:
-        self.windows: deque[WindowRecord] = deque(maxlen=keep_windows)
+        self.recent: deque[dict[str, Any]] = deque(maxlen=keep_windows)
+        """The last windows' chart points (made once, when the window is recorded)."""
         self.totals: dict[str, ComponentCounters] = {}
         self.executor_totals: dict[int, ComponentCounters] = {}
         self.executor_ranges = dict(executors or {})
@@ -66,7 +67,7 @@ class TopologyStats:
     def record(self, record: WindowRecord) -> None:
         """Add one window's counters."""
         with self.lock:
-            self.windows.append(record)
+            self.recent.append(self._brief(record))
             self.window_count += 1
             for name, counters in record.components.items():
                 self.totals.setdefault(name, ComponentCounters()).add(counters)
@@ -99,7 +100,7 @@ class TopologyStats:
             "windowed": windowed,
             "last_errors": dict(self.last_errors),
             "executor_restarts": self.restarts,
-            "recent_windows": [self._brief(r) for r in self.windows],
+            "recent_windows": list(self.recent),
         }
 
     def _window_view(self, components: dict[str, ComponentCounters],
