@@ -3,7 +3,8 @@
 The tests of this module share one cluster and run in order: the pages, the DAG, the charts,
 the window selector and the failures while the topology runs; then deactivation (refused
 without the token) and the numbers of the topology and component pages once it is quiet;
-last rebalance, activation and kill. Screenshots go to ``test-artifacts/``.
+then stack traces (refused without the token); last rebalance, activation and kill.
+Screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -489,6 +490,65 @@ def test_the_ui_server_refuses_cross_site_and_tokenless_posts(ui_cluster: UiClus
         assert client.get("/api/v1/supervisor/summary").json()["supervisors"] == \
             ui.rest("/api/v1/supervisor/summary")["supervisors"]
     assert ui.status() is not None
+
+
+def test_stack_traces_are_refused_without_the_token(ui_cluster: UiCluster, page: Any) -> None:
+    ui = ui_cluster
+    confirms: list[str] = []
+    _accept_dialogs(page, confirms)
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.click("button[data-action=stacktrace]")
+    page.wait_for_selector("#token-dialog[open]")
+    assert confirms and "stack traces" in confirms[-1]
+    page.click("#token-cancel")
+    page.wait_for_selector("#action-status[data-result=refused]")
+    assert "token" in page.text_content("#action-status")
+    assert page.is_hidden("#stacks-box")
+
+    path = f"/api/v1/topology/{ui.topology_id}/stacktrace"
+    with httpx.Client(base_url=ui.ui_url, timeout=10) as client:
+        assert client.get(path).status_code == 403  # no UI session
+        csrf = client.get("/").text.split('name="csrf-token" content="')[1].split('"')[0]
+        for response in (client.get(path), client.post(path, headers={"X-CSRF-Token": csrf})):
+            assert response.status_code == 401 and \
+                response.json()["code"] == "AUTH_TOKEN_MISSING", response.text
+        assert client.post(path).status_code == 403  # no CSRF token
+        foreign = client.post(path, headers={"X-CSRF-Token": csrf,
+                                             "Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+
+
+def test_stack_traces_show_each_workers_threads_and_executors(ui_cluster: UiCluster,
+                                                             page: Any) -> None:
+    ui = ui_cluster
+    confirms: list[str] = []
+    _accept_dialogs(page, confirms)
+    # a worker still starting answers "(starting)": wait until its executors run
+    wait_for(lambda: _acked(ui) > 0, 90, message=f"tuples acked\n{ui.cluster.logs()}")
+    worker = ui.topology()["workers"][0]
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.click("button[data-action=stacktrace]")
+    page.wait_for_selector("#token-dialog[open]")  # a new session: the token is asked for
+    assert "Take stack traces" in confirms[-1]
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    page.wait_for_selector("#stacks-box[data-state=done]", timeout=60_000)
+    blocks = page.eval_on_selector_all(
+        "#stacks details[data-worker-id]",
+        "ds => ds.map(d => [d.querySelector('summary').textContent, "
+        "d.querySelector('pre').textContent, d.open])")
+    assert len(blocks) == 1, blocks
+    summary, text, opened = blocks[0]
+    assert summary.startswith(f"{worker['host']}:{worker['port']}") and opened
+    assert 'Thread "worker-heartbeat"' in text, text[:2000]
+    assert "executor_main.py" in text, text[:2000]
+    assert "1 of 1 workers answered" in page.text_content("#stacks-status")
+    page.click("#stacks details summary")  # collapsible
+    assert page.eval_on_selector("#stacks details", "d => d.open") is False
+    page.click("#stacks details summary")
+    page.eval_on_selector("#stacks-box", "box => box.scrollIntoView()")
+    screenshot(page, "topology-stacktraces")
 
 
 def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,

@@ -1,5 +1,5 @@
 """The UI server alone, in front of a fake Nimbus (no browser, no cluster): the proxy, the
-session token, CSRF, 404 pages and the DAG endpoint."""
+session token, CSRF, 404 pages, the DAG endpoint and the stack traces."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ SPEC = {"components": [
          "grouping": {"type": "FIELDS", "fields": ["word"]}},
         {"source": "word", "stream": "tick", "grouping": {"type": "ALL"}}]}]}
 
+STACKS = {"topologyId": TOPOLOGY, "pending": [], "workers": [
+    {"workerId": "w-1", "host": "h", "port": 6700, "timeSecs": 10.5,
+     "stacks": 'Thread "worker-heartbeat"'}]}
+
 
 class FakeNimbus:
     """Answers like Nimbus; records the calls it got."""
@@ -44,6 +48,9 @@ class FakeNimbus:
             op = path.split("/")[5]
             return httpx.Response(200, json={"topologyOperation": op, "topologyId": TOPOLOGY,
                                              "status": "success"})
+        if path == f"/api/v1/topology/{TOPOLOGY}/stacktrace":
+            return httpx.Response(200, json=STACKS) if auth == f"Bearer {TOKEN}" else \
+                httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
         if path == f"/api/v1/topology/{TOPOLOGY}":
             return httpx.Response(200, json={"id": TOPOLOGY, "name": "exclamation"})
         if path == f"/api/v1/topology/{TOPOLOGY}/visualization" and self.visualization:
@@ -113,6 +120,31 @@ def test_an_action_needs_csrf_then_the_token_which_is_kept_server_side(
     assert unknown.status_code == 404
 
 
+def test_stack_traces_are_requested_and_read_with_the_session_token(
+        nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    path = f"/api/v1/topology/{TOPOLOGY}/stacktrace"
+    assert client.get(path).status_code == 403  # no session
+    csrf = _csrf(client)
+    missing = client.get(path)
+    assert missing.status_code == 401 and missing.json()["code"] == "AUTH_TOKEN_MISSING"
+    assert client.post(path).status_code == 403  # the request needs the CSRF token
+    assert client.post(path, headers={"X-CSRF-Token": csrf}).status_code == 401
+    assert not [c for c in nimbus.calls if c[1] == path], "nothing reached Nimbus"
+
+    client.post("/ui/session/token", json={"token": TOKEN}, headers={"X-CSRF-Token": csrf})
+    foreign = client.get(path, headers={"Origin": "http://evil.example"})
+    assert foreign.status_code == 403
+    requested = client.post(path, headers={"X-CSRF-Token": csrf})
+    assert requested.json()["topologyOperation"] == "stacktrace"
+    assert requested.json()["previousTimeSecs"] == {"w-1": 10.5}  # read before the request
+    assert nimbus.calls[-2:] == [("GET", path, f"Bearer {TOKEN}"),
+                                 ("POST", path, f"Bearer {TOKEN}")]
+    shown = client.get(path)
+    assert shown.json() == STACKS and TOKEN not in shown.text
+    assert nimbus.calls[-1] == ("GET", path, f"Bearer {TOKEN}")
+
+
 def test_a_wrong_token_is_forgotten(nimbus: FakeNimbus, tmp_path: Path) -> None:
     client = _client(nimbus, tmp_path)
     csrf = _csrf(client)
@@ -128,6 +160,7 @@ def test_actions_can_be_disabled(nimbus: FakeNimbus, tmp_path: Path) -> None:
     csrf = _csrf(client)
     response = client.post(f"/api/v1/topology/{TOPOLOGY}/kill/0", headers={"X-CSRF-Token": csrf})
     assert response.status_code == 403
+    assert client.get(f"/api/v1/topology/{TOPOLOGY}/stacktrace").status_code == 403
     assert "Actions are disabled" in client.get(f"/topology/{TOPOLOGY}").text
 
 
@@ -232,8 +265,8 @@ def test_pages_load_only_their_own_scripts_and_styles(nimbus: FakeNimbus,
         assert sources and all(s.startswith("/") and not s.startswith("//")
                                for s in sources), (path, sources)
         assert "<script>" not in page and "style=" not in page
-    for name in ("ui.js", "charts.js", "dag.js", "actions.js", "topology.js", "component.js",
-                 "cluster.js", "ui.css"):
+    for name in ("ui.js", "charts.js", "dag.js", "stacks.js", "actions.js", "topology.js",
+                 "component.js", "cluster.js", "ui.css"):
         text = client.get(f"/static/{name}").text
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
         assert "https://" not in text and "@import" not in text, name

@@ -1,8 +1,14 @@
-"""Topology actions through the UI server: activate, deactivate, rebalance and kill, checked
-(CSRF, actions enabled, token kept in the session) and forwarded to Nimbus with the token.
+"""Topology actions through the UI server: activate, deactivate, rebalance, kill and the stack
+trace request, checked (CSRF, actions enabled, token kept in the session) and forwarded to
+Nimbus with the token; and the stack traces the workers sent, read with the session's token.
 
 Rebalance bodies are Storm UI's ``{"rebalanceOptions": {"executors": {...}, "numWorkers": n}}``;
 they are checked here so that a malformed one is refused with a message, not forwarded.
+
+A stack trace request's answer is Nimbus's
+``{"topologyOperation": "stacktrace", "topologyId", "status", "workers": n}`` plus
+``"previousTimeSecs": {"<worker id>": secs}``, the time of each worker's answer to an earlier
+request, read just before this one: an answer newer than that is the answer to this request.
 
 Example:
     >>> rebalance_body({"rebalanceOptions": {"executors": {"count": "3"}, "numWorkers": 1}})
@@ -17,16 +23,18 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import httpx
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 if TYPE_CHECKING:
     from sparkstorm.web.app import UiServer
+    from sparkstorm.web.sessions import Session
 
 logger = logging.getLogger(__name__)
 
-ACTIONS = ("activate", "deactivate", "kill", "rebalance")
+ACTIONS = ("activate", "deactivate", "kill", "rebalance", "stacktrace")
 WAIT_ACTIONS = ("kill", "rebalance")
 MAX_WAIT_SECS = 24 * 3600
 
@@ -99,16 +107,65 @@ async def forward_action(request: Request, ui: UiServer, topology_id: str, actio
         raise HTTPException(422, f"wait time must be 0 to {MAX_WAIT_SECS} s, got {wait}")
     body = rebalance_body(await _json_body(request)) if action == "rebalance" else None
     if session.token is None:
-        return JSONResponse({"error": "this action needs the cluster token; enter it once "
-                                      "per session", "code": "AUTH_TOKEN_MISSING"},
-                            status_code=401)
+        return _token_missing()
+    if action == "stacktrace":
+        return await _request_stack_traces(ui, session, topology_id)
     path = f"/api/v1/topology/{quote(topology_id, safe='')}/{action}"
     if wait is not None:
         path += f"/{wait}"
     logger.info("forwarding %s of %s to Nimbus", action, topology_id)
-    response = await ui.client.post(path, json=body,
-                                    headers={"Authorization": f"Bearer {session.token}"})
+    return _answer(session, await ui.client.post(path, json=body,
+                                                 headers=_bearer(session)))
+
+
+def _token_missing() -> JSONResponse:
+    return JSONResponse({"error": "this action needs the cluster token; enter it once "
+                                  "per session", "code": "AUTH_TOKEN_MISSING"},
+                        status_code=401)
+
+
+def _bearer(session: Session) -> dict[str, str]:
+    return {"Authorization": f"Bearer {session.token}"}
+
+
+def _answer(session: Session, response: httpx.Response) -> Response:
+    """Nimbus's answer as is; a token Nimbus refused is forgotten, so the UI asks again."""
     if response.status_code == 401:
-        session.token = None  # a wrong token is forgotten: the UI asks again
+        session.token = None
     return Response(response.content, status_code=response.status_code,
                     media_type=response.headers.get("content-type", "application/json"))
+
+
+def _stacktrace_path(topology_id: str) -> str:
+    return f"/api/v1/topology/{quote(topology_id, safe='')}/stacktrace"
+
+
+async def _request_stack_traces(ui: UiServer, session: Session, topology_id: str) -> Response:
+    """Read the answers so far, then ask Nimbus for new ones (see the module docstring)."""
+    path = _stacktrace_path(topology_id)
+    before = await ui.client.get(path, headers=_bearer(session))
+    if not before.is_success:
+        return _answer(session, before)
+    previous = {str(w.get("workerId")): w.get("timeSecs")
+                for w in before.json().get("workers", []) if isinstance(w, dict)}
+    logger.info("forwarding stacktrace of %s to Nimbus", topology_id)
+    response = await ui.client.post(path, headers=_bearer(session))
+    if not response.is_success:
+        return _answer(session, response)
+    return JSONResponse({**response.json(), "previousTimeSecs": previous})
+
+
+async def forward_stack_traces(request: Request, ui: UiServer, topology_id: str) -> Response:
+    """The stack traces the workers of a topology sent, read from Nimbus with the session's
+    token (which never leaves this server).
+
+    Raises:
+        HTTPException: 403 (no session, foreign origin, actions disabled).
+    """
+    session = ui.check_session(request)
+    if not ui.actions_enabled:
+        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
+    if session.token is None:
+        return _token_missing()
+    return _answer(session, await ui.client.get(_stacktrace_path(topology_id),
+                                                headers=_bearer(session)))

@@ -1,7 +1,7 @@
 """The UI server (FastAPI): pages (cluster, topology, component, 404s), static files, a
 read-only proxy of Nimbus's ``/api/v1``, the DAG from Nimbus's open ``/visualization``, and
 the topology actions (:mod:`sparkstorm.web.actions`), which it forwards with the session's
-cluster token.
+cluster token, and the workers' stack traces, which it reads with that token.
 
 Security: the session cookie is HttpOnly and SameSite=Strict; every POST needs the session's
 CSRF token in ``X-CSRF-Token`` and, when the browser sends one, a same-origin ``Origin``;
@@ -27,7 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from sparkstorm.web import pages
-from sparkstorm.web.actions import forward_action
+from sparkstorm.web.actions import forward_action, forward_stack_traces
 from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
 
 logger = logging.getLogger(__name__)
@@ -78,11 +78,11 @@ class UiServer:
                                 path="/")
         return response
 
-    def check_post(self, request: Request) -> Session:
-        """The session of a state-changing request, after its CSRF checks.
+    def check_session(self, request: Request) -> Session:
+        """The session of a request that uses the cluster token, from a same-origin page.
 
         Raises:
-            HTTPException: 403 without a session, with a wrong CSRF token or a foreign Origin.
+            HTTPException: 403 without a session or with a foreign Origin.
         """
         origin = request.headers.get("origin")
         if origin and urlsplit(origin).netloc != request.headers.get("host"):
@@ -90,6 +90,15 @@ class UiServer:
         session = self.session_of(request)
         if session is None:
             raise HTTPException(403, "no UI session: reload the page and try again")
+        return session
+
+    def check_post(self, request: Request) -> Session:
+        """The session of a state-changing request, after its CSRF checks.
+
+        Raises:
+            HTTPException: 403 without a session, with a wrong CSRF token or a foreign Origin.
+        """
+        session = self.check_session(request)
         given = request.headers.get("x-csrf-token", "")
         if not hmac.compare_digest(given.encode(), session.csrf.encode()):
             raise HTTPException(403, "missing or wrong CSRF token: reload the page")
@@ -287,6 +296,11 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
     @app.post("/api/v1/topology/{topology_id}/{action}/{wait}")
     async def act_wait(request: Request, topology_id: str, action: str, wait: int) -> Response:
         return await forward_action(request, ui, topology_id, action, wait)
+
+    @app.get("/api/v1/topology/{topology_id}/stacktrace")
+    async def stack_traces(request: Request, topology_id: str) -> Response:
+        """The workers' stack traces: Nimbus serves them only with the session's token."""
+        return await forward_stack_traces(request, ui, topology_id)
 
     @app.get("/api/v1/{path:path}")
     async def proxy(request: Request, path: str) -> Response:

@@ -91,6 +91,14 @@ with these executor counts. A component has at most as many executors as tasks.<
 """
 
 
+STACKS = """
+<div id="stacks-box" class="stacks" hidden>
+<h3>Stack traces of the workers</h3>
+<p id="stacks-status" role="status"></p>
+<div id="stacks"></div>
+</div>"""
+
+
 def _window_select() -> str:
     buttons = "".join(f'<button type="button" data-window="{value}" aria-pressed="false">'
                       f"{label}</button>" for value, label in WINDOWS)
@@ -129,9 +137,10 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 <button type="button" data-action="rebalance">Rebalance…</button>
 <label>Kill wait (s) <input id="kill-wait" type="number" min="0" value="30"></label>
 <button type="button" data-action="kill" class="danger">Kill</button>
+<button type="button" data-action="stacktrace">Stack traces</button>
 <span id="action-status" role="status"></span>
 </div>
-{TOKEN_DIALOG}{REBALANCE_DIALOG}""" if actions else \
+{STACKS}{TOKEN_DIALOG}{REBALANCE_DIALOG}""" if actions else \
         '<p class="muted">Actions are disabled (ui.actions.enabled: false).</p>'
     charts = _charts((("chart-emitted", "Throughput (emitted/s)"), ("chart-acked", "Acked/s"),
                       ("chart-failed", "Failed/s"),
@@ -177,7 +186,7 @@ windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
 """
     attrs = f'data-page="topology" data-topology-id="{tid}"'
     return _layout(f"Topology {name}", session, body,
-                   script="charts.js dag.js actions.js topology.js", page_attrs=attrs)
+                   script="charts.js dag.js stacks.js actions.js topology.js", page_attrs=attrs)
 
 
 def _head(*titles: str) -> str:

@@ -1,6 +1,7 @@
 /* Topology actions: activate, deactivate, rebalance (dialog with executor counts bounded by
-tasks, and a wait time) and kill (wait time). Each asks for confirmation; a 401 asks for the
-cluster token once, which the UI server keeps for the session. */
+tasks, and a wait time), kill (wait time) and stack traces (shown by stacks.js). Each asks for
+confirmation; a 401 asks for the cluster token once, which the UI server keeps for the
+session. */
 "use strict";
 const Actions = (() => {
   const $ = (id) => document.getElementById(id);
@@ -31,28 +32,29 @@ const Actions = (() => {
     });
   }
 
-  /* POST path (with payload), asking for the token on 401; returns true when it worked. */
+  /* POST path (with payload), asking for the token on 401; returns the answer (an object)
+  when it worked, else null. */
   async function post(action, path, payload) {
     say(`${action}…`, false);
     for (let attempt = 0; attempt < 4; attempt++) {
       const result = await UI.postJson(path, payload);
       if (result.ok) {
         say(`${action}: ${result.body && result.body.status || "done"}`, false);
-        return true;
+        return result.body || {};
       }
       const code = result.body && result.body.code;
       if (result.status === 401 && attempt < 3) {
         const why = code === "AUTH_TOKEN_INVALID" ? "Nimbus refused that token; try again." : "";
         const token = await askToken(why);
-        if (!token) { say(`${action} refused: the cluster token is needed`, true); return false; }
+        if (!token) { say(`${action} refused: the cluster token is needed`, true); return null; }
         const stored = await UI.postJson("/ui/session/token", {token});
-        if (!stored.ok) { say(`could not keep the token: ${stored.body && stored.body.error}`, true); return false; }
+        if (!stored.ok) { say(`could not keep the token: ${stored.body && stored.body.error}`, true); return null; }
         continue;
       }
       say(`${action} refused: ${(result.body && result.body.error) || result.status}`, true);
-      return false;
+      return null;
     }
-    return false;
+    return null;
   }
 
   /* ---- rebalance dialog ------------------------------------------------------------ */
@@ -139,11 +141,16 @@ const Actions = (() => {
         question = `Rebalance topology ${id} after ${chosen.wait} s` +
           (changes.length ? ` (${changes.join(", ")})?` : " (same executor counts)?") +
           " It is deactivated until its worker restarts.";
+      } else if (action === "stacktrace") {
+        question = `Take stack traces of topology ${id}? Each worker sends its threads and ` +
+          "every executor's at its next heartbeat; the topology keeps running.";
       } else {
         question = `${action[0].toUpperCase() + action.slice(1)} topology ${id}?`;
       }
       if (!window.confirm(question)) { say(`${action} cancelled`, false); return; }
-      if (await post(action, path, payload)) ctx.refresh().catch(() => {});
+      const answer = await post(action, path, payload);
+      if (answer && action === "stacktrace") Stacks.follow(ctx.api, answer);
+      else if (answer) ctx.refresh().catch(() => {});
     }
 
     for (const button of document.querySelectorAll("#actions button[data-action]")) {
