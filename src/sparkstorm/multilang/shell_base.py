@@ -9,6 +9,7 @@ import shlex
 from typing import Any, ClassVar
 
 from sparkstorm.multilang.errors import MultilangError, excerpt
+from sparkstorm.multilang.log_handler import load_log_handler
 from sparkstorm.multilang.messages import (
     Emit,
     log_level,
@@ -70,6 +71,7 @@ class ShellComponent:
             where=f"{self.kind} {self.component_name!r}: serializer")
         self._encode = self._serializer.encode
         self._shell_log = logging.getLogger(f"sparkstorm.multilang.shell.{self.component_name}")
+        self._log_handler = load_log_handler(conf, where=self._where)
         self.subprocess = ShellProcess(
             self._command(extra), where=self._where, serializer=self._serializer,
             cwd=_child_cwd(extra.get("cwd"), conf.get(RESOURCES_DIR_KEY)),
@@ -78,7 +80,10 @@ class ShellComponent:
             log_name=f"sparkstorm.multilang.stderr.{self.component_name}",
         )
         self.subprocess.start()
-        return self.subprocess.handshake(conf, context)
+        early = self.subprocess.handshake(conf, context)
+        self._log_handler.setup(self.component_name, self.subprocess.reported_pid, conf,
+                                context)
+        return early
 
     def _command(self, extra: dict[str, Any]) -> list[str]:
         command = extra.get("command") or type(self).command
@@ -128,9 +133,7 @@ class ShellComponent:
     def _common(self, command: str, message: dict[str, Any]) -> bool:
         """Handle log, error and metrics; False for any other command."""
         if command == "log":
-            pid = self.subprocess.reported_pid
-            self._shell_log.log(log_level(message), "ShellLog pid:%s, name:%s %s", pid,
-                                self.component_name, text_of(message))
+            self._log_handler.log(log_level(message), text_of(message))
         elif command == "error":
             self._report_error(text_of(message))
         elif command == "metrics":
