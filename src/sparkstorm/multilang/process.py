@@ -16,15 +16,12 @@ handshake or wrote to its PID directory (they differ when the command is a wrapp
 from __future__ import annotations
 
 import collections
-import ctypes
-import ctypes.util
 import logging
 import os
 import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,6 +29,7 @@ import weakref
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from sparkstorm.child_process import die_with_parent
 from sparkstorm.multilang.errors import MultilangError, excerpt
 from sparkstorm.multilang.messages import handshake_message
 from sparkstorm.multilang.serializer import DecodeError, Serializer
@@ -41,19 +39,6 @@ logger = logging.getLogger(__name__)
 READ_SIZE = 1 << 20
 STDERR_TAIL_LINES = 40
 STDERR_LOG_LINES_PER_SEC = 50
-_PR_SET_PDEATHSIG = 1
-
-_libc: Any = None
-if sys.platform.startswith("linux"):
-    try:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:  # pragma: no cover - exotic libc
-        _libc = None
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec: no locks
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def child_environment(overrides: dict[str, str] | None) -> dict[str, str]:
@@ -178,7 +163,7 @@ class ShellProcess:
             self.proc = subprocess.Popen(  # noqa: S603 - the user's own component command
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=self.cwd, env=child_environment(self.env),
-                start_new_session=True, preexec_fn=_die_with_parent, bufsize=0,
+                start_new_session=True, preexec_fn=die_with_parent, bufsize=0,
             )
         except (OSError, ValueError) as exc:
             shutil.rmtree(self.pid_dir, ignore_errors=True)

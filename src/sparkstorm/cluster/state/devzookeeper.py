@@ -16,22 +16,18 @@ Example:
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from sparkstorm.child_process import die_with_parent
 from sparkstorm.cluster.state.errors import DevZooKeeperError
 
 logger = logging.getLogger(__name__)
@@ -171,7 +167,7 @@ class DevZooKeeper:
         cfg.write_text(self.settings.zoo_cfg())
         command = server_command(cfg)
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                        preexec_fn=_die_with_parent)
+                                        preexec_fn=die_with_parent)
         deadline = time.monotonic() + timeout
         while four_letter(self.settings.port, "ruok", 0.5) != "imok":
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -204,17 +200,3 @@ class DevZooKeeper:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
-
-
-_PR_SET_PDEATHSIG = 1
-_libc: Any = None
-if sys.platform.startswith("linux"):
-    try:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:  # pragma: no cover - exotic libc
-        _libc = None
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec: no locks
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
