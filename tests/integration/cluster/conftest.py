@@ -7,20 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.cluster.harness import TestCluster
+from tests.integration.cluster.harness import TestCluster, closed_after
 
 
 @pytest.fixture
 def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A configured, not yet started cluster; its logs are printed when the test fails."""
     test_cluster = TestCluster(tmp_path)
-    try:
-        yield test_cluster
-    finally:
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(test_cluster.logs())
-        test_cluster.close()
+    yield from closed_after(test_cluster, request)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

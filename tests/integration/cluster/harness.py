@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,15 @@ def _group_alive(pgid: int) -> bool:
 def wait_gone(pid: int, timeout: float = 30) -> None:
     """Wait until ``pid`` (and its process group) no longer runs."""
     wait_for(lambda: not _group_alive(pid), timeout, message=f"process group {pid} gone")
+
+
+def closed_after(test_cluster: TestCluster, request: Any) -> Iterator[TestCluster]:
+    """Yield ``test_cluster`` to a test, print its logs if the test failed, close it
+    (the body of every cluster fixture: ``yield from closed_after(TestCluster(...), request)``)."""
+    try:
+        yield test_cluster
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(test_cluster.logs())
+        test_cluster.close()

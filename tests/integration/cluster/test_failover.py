@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.integration.cluster.harness import TestCluster
+from tests.integration.cluster.harness import TestCluster, closed_after
 from tests.integration.zookeeper.zkserver import ZooKeeperServer
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
@@ -85,13 +85,7 @@ def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,
                      "storm.zookeeper.session.timeout": 3000,
                      "nimbus.task.timeout.secs": 10,
                      "nimbus.monitor.freq.secs": 1})
-    try:
-        yield test_cluster
-    finally:
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(test_cluster.logs())
-        test_cluster.close()
+    yield from closed_after(test_cluster, request)
 
 
 def test_a_lost_supervisor_s_worker_moves_to_the_other_supervisor(

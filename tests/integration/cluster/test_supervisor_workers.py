@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.integration.cluster.harness import TestCluster, wait_gone
+from tests.integration.cluster.harness import TestCluster, closed_after, wait_gone
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
 
@@ -31,13 +31,7 @@ def short_timeout_cluster(tmp_path: Path,
         "supervisor.worker.timeout.secs": WORKER_TIMEOUT_SECS,
         "supervisor.worker.start.timeout.secs": 60,
         "supervisor.worker.shutdown.sleep.secs": 1})
-    try:
-        yield test_cluster
-    finally:
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(test_cluster.logs())
-        test_cluster.close()
+    yield from closed_after(test_cluster, request)
 
 
 def _submit_endless(cluster: TestCluster) -> dict[str, Any]:
