@@ -91,7 +91,7 @@ class ComponentPage:
             "profilingAndDebuggingCapable": False, "profileActionEnabled": False,
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
             "eventLogLink": "",
-            "executorStats": self._executors(view, window, name, kind),
+            "executorStats": self._executors(topology_id, view, window, name, kind),
             "recentWindows": [_recent(r, name) for r in view.recent_windows()],
         }
         error = self.nimbus.state.last_error(topology_id, name)
@@ -156,15 +156,14 @@ class ComponentPage:
                    for s in names]
         return {"boltStats": summary, "inputStats": inputs, "outputStats": outputs}
 
-    def _executors(self, view: TopologyStatsView, window: str, name: str,
+    def _executors(self, topology_id: str, view: TopologyStatsView, window: str, name: str,
                    kind: str) -> list[dict[str, Any]]:
         """One row per executor of ``name`` (id: its task range, as Storm's)."""
         rows: list[dict[str, Any]] = []
+        assignment = self.nimbus.state.get_assignment(topology_id)  # once, not per row
         for worker, stats in view.executors(window, name):
             task_range = f"[{stats.get('first_task')}-{stats.get('last_task')}]"
             uptime = worker.beat.uptime_secs if worker.beat else 0.0
-            assignment = self.nimbus.state.get_assignment(worker.beat.topology_id) \
-                if worker.beat else None
             row: dict[str, Any] = {
                 "id": task_range, "encodedId": quote(task_range, safe=""),
                 "host": assignment.node_host.get(worker.slot.node, worker.slot.node)
