@@ -41,6 +41,11 @@ STDERR_TAIL_LINES = 40
 STDERR_LOG_LINES_PER_SEC = 50
 
 
+def now() -> float:
+    """The clock of every subprocess timeout; tests replace it to skip idle time."""
+    return time.monotonic()
+
+
 def child_environment(overrides: dict[str, str] | None) -> dict[str, str]:
     """The worker's environment plus ``overrides``; a ``PATH`` override is appended, as Storm.
 
@@ -140,7 +145,7 @@ class ShellProcess:
         self.kill_grace = kill_grace
         self.inbox: collections.deque[Any] = collections.deque()
         self.reported_pid: int | None = None
-        self.last_seen = time.monotonic()
+        self.last_seen = now()
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid_dir = ""
         self._decoder = serializer.decoder()
@@ -182,7 +187,7 @@ class ShellProcess:
             prefix = f"{self.transcript}-{self.proc.pid}"
             self._to_child = open(f"{prefix}.to_child", "ab", buffering=0)  # noqa: SIM115
             self._from_child = open(f"{prefix}.from_child", "ab", buffering=0)  # noqa: SIM115
-        self.last_seen = time.monotonic()
+        self.last_seen = now()
         self._finalizer = weakref.finalize(self, _kill_quietly, self.proc, self.pid_dir)
 
     def handshake(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
@@ -198,7 +203,7 @@ class ShellProcess:
                 ``MULTILANG_SUBPROCESS_EXITED`` or ``MULTILANG_MALFORMED_MESSAGE``.
         """
         self.send(self.serializer.encode_lenient(handshake_message(conf, context, self.pid_dir)))
-        deadline = time.monotonic() + self.timeout  # absolute: chatter does not extend it
+        deadline = now() + self.timeout  # absolute: chatter does not extend it
         early: list[Any] = []
         while True:
             message = self.next_message("its handshake reply {\"pid\": N}",
@@ -267,7 +272,7 @@ class ShellProcess:
         assert self.proc is not None and self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
         view = memoryview(data)
-        progress = time.monotonic()
+        progress = now()
         while view:
             try:
                 written = os.write(fd, view)
@@ -280,7 +285,7 @@ class ShellProcess:
                 if self._to_child is not None:
                     self._to_child.write(view[:written])
                 view = view[written:]
-                progress = time.monotonic()
+                progress = now()
                 continue
             self._wait_writable(fd, progress)
 
@@ -290,7 +295,7 @@ class ShellProcess:
         readable, _, _ = select.select([out], [fd], [], 0.5)
         if readable:
             self._read_available()
-        if time.monotonic() - max(progress, self.last_seen) > self.timeout:
+        if now() - max(progress, self.last_seen) > self.timeout:
             msg = (
                 f"{self.where}: the child has neither read its stdin nor sent anything for "
                 f"{self.timeout:.0f} s (it is stuck); raise topology.subprocess.timeout.secs "
@@ -313,19 +318,28 @@ class ShellProcess:
     def next_message(self, waiting_for: str, code: str, deadline: float | None = None) -> Any:
         """The next message, waiting while the child is alive and not silent too long.
 
+        The child times out when it sends nothing for ``timeout`` seconds counted from this
+        call (or from its last message, if later); its silence before the call never counts.
+
         Args:
             waiting_for: what we wait for, for the timeout message.
             code: the error code of a timeout.
-            deadline: an absolute ``time.monotonic()`` deadline instead of the silence rule.
+            deadline: an absolute ``now()`` deadline instead of the silence rule.
 
         Raises:
             MultilangError: ``code`` on timeout, ``MULTILANG_SUBPROCESS_EXITED``,
                 ``MULTILANG_MALFORMED_MESSAGE``.
         """
         inbox = self.inbox
+        # The silence is counted from when we start waiting, not from the child's last
+        # message: between windows (or while a spout is deactivated) we ask it nothing, so
+        # a healthy idle child is quiet for as long as we are (Storm's spout timer likewise
+        # runs only while it waits for a sync).
+        since = now()
         while not inbox:
-            limit = deadline if deadline is not None else self.last_seen + self.timeout
-            remaining = limit - time.monotonic()
+            limit = deadline if deadline is not None else max(self.last_seen,
+                                                              since) + self.timeout
+            remaining = limit - now()
             if remaining <= 0:
                 msg = (
                     f"{self.where}: no answer from {self.command!r} within {self.timeout:.0f} s "
@@ -366,7 +380,7 @@ class ShellProcess:
                 msg = "its stdout closed"
                 raise self.exited_error(msg)
             got = True
-            self.last_seen = time.monotonic()
+            self.last_seen = now()
             if self._from_child is not None:
                 self._from_child.write(chunk)
             try:
