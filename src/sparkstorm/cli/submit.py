@@ -1,5 +1,8 @@
 """``sparkstorm submit FILE.py``: package the topology's folder, upload it, submit it.
 
+As Storm's StormSubmitter, it checks everything it can before uploading (name, topology,
+conf locally, then Nimbus's ``name-allowed``), so a refused submission uploads nothing.
+
 The zip holds the folder of FILE.py (its ``resources/`` too), without hidden entries,
 ``__pycache__`` and compiled files; components are found on the worker by the same module
 names as here, because the folder's root goes first on the worker's ``sys.path``.
@@ -12,13 +15,17 @@ import getpass
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkstorm.cli.run import load_topology_file
-from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.config import component_conf, load_config, parse_cli_overrides, validate_conf
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
+
+if TYPE_CHECKING:
+    from sparkstorm.cluster.nimbus.client import NimbusClient
 
 SKIPPED_DIRS = {"__pycache__", "node_modules"}
 SKIPPED_SUFFIXES = {".pyc", ".pyo"}
@@ -57,20 +64,42 @@ def _spec_of(topology: type) -> TopologySpec:
     return spec
 
 
+def _check_locally(spec: TopologySpec, name: str, overrides: dict[str, object]) -> None:
+    """Nimbus's own checks of the name, the topology and its conf, run before uploading."""
+    validate_topology_name(name)
+    validate_topology(spec, topology_name=name)
+    conf = validate_conf({**spec.config, **overrides}, where=f"topology {name!r} conf")
+    for component in spec.components:
+        component_conf(conf, component.config, component.name or "?")
+
+
+def _check_name_allowed(client: NimbusClient, name: str) -> None:
+    """Storm's StormSubmitter asks ``isTopologyNameAllowed`` before uploading the jar.
+
+    Raises:
+        NimbusError: the refusal's code (``TOPOLOGY_ALREADY_ALIVE``, ...) and reason.
+    """
+    answer = client.name_allowed(name)
+    if not answer["allowed"]:
+        msg = f"{answer['reason']}; nothing was uploaded"
+        raise NimbusError(msg, code=str(answer["code"]))
+
+
 def submit_command(args: argparse.Namespace) -> int:
-    """Validate locally, upload, submit, print the topology id."""
-    from sparkstorm.cluster.nimbus.client import NimbusClient
+    """Validate locally, ask Nimbus whether the name is free, upload, submit, print the
+    topology id; a refusal before the upload leaves Nimbus's disk untouched."""
+    from sparkstorm.cluster.nimbus.client import NimbusClient  # httpx: only when submitting
 
     overrides = parse_cli_overrides(args.config)
     conf = load_config(cli=overrides)  # fail on bad values before uploading
     file = Path(args.file).resolve()
     spec = _spec_of(load_topology_file(str(file), args.topology))
     name = args.name or file.stem.replace("_", "-")
-    validate_topology_name(name)
-    validate_topology(spec, topology_name=name)
     sent = {k: v for k, v in overrides.items() if k != "storm.cluster.token"}
+    _check_locally(spec, name, sent)
     client = NimbusClient.from_conf(conf)
     try:
+        _check_name_allowed(client, name)
         with tempfile.TemporaryDirectory(prefix="sparkstorm-submit-") as tmp:
             archive = package_folder(file.parent, Path(tmp) / "topology.zip")
             upload_id = client.upload(archive)

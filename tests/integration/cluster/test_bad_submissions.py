@@ -1,5 +1,6 @@
 """Bad uploads and submissions are refused with a stable code and change nothing: not the
-store, not Nimbus's disk (no stormdist folder, no partial upload left in the inbox)."""
+store, not Nimbus's disk (no stormdist folder, no upload, partial or finished, left in the
+inbox: a refused submit removes the upload it names)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,11 @@ def _snapshot(cluster: TestCluster) -> dict[str, Any]:
     files = sorted(str(p.relative_to(cluster.local / "nimbus"))
                    for p in (cluster.local / "nimbus").rglob("*"))
     return {"store": stored, "files": files}
+
+
+def _inbox(cluster: TestCluster) -> list[str]:
+    """The uploads, finished or partial, in Nimbus's inbox."""
+    return sorted(p.name for p in (cluster.local / "nimbus" / "inbox").iterdir())
 
 
 def _refused(response: httpx.Response, status: int, code: str) -> None:
@@ -127,12 +133,13 @@ def test_mutating_calls_need_the_right_token(nimbus: TestCluster) -> None:
 ])
 def test_invalid_topologies_are_refused(nimbus: TestCluster, name: str, spec: Any,
                                         conf: dict[str, Any], status: int, code: str) -> None:
+    before = _snapshot(nimbus)  # before the upload: a refusal takes the upload away too
     finished = _upload(nimbus, _zip({"topo.py": b"# components\n"}))
     assert finished.status_code == 200, finished.text
-    before = _snapshot(nimbus)
     body = {"name": name, "upload_id": finished.json()["upload_id"], "spec": spec,
             "conf": conf}
     _refused(nimbus.request("POST", "/api/v1/topologies", json=body), status, code)
+    assert _inbox(nimbus) == []
     assert _snapshot(nimbus) == before
 
 
@@ -146,10 +153,28 @@ def test_submit_refuses_a_missing_upload_and_a_live_duplicate_name(nimbus: TestC
     topology_id = submitted.json()["topologyId"]
     assert topology_id.startswith("t-1-")
     assert (nimbus.local / "nimbus" / "stormdist" / topology_id / "stormjar.zip").is_file()
-    second = _upload(nimbus, _zip({"topo.py": b""})).json()["upload_id"]
     before = _snapshot(nimbus)
+    second = _upload(nimbus, _zip({"topo.py": b""})).json()["upload_id"]
     again = nimbus.request("POST", "/api/v1/topologies", json={**missing, "upload_id": second})
     _refused(again, 409, "TOPOLOGY_ALREADY_ALIVE")
+    assert _inbox(nimbus) == []
+    assert _snapshot(nimbus) == before
+
+
+def test_cli_submit_of_a_live_name_fails_with_the_code_and_uploads_nothing(
+        nimbus: TestCluster) -> None:
+    """Storm's StormSubmitter asks isTopologyNameAllowed before uploading the jar."""
+    args = ("submit", "examples/exclamation.py", "--name", "exc", "-c", "exclamation.count=0")
+    first = nimbus.cli(*args)
+    assert first.returncode == 0, first.stderr
+    topology_id = first.stdout.strip()
+    before = _snapshot(nimbus)
+    again = nimbus.cli(*args)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert again.stdout == ""
+    assert again.stderr.startswith("sparkstorm submit: error: [TOPOLOGY_ALREADY_ALIVE] ")
+    assert topology_id in again.stderr and "--name" in again.stderr
+    assert _inbox(nimbus) == []
     assert _snapshot(nimbus) == before
 
 

@@ -2,7 +2,8 @@
 
 An upload is ``begin`` (a new ``stormjar-<uuid>.part`` file), ``chunk`` (append, size-capped)
 and ``finish`` (sha256 compared, zip checked, renamed to ``stormjar-<uuid>.zip``). Any refused
-step deletes the partial file, so a bad upload leaves the disk as it was. Nimbus keeps no
+step deletes the partial file, and so does a refused submit naming the upload (Nimbus calls
+:meth:`Inbox.discard`), so a bad upload or submission leaves the disk as it was. Nimbus keeps no
 upload state in memory: the file name is the state, and a restarted Nimbus carries on.
 """
 
@@ -129,6 +130,20 @@ class Inbox:
                    "first (begin, chunks, finish), or again if it expired")
             raise NimbusError(msg, code="NO_SUCH_UPLOAD")
         return done
+
+    def discard(self, upload_id: str) -> list[str]:
+        """Delete an upload, finished or partial, when a submit naming it is refused;
+        return the file names deleted (none for an id that is not ours)."""
+        if not UPLOAD_ID.match(upload_id):
+            return []
+        removed = []
+        for path in (self.path(upload_id), self._part(upload_id)):
+            try:
+                path.unlink()
+                removed.append(path.name)
+            except FileNotFoundError:
+                continue
+        return removed
 
     def remove_older_than(self, cutoff: float) -> list[str]:
         """Delete uploads (finished or partial) last written before epoch ``cutoff``;

@@ -71,7 +71,9 @@ class Nimbus:
                owner: str = "") -> str:
         """Validate and submit a topology; return its id ``<name>-<counter>-<epoch secs>``.
 
-        Nothing is written unless every check passes.
+        Nothing is written unless every check passes, and a refused submission deletes the
+        upload it names (finished or partial): a refusal leaves the disk as it was before
+        the upload, and the client uploads again to retry.
 
         Raises:
             TopologyError: an invalid name or topology (its validation code).
@@ -79,6 +81,21 @@ class Nimbus:
             NimbusError: ``INVALID_TOPOLOGY_SPEC``, ``NO_SUCH_UPLOAD``,
                 ``TOPOLOGY_ALREADY_ALIVE``.
         """
+        try:
+            return self._submit(name, upload_id, spec_data, overrides, active, owner)
+        except SparkstormError:
+            self._discard_upload(upload_id)
+            raise
+
+    def _discard_upload(self, upload_id: str) -> None:
+        # under the lock: a concurrent submit of the same upload may be copying it right now
+        with self.lock:
+            removed = self.inbox.discard(upload_id)
+        if removed:
+            logger.info("submission refused; removed its upload %s", removed)
+
+    def _submit(self, name: str, upload_id: str, spec_data: object,
+                overrides: Mapping[str, object], active: bool, owner: str) -> str:
         validate_topology_name(name)
         spec = parse_spec(spec_data)
         validate_topology(spec, topology_name=name)
