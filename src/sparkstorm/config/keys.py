@@ -193,7 +193,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         "topology.multilang.resources.dir",
         str,
         None,
-        "directory shell components' commands run in (unset: the worker's directory)",
+        "directory shell components' commands run in (unset: on a cluster the uploaded "
+        "code's resources/ folder if any, else the current directory)",
     ),
     _K(
         "topology.multilang.transcript.dir",

@@ -15,9 +15,10 @@ and does the multilang handshake. Settings come from the component spec's ``extr
 ``activate``       send ``activate``/``deactivate`` to spouts (default true)
 =================  ==================================================================
 
-Conf keys: ``topology.multilang.resources.dir`` (where commands run; unset: the worker's
-current directory), ``topology.subprocess.timeout.secs`` (else
-``supervisor.worker.timeout.secs``, 30), ``topology.shellbolt.max.pending`` (100).
+Conf keys: ``topology.multilang.resources.dir`` (where commands run; unset: the uploaded
+code's ``resources/`` folder on a cluster when there is one, else the current directory),
+``topology.subprocess.timeout.secs`` (else ``supervisor.worker.timeout.secs``, 30),
+``topology.shellbolt.max.pending`` (100).
 
 Any protocol fault kills the child, fails the bolt's in-flight inputs, and raises a
 :class:`MultilangError`; the executor reports it as the component's last error and
@@ -41,9 +42,10 @@ from sparkstorm.multilang.shell_base import (
     ShellComponent,
     shell_extra,
     subprocess_timeout,
+    with_code_resources,
 )
 from sparkstorm.multilang.shell_bolt import ShellBolt
 from sparkstorm.multilang.shell_spout import ShellSpout
 
 __all__ = ["RESOURCES_DIR_KEY", "TRANSCRIPT_DIR_KEY", "ShellBolt", "ShellComponent",
-           "ShellSpout", "shell_extra", "subprocess_timeout"]
+           "ShellSpout", "shell_extra", "subprocess_timeout", "with_code_resources"]

@@ -204,6 +204,28 @@ def subprocess_timeout(conf: dict[str, Any]) -> float:
     return float(value)
 
 
+def with_code_resources(conf: dict[str, Any], code_dir: str | os.PathLike[str]
+                        ) -> dict[str, Any]:
+    """``conf`` with ``topology.multilang.resources.dir`` defaulting to ``<code_dir>/resources``.
+
+    Called once by the cluster worker before it starts the topology, with the folder the
+    submitted code was extracted to: shell commands then run in the uploaded
+    ``resources/`` folder, as Storm runs them in its code dir. ``conf`` is returned unchanged
+    when the key is set or the folder does not exist; local runs never call this (their
+    commands run in the current directory).
+
+    Example:
+        >>> with_code_resources({RESOURCES_DIR_KEY: "/srv/js"}, "/nonexistent")
+        {'topology.multilang.resources.dir': '/srv/js'}
+    """
+    if conf.get(RESOURCES_DIR_KEY):
+        return conf
+    resources = os.path.abspath(os.path.join(os.fspath(code_dir), "resources"))
+    if not os.path.isdir(resources):
+        return conf
+    return {**conf, RESOURCES_DIR_KEY: resources}
+
+
 def _child_cwd(cwd: str | None, resources: Any) -> str | None:
     if cwd and resources and not os.path.isabs(cwd):
         return os.path.join(str(resources), cwd)

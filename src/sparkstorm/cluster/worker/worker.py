@@ -23,6 +23,7 @@ from typing import Any
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.multilang.shell import with_code_resources
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,8 @@ class ClusterWorker:
         from sparkstorm.topology.spec import TopologySpec
 
         spec = TopologySpec.from_dict(context["spec"])
-        runner = TopologyRunner(context["topology_name"], spec, dict(context["conf"]))
+        conf = with_code_resources(dict(context["conf"]), self.code_dir)
+        runner = TopologyRunner(context["topology_name"], spec, conf)
         runner.set_active(self.active)
         runner.start()
         with self._lock:
