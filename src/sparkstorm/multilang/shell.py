@@ -23,6 +23,8 @@ code's ``resources/`` folder on a cluster when there is one, else the current di
 Any protocol fault kills the child, fails the bolt's in-flight inputs, and raises a
 :class:`MultilangError`; the executor reports it as the component's last error and
 restarts the task with a fresh subprocess.
+A direct emit to a task that does not subscribe is not a fault: as in Storm, the tuple is
+dropped (routed to no task, so a reliable spout tuple is acked back to the child).
 
 Example:
     >>> from sparkstorm import Topology

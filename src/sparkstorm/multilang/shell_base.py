@@ -8,6 +8,7 @@ import os
 import shlex
 from typing import Any, ClassVar
 
+from sparkstorm.errors import TopologyError
 from sparkstorm.multilang.errors import MultilangError, excerpt
 from sparkstorm.multilang.log_handler import load_log_handler
 from sparkstorm.multilang.messages import (
@@ -22,6 +23,7 @@ from sparkstorm.topology.spec import ComponentSpec
 logger = logging.getLogger(__name__)
 
 RESOURCES_DIR_KEY = "topology.multilang.resources.dir"
+NON_SUBSCRIBER = "DIRECT_EMIT_TO_NON_SUBSCRIBER"  # the engine's code for such a direct emit
 TRANSCRIPT_DIR_KEY = "topology.multilang.transcript.dir"
 HEARTBEAT_INTERVAL = 1.0  # seconds between heartbeats written among a bolt's inputs, as Storm
 OUTBOX_BYTES = 1 << 20
@@ -61,6 +63,7 @@ class ShellComponent:
     def _start(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
         """Spawn the child and shake hands; returns the commands sent before the PID."""
         self.shell_metrics: dict[str, Any] = {}
+        self._drops_warned: set[tuple[str, int | None]] = set()
         self._streams = set(context.get("streams") or [])
         self._where = f"{self.kind} {self.component_name!r} task {context.get('taskid')}"
         self._dead = False
@@ -180,6 +183,20 @@ class ShellComponent:
                 f"its .spec() or fix the stream name in the component"
             )
             raise MultilangError(msg, code="MULTILANG_UNDECLARED_STREAM")
+
+    def _dropped(self, emit: Emit, exc: TopologyError) -> bool:
+        """Whether a refused emit is a direct emit to a task that does not subscribe, which
+        Storm drops (routed to no task) instead of stopping the component; warned about once
+        per stream and task."""
+        if exc.code != NON_SUBSCRIBER:
+            return False
+        if (emit.stream, emit.task) not in self._drops_warned:
+            self._drops_warned.add((emit.stream, emit.task))
+            self._shell_log.warning(
+                "%s: direct emits on stream %r to task %s are dropped: that task does not "
+                "subscribe to the stream with a direct grouping (as in Storm; %s)",
+                self._where, emit.stream, emit.task, exc)
+        return True
 
     def _reply_task_ids(self, emit: Emit, tasks: list[int] | None) -> None:
         if emit.wants_task_ids:

@@ -249,6 +249,8 @@ class ShellBolt(ShellComponent, Bolt):
             tasks = self.emit(emit.values, stream=emit.stream, anchors=anchors or None,
                               direct_task=emit.task, need_task_ids=True)
         except TopologyError as exc:
+            if self._dropped(emit, exc):
+                return  # a direct emit: no task-id list to send
             msg = f"{self._where}: the child's emit was refused: {exc}"
             raise TopologyError(msg, code=exc.code) from exc
         self._reply_task_ids(emit, tasks)

@@ -6,6 +6,7 @@ import logging
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from sparkstorm.errors import TopologyError
 from sparkstorm.multilang.errors import MultilangError, excerpt
 from sparkstorm.multilang.messages import (
     BadMessage,
@@ -54,6 +55,7 @@ class ShellSpout(ShellComponent, Spout):
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Start the subprocess (called once per task by the executor)."""
         self._pending: dict[str, int] = {}
+        self._acks_due: list[Any] = []
         self._early = self._initialize_shell(storm_conf, context)
         self.emitted_in_last_call = 0
 
@@ -101,21 +103,29 @@ class ShellSpout(ShellComponent, Spout):
     def _exchange(self, command: dict[str, Any]) -> None:
         self._check_started()
         try:
-            early, self._early = self._early, []
             self.emitted_in_last_call = 0
-            for message in early:
-                self._handle(message)
-            self.subprocess.send(self._encode_value(command))
-            waiting_for = f"sync after {command['command']!r}"
-            while not self._handle(self.subprocess.next_message(waiting_for,
-                                                             "MULTILANG_SYNC_TIMEOUT")):
-                pass
+            self._round_trip(command)
+            while self._acks_due:  # each after the sync, as its own command (never inside)
+                msg_id = self._acks_due.pop(0)
+                if self._forget(msg_id):
+                    self._round_trip(spout_command("ack", msg_id))
         except BaseException as exc:
             self._dead = True
             self._kill()
             self.logger.error("%s: subprocess stopped (%s)", self._where,
                               getattr(exc, "code", type(exc).__name__))
             raise
+
+    def _round_trip(self, command: dict[str, Any]) -> None:
+        """Write ``command``, handle the child's messages until its ``sync``."""
+        early, self._early = self._early, []
+        for message in early:
+            self._handle(message)
+        self.subprocess.send(self._encode_value(command))
+        waiting_for = f"sync after {command['command']!r}"
+        while not self._handle(self.subprocess.next_message(waiting_for,
+                                                         "MULTILANG_SYNC_TIMEOUT")):
+            pass
 
     def _handle(self, message: Any) -> bool:
         """Handle one message; True when it was the ``sync`` that ends the exchange."""
@@ -141,7 +151,14 @@ class ShellSpout(ShellComponent, Spout):
         if emit.msg_id is not None:
             key = canonical_id(emit.msg_id)
             self._pending[key] = self._pending.get(key, 0) + 1
-        tasks = self.emit(emit.values, tup_id=emit.msg_id, stream=emit.stream,
-                          direct_task=emit.task, need_task_ids=True)
         self.emitted_in_last_call += 1
+        try:
+            tasks = self.emit(emit.values, tup_id=emit.msg_id, stream=emit.stream,
+                              direct_task=emit.task, need_task_ids=True)
+        except TopologyError as exc:
+            if not self._dropped(emit, exc):
+                raise
+            if emit.msg_id is not None:  # a tuple routed to no task is complete: Storm acks it
+                self._acks_due.append(emit.msg_id)
+            return  # a direct emit: no task-id list to send
         self._reply_task_ids(emit, tasks)

@@ -3,11 +3,14 @@ place of the executor's, the instance attributes the executor sets, and probe co
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 from typing import Any
 
-from sparkstorm import Stream
+from sparkstorm import Grouping, Stream
+from sparkstorm.engine.plan import Subscription
+from sparkstorm.engine.routing import StreamRoute
 from sparkstorm.multilang import ShellBolt, ShellSpout
 from sparkstorm.topology.tuple import Tuple
 
@@ -22,7 +25,9 @@ def probe(mode: str) -> list[str]:
 
 
 class FakeCollector:
-    """Records what the shell component does; routes every stream to tasks 7 and 8."""
+    """Records what the shell component does; routes every stream to tasks 7 and 8, and
+    direct emits as the engine does (only tasks 7 and 8 subscribe, directly, to ``direct``).
+    """
 
     def __init__(self) -> None:
         self.emits: list[dict[str, Any]] = []
@@ -33,9 +38,12 @@ class FakeCollector:
 
     def emit(self, values: Any, stream: str | None, anchors: Any, direct_task: int | None,
              need_task_ids: bool, tup_id: Any) -> list[int] | None:
+        if direct_task is not None:
+            tasks = DIRECT_ROUTE.tasks_for(list(values), direct_task)
+        else:
+            tasks = [7, 8]
         self.emits.append({"values": values, "stream": stream, "anchors": anchors,
                            "task": direct_task, "tup_id": tup_id})
-        tasks = [direct_task] if direct_task is not None else [7, 8]
         return tasks if need_task_ids else None
 
     def ack(self, tup: Tuple) -> None:
@@ -57,6 +65,8 @@ class FakeCollector:
 
 
 OUTPUTS = [Stream(["a", "b", "c", "d"]), Stream(["x"], name="direct", direct=True)]
+DIRECT_ROUTE = StreamRoute("probe", OUTPUTS[1],
+                           [Subscription("sink", Grouping.DIRECT, (7, 8))], random.Random(0))
 
 
 def context(name: str = "probe") -> dict[str, Any]:

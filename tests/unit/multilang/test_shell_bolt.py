@@ -43,6 +43,23 @@ def test_direct_emits_get_no_task_ids_but_task_zero_does(tmp_path: Path) -> None
     assert transcript(tmp_path, "to_child").split(b"\nend\n").count(b"[7,8]") == 1
 
 
+def test_direct_emits_to_a_task_that_does_not_subscribe_are_dropped(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    shell = bolt(probe("ok"), transcript=str(tmp_path / "t"))
+    dropped, again, delivered = tup("direct", 99), tup("direct", 99), tup("direct", 8)
+    for item in (dropped, again, delivered):
+        shell.process(item)
+    shell.end_window()
+    assert shell.subprocess.alive, "Storm drops the tuple; the component lives on"
+    assert shell._collector.acked == [dropped, again, delivered]
+    assert [(e["stream"], e["task"]) for e in shell._collector.emits] == [("direct", 8)]
+    warnings = [r for r in caplog.records if "are dropped" in r.getMessage()]
+    assert len(warnings) == 1 and "task 99" in warnings[0].getMessage()
+    shell.close()
+    to_child = transcript(tmp_path, "to_child").split(b"\nend\n")
+    assert not [m for m in to_child if m.startswith(b"[")], "no task-id list for direct emits"
+
+
 def test_tick_tuples_carry_all_four_fields(tmp_path: Path) -> None:
     shell = bolt(probe("ok"), transcript=str(tmp_path / "t"))
     shell.process_tick(tick(5))

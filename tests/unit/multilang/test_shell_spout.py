@@ -64,6 +64,24 @@ def test_activate_commands_can_be_turned_off(tmp_path: Path) -> None:
     assert _sent_commands(tmp_path) == [b'{"command":"next","id":""}']
 
 
+def test_direct_emits_to_a_task_that_does_not_subscribe_are_dropped_and_acked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROBE_IDS", json.dumps([41, 42]))
+    monkeypatch.setenv("PROBE_TASK", "99")
+    shell = spout(probe("spout_direct"), transcript=str(tmp_path / "t"))
+    shell.next_tuple()
+    assert shell.emitted_in_last_call == 1
+    shell.next_tuple()
+    assert shell.subprocess.alive, "Storm drops the tuple; the component lives on"
+    assert not shell._collector.emits, "routed to no task"
+    assert not shell._pending
+    shell.close()
+    # routed to no task, the tuple is complete: acked after the sync, as its own command
+    assert _sent_commands(tmp_path) == [
+        b'{"command":"next","id":""}', b'{"command":"ack","id":41}',
+        b'{"command":"next","id":""}', b'{"command":"ack","id":42}']
+
+
 def test_unreliable_emits_are_not_tracked(monkeypatch: pytest.MonkeyPatch) -> None:
     shell = spout(probe("spout_unreliable"))
     shell.next_tuple()

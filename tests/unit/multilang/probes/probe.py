@@ -203,7 +203,10 @@ def run_spout(setup: dict) -> None:
                 time.sleep(3600)
             if MODE == "spout_ack_back":
                 send({"command": "ack", "id": 1})
-            if ids:
+            if ids and MODE == "spout_direct":  # to the task in PROBE_TASK
+                emit(["d"], None, id=ids.pop(0), stream="direct",
+                     task=int(os.environ["PROBE_TASK"]))
+            elif ids:
                 msg_id = ids.pop(0)
                 tasks = emit(["n", msg_id], None, id=msg_id)
                 send({"command": "log", "msg": f"tasks {tasks}"})
