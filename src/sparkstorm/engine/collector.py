@@ -102,6 +102,9 @@ class TaskCollector:
         self.error_sink: Any = None  # set by the executor: (task, text) -> None
         self.failed_count: dict[tuple[str, str], int] = {}
         """Inputs failed through this collector, by (source component, stream)."""
+        self.acked_count: dict[tuple[str, str], int] = {}
+        """Inputs acked explicitly through this collector (auto acks are counted by the
+        executor's loop), by (source component, stream)."""
 
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command): it
@@ -195,6 +198,8 @@ class TaskCollector:
         if tup.done:
             return
         tup.done = True
+        key = (tup.component, tup.stream)
+        self.acked_count[key] = self.acked_count.get(key, 0) + 1
         if tup.anchors:
             xor, val = self.output.xor, tup.ack_val
             for root, edge in tup.anchors.items():

@@ -159,7 +159,7 @@ class BoltExecutor(ExecutorHost):
         process = instance.process_tick if is_tick else instance.process
         auto_ack, xor = self.auto_ack, self.output.xor
         next_id = self.next_tuple_id
-        done = 0
+        done = auto_acked = 0
         try:
             for values, anchors in zip(values_list, anchors_list, strict=False):
                 next_id += 1
@@ -169,14 +169,15 @@ class BoltExecutor(ExecutorHost):
                 done += 1
                 if auto_ack and not tup.done:
                     tup.done = True
+                    auto_acked += 1
                     if anchors:
                         val = tup.ack_val
                         for root, edge in anchors.items():
                             xor[root] = xor.get(root, 0) ^ edge ^ val
         except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
             self.record_error(task, exc)
-            reason = f"{type(exc).__name__}: {exc}"
-            collector.fail(tup, reason, FAIL_ERROR)
+            if self.auto_fail:  # pystorm: without auto_fail the tuple is left to time out
+                collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
             self.must_restart = True
             self._fail_rest([[task, src, stream, values_list[done + 1:],
                               anchors_list[done + 1:]]])
@@ -185,7 +186,8 @@ class BoltExecutor(ExecutorHost):
             collector.current = None
             self.next_tuple_id = next_id
             self.stats.count(self.stats.executed, key, done)
-            self.stats.count(self.stats.acked, key, done)
+            # explicit acks (and acks of kept tuples, later) are counted by the collector
+            self.stats.count(self.stats.acked, key, auto_acked)
 
     def _fail_rest(self, batches: list[list[Any]]) -> None:
         """Fail the tuples after a crash, so their trees replay now instead of timing out."""
@@ -200,7 +202,9 @@ class BoltExecutor(ExecutorHost):
         for collector in self.collectors.values():
             for key, n in collector.failed_count.items():
                 self.stats.count(self.stats.failed, key, n)
-            collector.failed_count = {}
+            for key, n in collector.acked_count.items():
+                self.stats.count(self.stats.acked, key, n)
+            collector.failed_count, collector.acked_count = {}, {}
         return self.stats.take()
 
 

@@ -161,6 +161,13 @@ class RaiseOnceBolt(Bolt):
         self.emit(list(tup.values))
 
 
+class RaiseOnceNoAutoFailBolt(RaiseOnceBolt):
+    """RaiseOnceBolt with pystorm's ``auto_fail = False``: the tuple it raised on is not
+    failed for it; its tree times out."""
+
+    auto_fail = False
+
+
 class DirectBolt(Bolt):
     """Sends each number directly to task ``targets[n % len(targets)]`` of 'direct_sink'
     and to every task via the 'everyone' stream (subscribed with ALL grouping)."""

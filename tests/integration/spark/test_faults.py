@@ -19,6 +19,7 @@ from tests.integration.spark.components import (
     NumberSpout,
     PassBolt,
     RaiseOnceBolt,
+    RaiseOnceNoAutoFailBolt,
     RecordingBolt,
     WrongArityBolt,
     read_events,
@@ -57,6 +58,29 @@ def test_a_raising_bolt_fails_its_tuple_restarts_and_the_topology_goes_on(
     assert max(_acked(tmp_path).values()) == 1
     sink = Counter(e["values"][0] for e in read_events(tmp_path, "sink") if e["event"] == "tuple")
     assert set(sink) == set(range(100))
+
+
+class NoAutoFailTopology(Topology):
+    numbers = NumberSpout.spec()
+    raiser = RaiseOnceNoAutoFailBolt.spec(inputs=[numbers])
+
+
+def test_without_auto_fail_the_raising_tuple_times_out_instead(cluster: LocalCluster,
+                                                                tmp_path: Path) -> None:
+    runner = cluster.submit_topology("no-auto-fail", NoAutoFailTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 20, "test.raise_on": 5,
+        "topology.message.timeout.secs": 2})
+    wait_for(lambda: len(_acked(tmp_path)) == 20, timeout=90, message="all acked")
+
+    def causes() -> dict[str, int]:
+        return dict(runner.stats.summary()["components"]["numbers"]["failures_by_cause"])
+
+    wait_for(lambda: causes()["timeout"] >= 1, timeout=30, message="the timeout counted")
+    cluster.kill_topology("no-auto-fail")
+    assert causes()["error"] == 0, "auto_fail = False: the bolt must not fail the tuple"
+    fails = [e for e in read_events(tmp_path, "numbers") if e["event"] == "fail"]
+    assert 5 in {e["n"] for e in fails}
+    assert max(_acked(tmp_path).values()) == 1
 
 
 class KillTopology(Topology):

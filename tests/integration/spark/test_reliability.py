@@ -52,6 +52,8 @@ def test_failed_tuples_replay_and_every_id_is_acked_exactly_once(
     assert spout["failure_reasons"] == [{"cause": "explicit", "reason": "flaky: fail() called",
                                          "count": fails}]
     assert summary["components"]["flaky"]["failed"] == fails == spout["failed"]
+    flaky = summary["components"]["flaky"]  # a failed tuple is not also counted as acked
+    assert flaky["acked"] == flaky["executed"] - fails
     # the same figures in the 10-minute window, and per executor they add up
     assert summary["windowed"]["600"]["components"]["numbers"]["acked"] == count
     rows = summary["windowed"][":all-time"]["executors"].values()
@@ -93,6 +95,8 @@ def test_tuples_never_acked_time_out_and_replay(cluster: LocalCluster, tmp_path:
 
     wait_for(lambda: causes()["timeout"] >= 10, timeout=30, message="timeouts counted")
     cluster.kill_topology("timeouts")
+    silent = runner.stats.summary()["components"]["silent"]
+    assert silent["executed"] >= 10 and silent["acked"] == 0, "SilentBolt never acks"
     assert causes()["explicit"] == causes()["error"] == causes()["crash"] == 0
     assert sum(causes().values()) == runner.stats.summary()["components"]["numbers"]["failed"]
     events = read_events(tmp_path, "numbers")
