@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,7 +22,7 @@ from rich.live import Live
 from rich.table import Table
 
 from sparkstorm.config import load_config, parse_cli_overrides
-from sparkstorm.errors import TopologyError
+from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.topology.topology import Topology
 
 
@@ -72,12 +73,30 @@ def load_topology_file(path: str, class_name: str | None) -> type[Topology]:
 
 
 def _import_file(file: Path) -> ModuleType:
+    """Import ``file``; a broken file is a ``TopologyError`` naming where, not a traceback.
+
+    Raises:
+        TopologyError: ``TOPOLOGY_FILE_SYNTAX_ERROR`` or ``TOPOLOGY_FILE_IMPORT_FAILED``.
+    """
     sys.path.insert(0, str(file.parent))
     spec = importlib.util.spec_from_file_location(file.stem, file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[file.stem] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SparkstormError:
+        raise  # already says what and where (e.g. a BasicBolt that turns acking off)
+    except SyntaxError as exc:
+        msg = (f"{exc.filename or file}:{exc.lineno}: {exc.msg}; "
+               "fix the syntax error and run again")
+        raise TopologyError(msg, code="TOPOLOGY_FILE_SYNTAX_ERROR") from exc
+    except Exception as exc:  # noqa: BLE001 - any error while importing the user's file
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        msg = (f"{file}: importing it raised {type(exc).__name__}: {exc} "
+               f"(at {frame.filename}:{frame.lineno}); fix the file or install what it "
+               "imports in this Python environment")
+        raise TopologyError(msg, code="TOPOLOGY_FILE_IMPORT_FAILED") from exc
     return module
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar, Protocol
 
+from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
 from sparkstorm.topology.tuple import Tuple
 
@@ -215,8 +216,29 @@ class Bolt(Component):
 
 
 class BasicBolt(Bolt):
-    """A bolt that always anchors to, and acks, the tuple being processed."""
+    """A bolt that always anchors to, acks, and on error fails the tuple being processed
+    (Storm's ``BaseBasicBolt``); subclasses cannot turn that off.
+
+    Example:
+        >>> class Shout(BasicBolt):
+        ...     auto_ack = False
+        Traceback (most recent call last):
+        ...
+        sparkstorm.errors.TopologyError: [BASIC_BOLT_AUTO_DISABLED] ...
+    """
 
     auto_anchor: ClassVar[bool] = True
     auto_ack: ClassVar[bool] = True
     auto_fail: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        turned_off = [name for name in ("auto_anchor", "auto_ack", "auto_fail")
+                      if not getattr(cls, name)]
+        if turned_off:
+            msg = (
+                f"{cls.__module__}.{cls.__qualname__} is a BasicBolt but sets "
+                f"{', '.join(f'{name} = False' for name in turned_off)}; a BasicBolt always "
+                "anchors, acks and fails for you; subclass Bolt to manage acking yourself"
+            )
+            raise TopologyError(msg, code="BASIC_BOLT_AUTO_DISABLED")
