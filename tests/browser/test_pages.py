@@ -55,9 +55,7 @@ def _acked(ui: UiCluster) -> int:
 
 def _needs(body: dict[str, Any], *fields: str) -> None:
     missing = [f for f in fields if f not in body]
-    if missing:
-        pytest.skip(f"Nimbus's REST API does not serve {missing} yet (windowed statistics "
-                    "are being added to the engine and the Nimbus views)")
+    assert not missing, f"Nimbus's REST API no longer serves {missing}"
 
 
 def _accept_dialogs(page: Any, seen: list[str]) -> None:
@@ -221,8 +219,7 @@ def test_the_window_selector_drives_the_tables(ui_cluster: UiCluster, page: Any)
     ui = ui_cluster
     detail = ui.topology("600")
     _needs(detail, "window", "windowHint")
-    if detail["window"] != "600":
-        pytest.skip("Nimbus ignores ?window= (windowed statistics not served yet)")
+    assert detail["window"] == "600", "Nimbus ignores ?window="
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     page.wait_for_selector("body[data-window=':all-time']")
     stats = ui.topology()["topologyStats"]

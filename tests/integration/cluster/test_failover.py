@@ -1,6 +1,6 @@
-"""Fail-over on a real cluster: Nimbus killed with -9 while a topology runs (the worker goes
-on, a new Nimbus resumes from the store), and a supervisor lost with its worker on the
-ZooKeeper backend (Nimbus moves the worker to the other supervisor after the timeout)."""
+"""Fail-over on a real cluster with a real ZooKeeper: Nimbus killed with -9 while a topology
+runs (the worker goes on, a new Nimbus resumes from the store), and a supervisor lost with
+its worker (Nimbus moves the worker to the other supervisor after the timeout)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,24 @@ def _detail(cluster: TestCluster, topology_id: str) -> dict[str, Any]:
     return dict(cluster.get(f"/api/v1/topology/{topology_id}"))
 
 
+@pytest.fixture
+def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,
+               request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster on the ZooKeeper backend (own root), with short timeouts."""
+    test_cluster = TestCluster(
+        tmp_path, **{"storm.state.store": "zookeeper",
+                     "storm.zookeeper.servers": ["127.0.0.1"],
+                     "storm.zookeeper.port": zk_server.port,
+                     "storm.zookeeper.root": f"/sparkstorm-{uuid.uuid4().hex[:12]}",
+                     "storm.zookeeper.session.timeout": 3000,
+                     "nimbus.task.timeout.secs": 10,
+                     "nimbus.monitor.freq.secs": 1})
+    yield from closed_after(test_cluster, request)
+
+
 def test_kill9_nimbus_the_worker_goes_on_and_a_new_nimbus_resumes(
-        cluster: TestCluster) -> None:
+        zk_cluster: TestCluster) -> None:
+    cluster = zk_cluster
     cluster.start_nimbus()
     cluster.start_supervisor()
     result = cluster.cli("submit", "examples/exclamation.py", "-c", "exclamation.count=0")
@@ -73,21 +89,6 @@ def test_kill9_nimbus_the_worker_goes_on_and_a_new_nimbus_resumes(
     assert cluster.worker_records() == [record], "the new Nimbus kept the worker where it was"
 
 
-@pytest.fixture
-def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,
-               request: pytest.FixtureRequest) -> Iterator[TestCluster]:
-    """A cluster on the ZooKeeper backend (own root), with short timeouts."""
-    test_cluster = TestCluster(
-        tmp_path, **{"storm.state.store": "zookeeper",
-                     "storm.zookeeper.servers": ["127.0.0.1"],
-                     "storm.zookeeper.port": zk_server.port,
-                     "storm.zookeeper.root": f"/sparkstorm-{uuid.uuid4().hex[:12]}",
-                     "storm.zookeeper.session.timeout": 3000,
-                     "nimbus.task.timeout.secs": 10,
-                     "nimbus.monitor.freq.secs": 1})
-    yield from closed_after(test_cluster, request)
-
-
 def test_a_lost_supervisor_s_worker_moves_to_the_other_supervisor(
         zk_cluster: TestCluster) -> None:
     cluster = zk_cluster
@@ -106,8 +107,9 @@ def test_a_lost_supervisor_s_worker_moves_to_the_other_supervisor(
     lost, other = first["supervisorId"], next(i for i in ids if i != first["supervisorId"])
     assert record in cluster.worker_records(ids[lost])
 
-    cluster.kill9(ids[lost])
+    cluster.kill9(ids[lost])  # the node is lost: its supervisor and its worker
     cluster.kill_worker(record)
+    lost_at = time.monotonic()
 
     def moved() -> bool:
         workers = _detail(cluster, topology_id)["workers"]
@@ -115,6 +117,9 @@ def test_a_lost_supervisor_s_worker_moves_to_the_other_supervisor(
                     and workers[0]["port"] == ports[ids[other]])
 
     wait_for(moved, 30, message=f"assignment moved to {ids[other]}\n{cluster.logs()}")
+    # not before nimbus.task.timeout.secs (10) of silence; the last heartbeat may be up to
+    # a heartbeat interval (1 s) older than the kill
+    assert time.monotonic() - lost_at >= 10 - 1.5, "moved before the heartbeat timeout"
     wait_for(lambda: cluster.worker_records(ids[other]), 30,
              message=f"{ids[other]} launched the worker\n{cluster.logs()}")
     new = cluster.worker_records(ids[other])[0]
