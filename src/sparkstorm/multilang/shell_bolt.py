@@ -32,6 +32,9 @@ from sparkstorm.topology.tuple import Tuple
 
 logger = logging.getLogger(__name__)
 
+TICKS_KEPT = 1000
+"""Tick tuples remembered for a late ack, fail or anchor; older ones are forgotten."""
+
 
 class ShellBolt(ShellComponent, Bolt):
     """A bolt run as a subprocess speaking Storm's multilang protocol (asynchronous).
@@ -40,7 +43,10 @@ class ShellBolt(ShellComponent, Bolt):
     ``topology.shellbolt.max.pending``; ``end_window`` (called by the executor after each
     window) writes a heartbeat and handles what the child sends until it answers ``sync``.
     Acks and fails may come later (batching bolts): inputs stay pending, by id, across
-    windows until the child acks or fails them.
+    windows until the child acks or fails them. Tick tuples are not pending: many clients
+    never ack them (storm.py's Bolt, storm.rb), and they have no anchors, so there is
+    nothing to fail; the last :data:`TICKS_KEPT` are remembered so an ack, fail or anchor
+    that names one is still accepted.
     """
 
     auto_anchor: ClassVar[bool] = False
@@ -68,6 +74,7 @@ class ShellBolt(ShellComponent, Bolt):
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Start the subprocess (called once per task by the executor)."""
         self._pending: dict[str, Tuple] = {}
+        self._ticks: dict[str, Tuple] = {}
         self._input_prefixes: dict[tuple[Any, ...], bytes] = {}
         self._outbox: list[bytes] = []
         self._outbox_bytes = 0
@@ -91,7 +98,10 @@ class ShellBolt(ShellComponent, Bolt):
         self._check_started()
         self._guarded(self._queue, tup)
 
-    process_tick = process
+    def process_tick(self, tup: Tuple) -> None:
+        """Queue the tick tuple ``tup`` for the child, untracked (see the class docstring)."""
+        self._check_started()
+        self._guarded(self._queue, tup, True)
 
     def end_window(self) -> None:
         """Write everything queued plus a heartbeat; handle the child's messages until it
@@ -124,14 +134,17 @@ class ShellBolt(ShellComponent, Bolt):
         self.logger.error("%s: subprocess stopped (%s); failed %d in-flight tuples",
                           self._where, getattr(exc, "code", type(exc).__name__), len(pending))
 
-    def _queue(self, tup: Tuple) -> None:
+    def _queue(self, tup: Tuple, tick: bool = False) -> None:
         tup_id = new_tuple_id()
         if self._serializer.name == "json":
             data = self._json_input(tup_id, tup)
         else:
             data = self._encode_value(input_message(
                 tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
-        self._pending[tup_id] = tup
+        if tick:
+            self._remember_tick(tup_id, tup)
+        else:
+            self._pending[tup_id] = tup
         self._outbox.append(data)
         self._outbox_bytes += len(data)
         now = time.monotonic()
@@ -140,6 +153,12 @@ class ShellBolt(ShellComponent, Bolt):
         if len(self._outbox) >= self._max_pending or self._outbox_bytes >= OUTBOX_BYTES:
             self._flush()
             self._handle_all(self.subprocess.poll())
+
+    def _remember_tick(self, tup_id: str, tup: Tuple) -> None:
+        ticks = self._ticks
+        ticks[tup_id] = tup
+        if len(ticks) > TICKS_KEPT:  # never acked: forget the oldest (dicts keep order)
+            del ticks[next(iter(ticks))]
 
     def _json_input(self, tup_id: str, tup: Tuple) -> bytes:
         """The JSON input message, with the part shared by a source's tuples cached (the
@@ -258,11 +277,15 @@ class ShellBolt(ShellComponent, Bolt):
     def _pending_input(self, tup_id: str) -> Tuple:
         tup = self._pending.get(tup_id)
         if tup is None:
+            tup = self._ticks.get(tup_id)  # storm.py's BasicBolt anchors to ticks too
+        if tup is None:
             raise self._unknown_id(tup_id, "anchor an emit to")
         return tup
 
     def _take(self, tup_id: str, what: str) -> Tuple:
         tup = self._pending.pop(tup_id, None)
+        if tup is None:
+            tup = self._ticks.pop(tup_id, None)
         if tup is None:
             raise self._unknown_id(tup_id, what)
         return tup
@@ -270,7 +293,8 @@ class ShellBolt(ShellComponent, Bolt):
     def _unknown_id(self, tup_id: str, what: str) -> MultilangError:
         msg = (
             f"{self._where}: the child tried to {what} input {tup_id!r}, which is not an "
-            f"in-flight input of this task (unknown, heartbeat, or already acked/failed); "
+            f"in-flight input of this task (unknown, heartbeat, a tick tuple older than the "
+            f"last {TICKS_KEPT}, or already acked/failed); "
             f"each input must be acked or failed exactly once{self.subprocess.diagnosis()}"
         )
         return MultilangError(msg, code="MULTILANG_UNKNOWN_TUPLE_ID")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sparkstorm.multilang import shell_bolt
 from tests.unit.multilang.harness import FakeCollector, bolt, probe, tick, transcript, tup
 
 
@@ -71,6 +72,33 @@ def test_tick_tuples_carry_all_four_fields(tmp_path: Path) -> None:
     ticks = [m for m in sent if m.get("stream") == "__tick"]
     assert ticks and ticks[0]["comp"] == "__system" and ticks[0]["task"] == -1
     assert ticks[0]["tuple"] == [5] and isinstance(ticks[0]["id"], str)
+
+
+def test_ticks_are_acked_and_anchored_to_but_never_pending() -> None:
+    shell = bolt(probe("ok"))
+    ticks = [tick(5) for _ in range(3)]
+    for item in ticks:
+        shell.process_tick(item)
+    shell.end_window()
+    shell.close()
+    assert shell._collector.acked == ticks, "clients that ack ticks still may"
+    assert [e["anchors"] for e in shell._collector.emits] == [[t] for t in ticks]
+    assert shell.pending_count == 0 and not shell._collector.failed
+
+
+def test_ticks_the_child_never_acks_do_not_accumulate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell_bolt, "TICKS_KEPT", 4)
+    shell = bolt(probe("tick_no_ack"))
+    for _ in range(5):  # windows: ticks, never acked, among ordinary inputs
+        for _ in range(3):
+            shell.process_tick(tick(5))
+        shell.process(tup("plain", 0))
+        shell.end_window()
+    assert shell.pending_count == 0
+    assert len(shell._ticks) == 4, "only the last TICKS_KEPT are remembered"
+    assert len(shell._collector.acked) == 5 and not shell._collector.failed
+    assert shell.subprocess.alive
+    shell.close()
 
 
 def test_heartbeats_are_answered_and_never_tracked(tmp_path: Path) -> None:

@@ -93,6 +93,8 @@ def emit(values: list, anchors: list[str] | None = None, **extra: object) -> lis
 
 def bolt_tuple(tup: dict) -> None:
     word, tid = tup["tuple"][0] if tup["tuple"] else None, tup["id"]
+    if tup["stream"] == "__tick" and MODE == "tick_no_ack":  # storm.py's Bolt, storm.rb
+        return
     if tup["stream"] == "__tick":
         emit(["tick", tup["comp"], tup["task"], tup["tuple"]], [tid], need_task_ids=False)
     elif word == "echo":  # storm.py style: blocks for the task ids, then reports them
