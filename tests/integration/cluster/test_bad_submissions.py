@@ -58,7 +58,8 @@ def _snapshot(cluster: TestCluster) -> dict[str, Any]:
     """What a bad request must not change: store contents and Nimbus's files."""
     with open_store(cluster.conf) as store:
         state = ClusterState(store)
-        stored = (state.active_storms(), state.assignments(), state.heartbeat_storms())
+        stored = (state.active_storms(), state.assignments(), state.heartbeat_storms(),
+                  state.task_storms())
     files = sorted(str(p.relative_to(cluster.local / "nimbus"))
                    for p in (cluster.local / "nimbus").rglob("*"))
     return {"store": stored, "files": files}

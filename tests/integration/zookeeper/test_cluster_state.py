@@ -18,6 +18,7 @@ from sparkstorm.cluster.state.cluster_state import (
     ErrorInfo,
     StormBase,
     SupervisorInfo,
+    TaskInfo,
     TopologyStatus,
     WorkerHeartbeat,
     WorkerSlot,
@@ -175,6 +176,26 @@ def test_errors_keep_the_last_ten_newest_first(state: ClusterState) -> None:
     assert state.last_error(TID, "count/odd%name") == ErrorInfo("count/odd%name", "other", 5.0)
 
 
+def test_task_infos_and_the_heartbeat_dir(state: ClusterState) -> None:
+    """What Nimbus writes at submit (Storm's ``set-task!``, ``setup-heartbeats!``)."""
+    assert state.task_infos(TID) == {} and state.task_info(TID, 1) is None
+    for task in range(1, 13):  # 12 tasks: ids order as numbers, not as strings
+        state.set_task_info(TID, task, TaskInfo("spout" if task == 12 else "split/words"))
+    state.set_task_info(TID, 12, TaskInfo("count"))  # replaced
+    assert list(state.task_infos(TID)) == list(range(1, 13))
+    assert state.task_info(TID, 12) == TaskInfo("count")
+    assert state.task_info(TID, 2) == TaskInfo("split/words")
+    assert state.task_storms() == [TID]
+    state.setup_heartbeats(TID)
+    state.setup_heartbeats(TID)  # idempotent
+    assert state.heartbeat_storms() == [TID] and state.get_worker_heartbeats(TID) == {}
+    state.store.create(f"/tasks/{TID}/13", b"[]")  # corrupt: logged and skipped
+    assert len(state.task_infos(TID)) == 12
+    state.remove_storm(TID)
+    assert state.task_storms() == [] and state.task_infos(TID) == {}
+    assert state.heartbeat_storms() == [TID], "heartbeats stay until teardown"
+
+
 def test_committed_window(state: ClusterState) -> None:
     assert state.committed_window(TID) is None
     state.set_committed_window(TID, 40)
@@ -190,10 +211,11 @@ def test_teardown_removes_everything_of_one_topology(state: ClusterState) -> Non
         state.worker_heartbeat(WorkerHeartbeat(tid, "w", 1.0))
         state.report_error(tid, ErrorInfo("split", "boom", 1.0))
         state.set_committed_window(tid, 7)
+        state.set_task_info(tid, 1, TaskInfo("split"))
     state.teardown_topology(TID)
     state.teardown_topology(TID)
     assert state.active_storms() == [other] and state.assignments() == [other]
-    assert state.heartbeat_storms() == [other]
+    assert state.heartbeat_storms() == [other] and state.task_storms() == [other]
     assert state.error_components(TID) == [] and state.committed_window(TID) is None
     assert state.committed_window(other) == 7
 

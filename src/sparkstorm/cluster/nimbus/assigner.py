@@ -44,6 +44,17 @@ def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
     return executors
 
 
+def topology_tasks(spec: dict[str, Any]) -> dict[int, str]:
+    """Each task id's component id, numbered as :func:`topology_executors` numbers them
+    (from 1 over the components sorted by id); Nimbus stores it at submit as the task
+    infos."""
+    tasks: dict[int, str] = {}
+    for component in sorted(spec["components"], key=lambda c: str(c["name"])):
+        for _ in range(int(component.get("num_tasks", 1))):
+            tasks[len(tasks) + 1] = str(component["name"])
+    return tasks
+
+
 class Assigner:
     """Assigns topologies to slots and runs the monitor loop.
 

@@ -5,8 +5,8 @@
   ``clean-inbox``); a submit naming such an upload then gets ``NO_SUCH_UPLOAD``.
 - At start and at each round it removes the ``stormdist`` folders of topologies the store no
   longer has (a Nimbus that died between forgetting a killed topology and deleting its
-  files), staging folders of interrupted submits, and heartbeats, errors and assignments
-  left without a StormBase (Storm's ``do-cleanup``).
+  files), staging folders of interrupted submits, and heartbeats, task infos, errors and
+  assignments left without a StormBase (Storm's ``do-cleanup``).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ class Cleaner:
                 logger.info("removed interrupted submissions %s", staged)
             dead = {tid for tid in nimbus.stormdist.topology_ids() if tid not in alive}
             dead |= {tid for tid in nimbus.state.heartbeat_storms() if tid not in alive}
+            dead |= {tid for tid in nimbus.state.task_storms() if tid not in alive}
             dead |= {tid for tid in nimbus.state.assignments() if tid not in alive}
             for topology_id in sorted(dead):
                 logger.info("cleaning up topology %s, which is no longer alive", topology_id)

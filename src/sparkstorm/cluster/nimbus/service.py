@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sparkstorm.cluster.nimbus.assigner import Assigner
+from sparkstorm.cluster.nimbus.assigner import Assigner, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
 from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import StormBase, TopologyStatus
+from sparkstorm.cluster.state.records import StormBase, TaskInfo, TopologyStatus
 from sparkstorm.config import component_conf, validate_conf
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
@@ -108,11 +108,20 @@ class Nimbus:
             topology_id = f"{name}-{self.stormdist.next_counter()}-{now}"
             conf["storm.id"] = topology_id
             self.stormdist.write(topology_id, code, spec.to_dict(), conf)
+            self._setup_state(topology_id, spec.to_dict())
             self.state.set_storm(topology_id, self._storm_base(name, spec, conf, now, active,
                                                                owner))
             logger.info("submitted topology %s", topology_id)
             self.assigner.assign(topology_id)
         return topology_id
+
+    def _setup_state(self, topology_id: str, spec: dict[str, Any]) -> None:
+        """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task: written before
+        the StormBase, so a topology in the store always has them (if the submit dies in
+        between, the cleaner removes them with the topology's folder)."""
+        self.state.setup_heartbeats(topology_id)
+        for task_id, component_id in topology_tasks(spec).items():
+            self.state.set_task_info(topology_id, task_id, TaskInfo(component_id))
 
     def name_refusal(self, name: str) -> SparkstormError | None:
         """Storm's ``isTopologyNameAllowed``: why a topology could not be submitted under

@@ -3,8 +3,8 @@
 - :class:`StateStore` (:mod:`.base`): the raw interface; errors in :mod:`.errors`.
 - :class:`~.embedded.EmbeddedStore`: a SQLite file under ``storm.local.dir`` (one machine).
 - :class:`~.zookeeper.ZooKeeperStore`: ZooKeeper through kazoo (clusters).
-- :class:`~.cluster_state.ClusterState`: storms, assignments, supervisors, worker heartbeats,
-  errors and committed windows, on top of either backend.
+- :class:`~.cluster_state.ClusterState`: storms, assignments, task infos, supervisors, worker
+  heartbeats, errors and committed windows, on top of either backend.
 
 Example:
     >>> import tempfile

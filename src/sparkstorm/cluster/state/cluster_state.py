@@ -1,8 +1,8 @@
 """The typed cluster state on top of the raw store, once for both backends.
 
 Storm's ``IStormClusterState`` over ``IStateStorage``: Nimbus, supervisors, workers and the UI
-read and write storms, assignments, supervisors, worker heartbeats, errors and committed
-windows through :class:`ClusterState`, and never see paths or bytes. Records are JSON
+read and write storms, assignments, task infos, supervisors, worker heartbeats, errors and
+committed windows through :class:`ClusterState`, and never see paths or bytes. Records are JSON
 (:mod:`~sparkstorm.cluster.state.records`) at the paths of
 :mod:`~sparkstorm.cluster.state.layout`.
 
@@ -45,6 +45,7 @@ from sparkstorm.cluster.state.records import (
     RecordError,
     StormBase,
     SupervisorInfo,
+    TaskInfo,
     TopologyStatus,
     WorkerHeartbeat,
     WorkerSlot,
@@ -99,7 +100,8 @@ def decode(path: str, raw: bytes, parse: Callable[[object], R], kind: str) -> R:
 
 
 class ClusterState:
-    """Storms, assignments, supervisors, worker heartbeats, errors and committed windows.
+    """Storms, assignments, task infos, supervisors, worker heartbeats, errors and committed
+    windows.
 
     Thread-safe as the store is. Creates the top-level directories on construction.
 
@@ -206,8 +208,10 @@ class ClusterState:
         return self._children(layout.STORMS)
 
     def remove_storm(self, topology_id: str) -> None:
-        """Remove a topology's StormBase and assignment (Storm's ``removeStorm``); its worker
-        heartbeats, errors and committed window stay until :meth:`teardown_topology`."""
+        """Remove a topology's task infos, assignment and StormBase (Storm's
+        ``remove-storm!``); its worker heartbeats, errors and committed window stay until
+        :meth:`teardown_topology`."""
+        self._delete(layout.tasks_dir(topology_id), recursive=True)
         self._delete(layout.assignment_path(topology_id))
         self._delete(layout.storm_path(topology_id))
 
@@ -233,6 +237,36 @@ class ClusterState:
     def remove_assignment(self, topology_id: str) -> None:
         """Delete a topology's assignment, if any."""
         self._delete(layout.assignment_path(topology_id))
+
+    # --- task infos ---------------------------------------------------------------------------
+
+    def set_task_info(self, topology_id: str, task_id: int, info: TaskInfo) -> None:
+        """Write which component a task belongs to (Storm's ``set-task!``); Nimbus writes
+        every task's at submit, before the StormBase."""
+        self._put(layout.task_path(topology_id, task_id), encode(info))
+
+    def task_info(self, topology_id: str, task_id: int) -> TaskInfo | None:
+        """Read one task's :class:`TaskInfo`; None when it has none.
+
+        Raises:
+            CorruptStateError: the node does not decode.
+        """
+        return self._read(layout.task_path(topology_id, task_id), TaskInfo.from_json,
+                          "TaskInfo")
+
+    def task_infos(self, topology_id: str) -> dict[int, TaskInfo]:
+        """Return every task's :class:`TaskInfo` by task id, ascending (Storm's
+        ``task-ids`` with their infos); corrupt nodes are logged and skipped."""
+        directory = layout.tasks_dir(topology_id)
+        found = self._read_all(directory, lambda name: self._read(
+            f"{directory}/{layout.encode(name)}", TaskInfo.from_json, "TaskInfo"))
+        # only our own nodes, named by the task id: anything else is not a task
+        return {task: found[str(task)] for task in sorted(
+            int(name) for name in found if name.isdigit())}
+
+    def task_storms(self) -> list[str]:
+        """Return the ids of the topologies that have task infos, sorted."""
+        return self._children(layout.TASKS)
 
     # --- supervisors --------------------------------------------------------------------------
 
@@ -288,6 +322,11 @@ class ClusterState:
         return found
 
     # --- worker heartbeats --------------------------------------------------------------------
+
+    def setup_heartbeats(self, topology_id: str) -> None:
+        """Create the topology's (empty) heartbeat directory, as Storm's
+        ``setup-heartbeats!`` does at submit; idempotent."""
+        self.store.ensure_path(layout.worker_beats_dir(topology_id))
 
     def worker_heartbeat(self, heartbeat: WorkerHeartbeat) -> None:
         """Store a worker's latest heartbeat (replacing the previous one)."""
@@ -383,8 +422,8 @@ class ClusterState:
     # --- teardown -----------------------------------------------------------------------------
 
     def teardown_topology(self, topology_id: str) -> None:
-        """Delete everything of a topology: StormBase, assignment, worker heartbeats, errors
-        and committed window. Idempotent."""
+        """Delete everything of a topology: StormBase, assignment, task infos, worker
+        heartbeats, errors and committed window. Idempotent."""
         self.remove_storm(topology_id)
         self._delete(layout.worker_beats_dir(topology_id), recursive=True)
         self._delete(layout.errors_dir(topology_id), recursive=True)
@@ -462,6 +501,7 @@ __all__ = [
     "ExecutorId",
     "StormBase",
     "SupervisorInfo",
+    "TaskInfo",
     "TopologyStatus",
     "WorkerHeartbeat",
     "WorkerSlot",

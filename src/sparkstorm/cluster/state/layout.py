@@ -5,6 +5,7 @@
 
     /storms/<topology id>                     StormBase         (persistent)
     /assignments/<topology id>                Assignment        (persistent)
+    /tasks/<topology id>/<task id>            TaskInfo          (persistent)
     /supervisors/<supervisor id>              SupervisorInfo    (ephemeral)
     /workerbeats/<topology id>/<worker id>    WorkerHeartbeat   (persistent)
     /errors/<topology id>/<component>/e<seq>  ErrorInfo         (persistent, sequence)
@@ -19,6 +20,8 @@ Example:
     '/workerbeats/wc-1-17/node1-6700'
     >>> error_dir("wc-1-17", "split/words")
     '/errors/wc-1-17/split%2Fwords'
+    >>> task_path("wc-1-17", 3)
+    '/tasks/wc-1-17/3'
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from sparkstorm.cluster.state.errors import InvalidPathError
 STORMS = "/storms"
 ASSIGNMENTS = "/assignments"
 SUPERVISORS = "/supervisors"
+TASKS = "/tasks"
 WORKERBEATS = "/workerbeats"
 ERRORS = "/errors"
 COMMITTED = "/committed"
 
-ROOTS = (ASSIGNMENTS, COMMITTED, ERRORS, STORMS, SUPERVISORS, WORKERBEATS)
+ROOTS = (ASSIGNMENTS, COMMITTED, ERRORS, STORMS, SUPERVISORS, TASKS, WORKERBEATS)
 """The top-level directories, created when the cluster state opens."""
 
 ERROR_PREFIX = "e"
@@ -71,13 +75,24 @@ def assignment_path(topology_id: str) -> str:
     return f"{ASSIGNMENTS}/{encode(topology_id, 'topology id')}"
 
 
+def tasks_dir(topology_id: str) -> str:
+    """Directory of a topology's task infos, one node per task id (written at submit)."""
+    return f"{TASKS}/{encode(topology_id, 'topology id')}"
+
+
+def task_path(topology_id: str, task_id: int) -> str:
+    """Path of one task's :class:`TaskInfo`."""
+    return f"{tasks_dir(topology_id)}/{int(task_id)}"
+
+
 def supervisor_path(supervisor_id: str) -> str:
     """Path of a supervisor's ephemeral :class:`SupervisorInfo`."""
     return f"{SUPERVISORS}/{encode(supervisor_id, 'supervisor id')}"
 
 
 def worker_beats_dir(topology_id: str) -> str:
-    """Directory of a topology's worker heartbeats."""
+    """Directory of a topology's worker heartbeats (created at submit, as Storm's
+    ``setup-heartbeats!`` does)."""
     return f"{WORKERBEATS}/{encode(topology_id, 'topology id')}"
 
 

@@ -1,9 +1,10 @@
 """The typed records of the cluster state and their JSON form.
 
-Frozen dataclasses named after Storm's (``StormBase``, ``Assignment``, ``SupervisorInfo``,
-``ClusterWorkerHeartbeat``, ``ErrorInfo``). Each has ``to_json()`` (a JSON-ready dict) and
-``from_json(obj)``, which checks every field and raises :class:`RecordError` naming the bad
-one. Unknown fields are ignored, so a newer writer does not break an older reader.
+Frozen dataclasses named after Storm's (``StormBase``, ``Assignment``, ``TaskInfo``,
+``SupervisorInfo``, ``ClusterWorkerHeartbeat``, ``ErrorInfo``). Each has ``to_json()`` (a
+JSON-ready dict) and ``from_json(obj)``, which checks every field and raises
+:class:`RecordError` naming the bad one. Unknown fields are ignored, so a newer writer does
+not break an older reader.
 
 Example:
     >>> slot = WorkerSlot("node1", 6700)
@@ -214,6 +215,27 @@ class Assignment:
             workers[WorkerSlot(g.get("node", str), g.get("port", int))] = g.get("worker_id", str)
         return cls(f.get("topology_id", str), slots, starts, workers,
                    {str(k): str(v) for k, v in f.get("node_host", dict, {}).items()})
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """Which component a task belongs to (``/tasks/<id>/<task id>``), as Storm 0.7's
+    ``TaskInfo``; written once at submit (tasks are fixed for the topology's life).
+
+    Attributes:
+        component_id: the component's id.
+    """
+
+    component_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        return {"component_id": self.component_id}
+
+    @classmethod
+    def from_json(cls, obj: object) -> TaskInfo:
+        """Build from the JSON form; raises :class:`RecordError` if it does not fit."""
+        return cls(_Fields(obj, "TaskInfo").get("component_id", str))
 
 
 @dataclass(frozen=True)

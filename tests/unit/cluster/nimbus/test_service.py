@@ -13,7 +13,7 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo, TopologyStatus
+from sparkstorm.cluster.state.records import SupervisorInfo, TaskInfo, TopologyStatus
 from tests.unit.cluster.nimbus.conftest import SPEC, Clock
 
 
@@ -126,3 +126,43 @@ def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
     with pytest.raises(NimbusError) as caught:
         umbilical.init_context("nobody", None)
     assert caught.value.code == "WORKER_NOT_ASSIGNED"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_submit_writes_task_infos_and_the_heartbeat_dir_and_removal_takes_them(
+        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
+    """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit; tasks are
+    numbered from 1 over the components sorted by id, as the executors are."""
+    _register(state, "s1", 6700)
+    topology_id = _submit(nimbus)
+    assert state.task_infos(topology_id) == {
+        1: TaskInfo("split"), 2: TaskInfo("split"), 3: TaskInfo("split"),
+        4: TaskInfo("split"), 5: TaskInfo("word")}
+    assert state.store.get(f"/tasks/{topology_id}/5")[0] == b'{"component_id":"word"}'
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None
+    for first, last in assignment.executor_slots:
+        assert len({state.task_info(topology_id, t) for t in range(first, last + 1)}) == 1
+    assert state.store.exists(f"/workerbeats/{topology_id}")
+    assert state.heartbeat_storms() == [topology_id]
+    assert state.get_worker_heartbeats(topology_id) == {}
+    nimbus.rebalance(topology_id, 0, None, {"split": 2})
+    assert len(state.task_infos(topology_id)) == 5, "tasks are fixed for the topology's life"
+
+    nimbus.kill(topology_id, 10)
+    assert state.task_storms() == [topology_id], "kept while the kill waits"
+    clock.now += 11
+    nimbus.assigner.check_all()
+    assert state.task_storms() == [] and state.task_infos(topology_id) == {}
+    assert state.heartbeat_storms() == []
+    assert not state.store.exists(f"/tasks/{topology_id}")
+    assert not state.store.exists(f"/workerbeats/{topology_id}")
+
+
+def test_the_cleaner_removes_task_infos_left_without_a_storm_base(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    """A Nimbus that died between the task infos and the StormBase of a submit."""
+    state.set_task_info("gone-1-1", 1, TaskInfo("word"))
+    state.setup_heartbeats("gone-1-1")
+    assert nimbus.cleaner.clean_dead_topologies() == ["gone-1-1"]
+    assert state.task_storms() == [] and state.heartbeat_storms() == []

@@ -13,6 +13,7 @@ from sparkstorm.cluster.state.records import (
     RecordError,
     StormBase,
     SupervisorInfo,
+    TaskInfo,
     TopologyStatus,
     WorkerHeartbeat,
     WorkerSlot,
@@ -60,6 +61,12 @@ def test_layout_ids_round_trip_in_one_segment(identifier: str) -> None:
     assert "/" not in segment and layout.decode(segment) == identifier
 
 
+def test_task_paths_are_storm_s() -> None:
+    assert layout.task_path("wc-1-17", 12) == "/tasks/wc-1-17/12"
+    assert layout.tasks_dir("a/b-1-2") == "/tasks/a%2Fb-1-2"
+    assert layout.TASKS in layout.ROOTS and list(layout.ROOTS) == sorted(layout.ROOTS)
+
+
 @pytest.mark.parametrize("identifier", ["", ".", ".."])
 def test_layout_refuses_unusable_ids(identifier: str) -> None:
     with pytest.raises(errors.InvalidPathError):
@@ -74,6 +81,7 @@ RECORDS = [
     SupervisorInfo("s", "h", (6700, 6701), (6700,), 1.5, "0.1.0", 2.5),
     WorkerHeartbeat("wc-1-17", "w", 3.5, {"[1-2]": {"window": 4}}, 9.0, "n", 6700),
     ErrorInfo("split", "Traceback ...", 4.0, "h", 6701),
+    TaskInfo("split/words"),
 ]
 
 
