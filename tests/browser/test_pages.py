@@ -3,7 +3,8 @@
 The tests of this module share one cluster and run in order: the pages, the DAG, the charts,
 the window selector and the failures while the topology runs; then deactivation (refused
 without the token) and the numbers of the topology and component pages once it is quiet;
-then stack traces (refused without the token); last rebalance, activation and kill.
+then stack traces, activation, rebalance and kill (refused without the token, or with a
+wrong one); last stack traces, rebalance, activation and kill.
 Screenshots go to ``test-artifacts/``.
 """
 
@@ -120,6 +121,69 @@ def test_cluster_page_shows_what_the_rest_api_returns(ui_cluster: UiCluster, pag
     page.click(f"{row} a")  # the name links to the topology page
     page.wait_for_selector("#topology-summary tr[data-id]")
     assert page.url.endswith(f"/topology/{ui.topology_id}")
+
+
+def _nimbus_rows(page: Any) -> list[dict[str, str]]:
+    return list(page.eval_on_selector_all(
+        "#nimbus tbody tr", """rows => rows.map(r => Object.fromEntries(
+            [...r.querySelectorAll('td[data-field]')].map(c => [c.dataset.field,
+                                                           c.textContent.trim()])))"""))
+
+
+def _nimbus_table_is_rest(ui: UiCluster, page: Any) -> bool:
+    nimbuses = ui.rest("/api/v1/nimbus/summary")["nimbuses"]
+    _fresh(page)
+    shown = _nimbus_rows(page)
+    fields = ("host", "port", "status", "version", "nimbusUpTime")
+    return shown == [{k: str(n[k]) for k in fields} for n in nimbuses]
+
+
+def _shown_as_in_js(shown: str, value: Any) -> bool:
+    """Whether ``shown`` is how the page prints a conf value (``JSON.stringify`` for objects
+    and arrays, ``String`` otherwise, null as empty)."""
+    if isinstance(value, dict | list):
+        try:
+            return bool(json.loads(shown) == value)
+        except ValueError:
+            return False
+    if value is None:
+        return shown == ""
+    if isinstance(value, bool):
+        return shown == str(value).lower()
+    if isinstance(value, int | float):
+        return shown == _js_number(value)
+    return shown == str(value).strip()
+
+
+def test_nimbus_and_topology_configuration_tables_are_the_rest_ones(
+        ui_cluster: UiCluster, page: Any) -> None:
+    ui = ui_cluster
+    nimbuses = ui.rest("/api/v1/nimbus/summary")["nimbuses"]
+    assert len(nimbuses) == 1 and nimbuses[0]["status"] == "Leader", nimbuses
+    _open(page, ui.ui_url + "/")
+    page.wait_for_selector("#nimbus tbody tr td[data-field=host]")  # not the fallback rows
+    assert page.eval_on_selector_all("#nimbus tbody tr[data-key]", "rows => rows.length") == 0
+    # the uptime moves every second: compare until one refresh matches Nimbus's answer
+    wait_for(lambda: _nimbus_table_is_rest(ui, page), 20, interval=0.2,
+             message=f"the Nimbus table shows /api/v1/nimbus/summary: {_nimbus_rows(page)}")
+    row = _nimbus_rows(page)[0]
+    assert row["port"] == str(ui.cluster.conf["nimbus.port"]) and row["status"] == "Leader"
+    assert row["nimbusUpTime"].endswith("s")
+
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#configuration[data-filled]", state="attached")
+    conf = ui.topology()["configuration"]
+    shown = page.eval_on_selector_all(
+        "#configuration tbody tr", """rows => rows.map(r => [r.dataset.key,
+            r.querySelector('th').textContent, r.querySelector('td').textContent.trim()])""")
+    assert [key for key, _, _ in shown] == sorted(conf), "every conf key, sorted"
+    assert all(key == header for key, header, _ in shown)
+    wrong = {key: (text, conf[key]) for key, _, text in shown
+             if not _shown_as_in_js(text, conf[key])}
+    assert not wrong, f"shown differently from /api/v1/topology/:id configuration: {wrong}"
+    # the topology's own conf (submitted with -c), not Nimbus's
+    assert _cells(page, "#configuration")["topology.max.spout.pending"] == "20"
+    assert conf.get("storm.cluster.token") in (None, "", "********")
 
 
 def test_the_dag_shows_every_component_and_stream_with_load_and_rates(
@@ -442,6 +506,43 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
     screenshot(page, "component-bolt")
 
 
+def test_pages_fit_a_laptop_screen_without_horizontal_scrolling(ui_cluster: UiCluster,
+                                                                page: Any) -> None:
+    """At 1366x768 the document never scrolls sideways (wide tables scroll in their
+    section), with the configuration tables open too."""
+    ui = ui_cluster
+    page.set_viewport_size({"width": 1366, "height": 768})
+    wait_for(lambda: ui.topology()["workers"] and ui.component("exclaim2")["executorStats"],
+             60, message="the worker and its executors reported")
+    base = f"{ui.ui_url}/topology/{ui.topology_id}"
+    pages = (("cluster", ui.ui_url + "/", "#topologies tbody tr[data-id]", "#cluster-conf-box"),
+             ("topology", base, "#bolts tbody tr[data-id]", "details:has(#configuration)"),
+             ("spout", f"{base}/component/word", "#executors tbody tr[data-id]", None),
+             ("bolt", f"{base}/component/exclaim2", "#input-stats tbody tr", None))
+    for name, url, filled, details in pages:
+        _open(page, url)
+        page.wait_for_selector(filled)
+        if details:
+            page.eval_on_selector(details, "d => { d.open = true; }")
+        if name == "topology":
+            page.wait_for_selector("#dag-svg")
+            page.wait_for_selector("#configuration[data-filled]")
+        _fresh(page)
+        size = page.evaluate("""() => {
+            const root = document.documentElement, width = root.clientWidth;
+            const wide = [...document.querySelectorAll('body *')]
+                .filter(e => e.getBoundingClientRect().right > width + 0.5
+                             && !(e.parentElement && e.parentElement.closest('section')))
+                .map(e => e.tagName + (e.id ? '#' + e.id : '')).slice(0, 10);
+            return {scroll: root.scrollWidth, client: width, inner: window.innerWidth,
+                    body: document.body.scrollWidth, wide};
+        }""")
+        assert size["inner"] == 1366
+        assert size["scroll"] <= size["client"] and size["body"] <= size["client"], \
+            f"the {name} page scrolls sideways at 1366x768: {size}"
+        screenshot(page, f"laptop-{name}")
+
+
 def test_unknown_topologies_and_components_give_clear_404_pages(ui_cluster: UiCluster,
                                                                 page: Any) -> None:
     ui = ui_cluster
@@ -450,11 +551,14 @@ def test_unknown_topologies_and_components_give_clear_404_pages(ui_cluster: UiCl
     assert "Topology not found" in page.text_content("h1")
     assert "no-such-topology-1-1" in page.text_content("#error-message")
     assert "Traceback" not in page.content()
+    assert page.get_attribute("body", "data-status") == "404"
     screenshot(page, "topology-404")
     response = page.goto(f"{ui.ui_url}/topology/{ui.topology_id}/component/nope")
     assert response.status == 404
     assert "Component not found" in page.text_content("h1")
     assert "'nope'" in page.text_content("#error-message")
+    assert page.get_attribute("body", "data-status") == "404"
+    screenshot(page, "component-404")
     page.click("#error-link")
     page.wait_for_selector("#topology-summary tr[data-id]")
     response = page.goto(f"{ui.ui_url}/topology/no-such-1-1/component/word")
@@ -513,6 +617,70 @@ def test_stack_traces_are_refused_without_the_token(ui_cluster: UiCluster, page:
         foreign = client.post(path, headers={"X-CSRF-Token": csrf,
                                              "Origin": "http://evil.example"})
         assert foreign.status_code == 403
+
+
+def _rest_state(ui: UiCluster) -> dict[str, Any]:
+    """What an accepted activate, rebalance or kill would change at once."""
+    detail = ui.topology()
+    return {"status": ui.status(), "detailStatus": detail["status"],
+            "executorsTotal": detail["executorsTotal"], "workersTotal": detail["workersTotal"],
+            "executors": {c.get("spoutId", c.get("boltId")): c["executors"]
+                          for c in [*detail["spouts"], *detail["bolts"]]}}
+
+
+def _start(page: Any, action: str) -> None:
+    """Click an action and go through its own dialog (rebalance: exclaim1 -> 1 executor,
+    no wait; kill: no wait), up to the token dialog."""
+    if action == "kill":
+        page.fill("#kill-wait", "0")
+    page.click(f"button[data-action={action}]")
+    if action == "rebalance":
+        page.wait_for_selector("#rebalance-dialog[open]")
+        page.fill('#rebalance-executors input[data-component="exclaim1"]', "1")
+        page.fill("#rebalance-wait", "0")
+        page.click("#rebalance-ok")
+    page.wait_for_selector("#token-dialog[open]")
+
+
+def test_activate_rebalance_and_kill_are_refused_without_the_right_token(
+        ui_cluster: UiCluster, page: Any) -> None:
+    ui = ui_cluster
+    if ui.status() != "INACTIVE":  # when run alone: so that activating would show
+        response = ui.cluster.request("POST", f"/api/v1/topology/{ui.topology_id}/deactivate")
+        assert response.is_success, response.text
+        wait_for(lambda: ui.status() == "INACTIVE", 10, message="topology inactive")
+    before = _rest_state(ui)
+    assert before["status"] == "INACTIVE" and before["executors"]["exclaim1"] == 2, before
+    confirms: list[str] = []
+    _accept_dialogs(page, confirms)
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#bolts tbody tr[data-id]")
+    questions = {"activate": "Activate topology", "rebalance": "Rebalance topology",
+                 "kill": "Kill topology"}
+    for action, question in questions.items():
+        refused = f"#action-status[data-result=refused]:text('{action} refused')"
+        # no token: cancelled
+        asked = len(confirms)
+        _start(page, action)
+        assert len(confirms) == asked + 1 and question in confirms[-1], confirms
+        page.click("#token-cancel")
+        page.wait_for_selector(refused)
+        assert "token is needed" in page.text_content("#action-status")
+        assert _rest_state(ui) == before, action
+
+        # a wrong token: Nimbus refuses it, the UI forgets it and asks again
+        _start(page, action)
+        page.fill("#token-input", "not-the-token")
+        page.click("#token-ok")
+        page.wait_for_selector("#token-dialog[open] #token-error:text('refused that token')")
+        assert _rest_state(ui) == before, action
+        page.click("#token-cancel")
+        page.wait_for_selector(refused)
+        session = page.evaluate("() => fetch('/ui/session').then(r => r.json())")
+        assert session["hasToken"] is False, session
+        assert _rest_state(ui) == before, action
+    page.wait_for_selector('#topology-summary td[data-field=status]:text("INACTIVE")')
+    assert _rest_state(ui) == before
 
 
 def test_stack_traces_show_each_workers_threads_and_executors(ui_cluster: UiCluster,
