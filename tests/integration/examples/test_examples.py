@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import zlib
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sparkstorm import Grouping, Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
+from tests.integration.spark.components import FailSentenceOnceBolt, read_events
 
 
 def _component(cluster: LocalCluster, name: str, component: str) -> dict[str, Any]:
@@ -28,6 +33,71 @@ def test_wordcount_counts_every_word_exactly_once(cluster: LocalCluster) -> None
     assert stats["count"]["executed"] == words
     assert 500 * 5 <= words <= 500 * 12
     assert stats["sentences"]["failed"] == 0
+
+
+class _Emits:
+    """Stands in for the collector: keeps what a spout emits, with its message ids."""
+
+    def __init__(self) -> None:
+        self.tuples: list[tuple[list[Any], Any]] = []
+
+    def emit(self, values: Any, stream: Any, anchors: Any, direct_task: Any,
+             need_task_ids: bool, tup_id: Any) -> None:
+        self.tuples.append((list(values), tup_id))
+
+
+def test_wordcount_spout_replays_failed_sentences_until_each_is_acked_once(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    from wordcount import SentenceSpout, SplitBolt
+
+    class FailingWordCount(Topology):
+        sentences = SentenceSpout.spec()
+        gate = FailSentenceOnceBolt.spec(inputs={sentences: Grouping.fields("sentence")},
+                                         par=2)
+        split = SplitBolt.spec(inputs=[gate], par=2)
+
+    limit, modulus = 200, 4
+    runner = cluster.submit_topology("wordcount-replay", FailingWordCount, conf={
+        "wordcount.sentences": limit, "test.dir": str(tmp_path), "test.modulus": modulus})
+    # the spout's sentences are a function of its task id: replay them here to map ids
+    task = runner.plan.component_tasks["sentences"][0]
+    shadow, emits = SentenceSpout(), _Emits()
+    shadow._collector = emits
+    shadow.initialize({"wordcount.sentences": limit}, {"taskid": task})
+    for _ in range(limit + 1):
+        shadow.next_tuple()
+    sentence_of = {tup_id: values[0] for values, tup_id in emits.tuples}
+    assert sorted(sentence_of) == list(range(1, limit + 1))
+    assert len(set(sentence_of.values())) == limit, "sentences must be distinct to map ids"
+    doomed = {i for i, s in sentence_of.items() if zlib.crc32(s.encode()) % modulus == 0}
+    assert doomed, "choose a modulus that fails some sentences"
+
+    def spout() -> dict[str, Any]:
+        return _component(cluster, "wordcount-replay", "sentences")
+
+    wait_for(lambda: spout()["acked"] == limit, timeout=60, message="every sentence acked")
+    later = runner.window + 5  # a double ack would show up within a few more windows
+    wait_for(lambda: runner.window >= later, timeout=30, message="five more windows")
+    stats = cluster.get_topology_stats("wordcount-replay")["components"]
+    cluster.kill_topology("wordcount-replay")
+
+    events = read_events(tmp_path, "gate")
+    failed = Counter(e["sentence"] for e in events if e["event"] == "failed")
+    passed = Counter(e["sentence"] for e in events if e["event"] == "passed")
+    failed_ids = {i for i, s in sentence_of.items() if s in failed}
+    assert failed_ids == doomed and max(failed.values()) == 1
+    # each failed id came back from the spout's fail(), and every id got through once
+    assert passed == Counter(sentence_of.values()), "each sentence must pass exactly once"
+    sentences = stats["sentences"]
+    assert sentences["acked"] == limit, "an id was acked twice (or never)"
+    assert sentences["failed"] == len(doomed) > 0
+    assert sentences["failures_by_cause"] == {"explicit": len(doomed), "error": 0,
+                                              "timeout": 0, "crash": 0}
+    assert sentences["emitted"] == limit + len(doomed), "exactly the failed ids replayed"
+    assert stats["gate"]["executed"] == limit + len(doomed)
+    assert stats["split"]["executed"] == limit
+    assert stats["split"]["emitted"] == sum(len(s.split()) for s in sentence_of.values())
 
 
 def test_exclamation_passes_every_word_through_both_bolts(cluster: LocalCluster) -> None:

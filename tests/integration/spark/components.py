@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,61 @@ class BrokenStartBolt(Bolt):
     def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
         msg = "cannot reach the database"
         raise ConnectionError(msg)
+
+
+class FailSentenceOnceBolt(Bolt):
+    """Fails a sentence the first time it sees it when ``crc32(sentence) % test.modulus``
+    is 0; passes every other delivery on, anchored. Subscribe it with fields grouping on
+    the sentence, so a replay reaches the task that remembers it. Records ``failed`` and
+    ``passed`` with the sentence."""
+
+    outputs = ["sentence"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.modulus = int(conf["test.modulus"])
+        self.seen: set[str] = set()
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        sentence = tup.values[0]
+        if zlib.crc32(sentence.encode()) % self.modulus == 0 and sentence not in self.seen:
+            self.seen.add(sentence)
+            self.record("failed", sentence=sentence)
+            self.fail(tup)
+            return
+        self.record("passed", sentence=sentence)
+        self.emit([sentence])
+
+
+class KeepingBolt(Bolt):
+    """Keeps every input unacked for ``test.hold`` seconds, then acks it on a tick.
+
+    On each tick before that, calls ``reset_timeout`` on what it keeps when ``test.reset``
+    is true. Records ``kept``, ``reset`` and ``acked`` with the number.
+    """
+
+    auto_ack = False
+    outputs: list[Any] = []
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.hold = float(conf["test.hold"])
+        self.reset = bool(conf["test.reset"])
+        self.kept: list[tuple[Any, float]] = []
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        self.kept.append((tup, time.monotonic()))
+        self.record("kept", n=tup.values.n)
+
+    def process_tick(self, tup: Any) -> None:
+        still: list[tuple[Any, float]] = []
+        for kept, since in self.kept:
+            if time.monotonic() - since >= self.hold:
+                self.ack(kept)
+                self.record("acked", n=kept.values.n)
+                continue
+            if self.reset:
+                self.reset_timeout(kept)
+                self.record("reset", n=kept.values.n)
+            still.append((kept, since))
+        self.kept = still

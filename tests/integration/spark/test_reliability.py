@@ -6,11 +6,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sparkstorm import Grouping, Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
     FlakyBolt,
+    KeepingBolt,
     NumberSpout,
     PassBolt,
     RecordingBolt,
@@ -123,6 +126,126 @@ def test_max_spout_pending_bounds_tuples_in_flight(cluster: LocalCluster,
     in_flight = [e["in_flight"] for e in read_events(tmp_path, "numbers")
                  if e["event"] == "emit"]
     assert max(in_flight) == 7, "pending must reach the bound and never exceed it"
+
+
+class KeepTopology(Topology):
+    numbers = NumberSpout.spec()
+    keeper = KeepingBolt.spec(inputs=[numbers], config={"topology.tick.tuple.freq.secs": 1})
+
+
+TIMEOUT_SECS, HOLD_SECS = 3, 5
+
+
+def _submit_warm(cluster: LocalCluster, name: str, conf: dict[str, Any]) -> Any:
+    """Submit inactive and activate after a few windows: the first window's job starts
+    Spark's Python workers (seconds), which would eat into the message timeout of the
+    first tuples before any bolt had them."""
+    runner = cluster.submit_topology(name, KeepTopology, conf=conf, active=False)
+    wait_for(lambda: runner.window >= 3, timeout=60, message="three windows")
+    cluster.activate(name)
+    return runner
+
+
+def test_reset_timeout_keeps_a_tuple_alive_past_the_message_timeout(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    count = 3
+    runner = _submit_warm(cluster, "reset", {
+        "test.dir": str(tmp_path), "test.count": count, "test.hold": HOLD_SECS,
+        "test.reset": True, "topology.message.timeout.secs": TIMEOUT_SECS})
+    wait_for(lambda: len(_acked(tmp_path)) == count or any(  # a failure fails fast
+        e["event"] == "fail" for e in read_events(tmp_path, "numbers")),
+        timeout=60, message="all acked")
+    assert not [e for e in read_events(tmp_path, "numbers") if e["event"] == "fail"], \
+        "a kept tuple timed out although the bolt reset its timeout"
+    wait_for(lambda: runner.stats.summary()["components"]["numbers"]["acked"] == count,
+             timeout=30, message="statistics caught up")
+    later = runner.window + 3  # a late timeout of an acked tree would show up here
+    wait_for(lambda: runner.window >= later, timeout=30, message="three more windows")
+    spout = runner.stats.summary()["components"]["numbers"]
+    cluster.kill_topology("reset")
+
+    events = read_events(tmp_path, "numbers")
+    assert not [e for e in events if e["event"] == "fail"], "a kept tuple was failed"
+    assert spout["failed"] == spout["timed_out"] == 0
+    assert spout["acked"] == count
+    assert Counter(e["n"] for e in events if e["event"] == "emit") == dict.fromkeys(
+        range(count), 1), "nothing may replay"
+    assert _acked(tmp_path) == dict.fromkeys(range(count), 1)
+    emitted = {e["n"]: e["time"] for e in events if e["event"] == "emit"}
+    acked = {e["n"]: e["time"] for e in events if e["event"] == "ack"}
+    assert all(acked[n] - emitted[n] >= HOLD_SECS > TIMEOUT_SECS for n in range(count))
+    kept = read_events(tmp_path, "keeper")
+    resets = Counter(e["n"] for e in kept if e["event"] == "reset")
+    assert all(resets[n] >= 3 for n in range(count)), resets
+
+
+def test_without_reset_timeout_a_kept_tuple_times_out(cluster: LocalCluster,
+                                                      tmp_path: Path) -> None:
+    """The control of the test above: the same hold, no reset_timeout."""
+    count = 3
+    runner = _submit_warm(cluster, "noreset", {
+        "test.dir": str(tmp_path), "test.count": count, "test.hold": HOLD_SECS,
+        "test.reset": False, "topology.message.timeout.secs": TIMEOUT_SECS})
+
+    def failed() -> Counter[int]:
+        return Counter(e["n"] for e in read_events(tmp_path, "numbers") if e["event"] == "fail")
+
+    wait_for(lambda: len(failed()) == count, timeout=60, message="every tuple timed out")
+    wait_for(lambda: runner.stats.summary()["components"]["numbers"]["timed_out"] >= count,
+             timeout=30, message="timeouts counted")
+    wait_for(lambda: any(e["event"] == "acked" for e in read_events(tmp_path, "keeper")),
+             timeout=30, message="the keeper acks its first tuples, too late")
+    later = runner.window + 3  # the late acks reach the spout within a window or two
+    wait_for(lambda: runner.window >= later, timeout=30, message="three more windows")
+    spout = runner.stats.summary()["components"]["numbers"]
+    cluster.kill_topology("noreset")
+    assert not _acked(tmp_path), "an ack after the timeout must be ignored"
+    assert spout["acked"] == 0
+    assert spout["failures_by_cause"]["timeout"] == spout["timed_out"] == spout["failed"]
+    events = read_events(tmp_path, "numbers")
+    first_emit = {n: min(e["time"] for e in events if e["event"] == "emit" and e["n"] == n)
+                  for n in range(count)}
+    first_fail = {n: min(e["time"] for e in events if e["event"] == "fail" and e["n"] == n)
+                  for n in range(count)}
+    assert all(TIMEOUT_SECS <= first_fail[n] - first_emit[n] < HOLD_SECS
+               for n in range(count))
+    assert not any(e["event"] == "reset" for e in read_events(tmp_path, "keeper"))
+
+
+class BufferTopology(Topology):
+    numbers = NumberSpout.spec()
+    sink = SlowBolt.spec(inputs=[numbers])
+
+
+BUFFER = 5
+
+
+@pytest.mark.parametrize(("delay", "count"), [(0.04, 60), (0.0, 100)], ids=["slow", "fast"])
+def test_spout_buffer_size_bounds_tuples_in_flight_to_twice_the_buffer(
+    cluster: LocalCluster, tmp_path: Path, delay: float, count: int
+) -> None:
+    """Without max pending, ``topology.spout.buffer.size`` (B) is the backpressure: the
+    producer stops when B tuples wait for the next window. The bolts get window w's B
+    tuples and ack them within w; the spout learns that at the start of window w + 1,
+    while it has buffered B more. So at most 2 B are ever in flight, and a slow bolt
+    (longer windows) makes the spout reach that bound."""
+    runner = cluster.submit_topology("buffer", BufferTopology, conf={
+        "test.dir": str(tmp_path), "test.count": count, "test.delay": delay,
+        "topology.spout.buffer.size": BUFFER})
+    wait_for(lambda: len(_acked(tmp_path)) == count, timeout=60, message="all acked")
+    wait_for(lambda: runner.stats.summary()["components"]["numbers"]["acked"] == count,
+             timeout=30, message="statistics caught up")
+    spout = runner.stats.summary()["components"]["numbers"]
+    cluster.kill_topology("buffer")
+    events = read_events(tmp_path, "numbers")
+    in_flight = [e["in_flight"] for e in events if e["event"] == "emit"]
+    assert _acked(tmp_path) == dict.fromkeys(range(count), 1)
+    assert spout["failed"] == 0 and len(in_flight) == count
+    if delay:
+        assert max(in_flight) == 2 * BUFFER, "the slow bolt must hold the spout at 2 B"
+    else:
+        assert max(in_flight) <= 2 * BUFFER
 
 
 class ExactTopology(Topology):
