@@ -1,6 +1,11 @@
 """Assignments and the monitor: which slot runs each topology's worker, and reassigning
 workers whose heartbeats stopped or whose supervisor went away.
 
+As in JStorm's ``TopologyAssign``, every (re)assignment is an event in one FIFO queue,
+taken by one assignment thread: submissions, rebalances and the monitor's reassignments
+never interleave, and they run in the order they were asked for. A submission waits for
+its event (JStorm's ``waitFinish``), so ``submit`` answers with the topology placed.
+
 One worker per topology in this version: the worker is the topology's Spark driver, and
 Spark spreads the executors; ``topology.workers`` is recorded but not honoured yet.
 """
@@ -8,8 +13,10 @@ Spark spreads the executors; ``topology.workers`` is recorded but not honoured y
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import uuid
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.cluster.nimbus.scheduler import Scheduler
@@ -55,8 +62,24 @@ def topology_tasks(spec: dict[str, Any]) -> dict[int, str]:
     return tasks
 
 
+@dataclass
+class AssignEvent:
+    """One request to (re)assign a topology, queued for the assignment thread."""
+
+    topology_id: str
+    reason: str
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Assignment | None = None
+    """The new assignment; None when no slot was free or the assignment failed."""
+
+
+ASSIGN_WAIT_SECS = 60.0
+"""How long a caller waits for its assign event before giving up waiting (the event
+stays queued and still runs)."""
+
+
 class Assigner:
-    """Assigns topologies to slots and runs the monitor loop.
+    """Assigns topologies to slots (one FIFO queue, one thread) and runs the monitor loop.
 
     Args:
         nimbus: the Nimbus whose state, conf, clock and lock it uses.
@@ -66,8 +89,43 @@ class Assigner:
     def __init__(self, nimbus: Nimbus, scheduler: Scheduler) -> None:
         self.nimbus = nimbus
         self.scheduler = scheduler
+        self.events: queue.Queue[AssignEvent | None] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._assign_thread: threading.Thread | None = None
+
+    def request(self, topology_id: str, reason: str) -> Assignment | None:
+        """Queue an assign event and wait until the assignment thread ran it.
+
+        Without a running assignment thread (Nimbus used as a library, unit tests) the
+        event runs in the caller. Must not be called with ``nimbus.lock`` held: the
+        assignment thread takes it.
+        """
+        event = AssignEvent(topology_id, reason)
+        thread = self._assign_thread
+        if thread is None or not thread.is_alive():
+            self._run(event)
+            return event.result
+        self.events.put(event)
+        if not event.done.wait(ASSIGN_WAIT_SECS):
+            logger.warning("assign event for %s (%s) still queued after %.0f s", topology_id,
+                           reason, ASSIGN_WAIT_SECS)
+        return event.result
+
+    def _assign_loop(self) -> None:
+        while True:
+            event = self.events.get()
+            if event is None:
+                return
+            self._run(event)
+
+    def _run(self, event: AssignEvent) -> None:
+        try:
+            event.result = self.assign(event.topology_id)
+        except Exception:  # noqa: BLE001 - one bad event must not stop the queue
+            logger.exception("assigning %s (%s) failed", event.topology_id, event.reason)
+        finally:
+            event.done.set()
 
     def assign(self, topology_id: str) -> Assignment | None:
         """(Re)assign a topology to free slots with new worker ids; None when no slot is free.
@@ -113,15 +171,22 @@ class Assigner:
     # --- monitor ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Run :meth:`check_all` every ``nimbus.monitor.freq.secs`` on a daemon thread."""
+        """Start the assignment thread, and :meth:`check_all` every
+        ``nimbus.monitor.freq.secs`` on the monitor thread."""
+        self._assign_thread = threading.Thread(target=self._assign_loop, name="nimbus-assign",
+                                               daemon=True)
+        self._assign_thread.start()
         self._thread = threading.Thread(target=self._loop, name="nimbus-monitor", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop the monitor thread."""
+        """Stop the monitor, then the assignment thread once the queued events ran."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
+        if self._assign_thread is not None:
+            self.events.put(None)
+            self._assign_thread.join(10)
 
     def _loop(self) -> None:
         period = float(str(self.nimbus.conf.get("nimbus.monitor.freq.secs") or 10))
@@ -145,11 +210,12 @@ class Assigner:
                     nimbus.do_rebalance(topology_id)
                 continue
             assignment = nimbus.state.get_assignment(topology_id)
-            if assignment is None or self._dead_reason(assignment, supervisors):
+            reason = "unassigned" if assignment is None else \
+                self._dead_reason(assignment, supervisors)
+            if reason is not None:
                 if assignment is not None:
-                    logger.warning("reassigning %s: %s", topology_id,
-                                   self._dead_reason(assignment, supervisors))
-                self.assign(topology_id)
+                    logger.warning("reassigning %s: %s", topology_id, reason)
+                self.request(topology_id, reason)
 
     def _maybe_remove(self, topology_id: str, base: StormBase) -> None:
         kill_at = float(base.action_options.get("kill_at", 0))

@@ -112,7 +112,7 @@ class Nimbus:
             self.state.set_storm(topology_id, self._storm_base(name, spec, conf, now, active,
                                                                owner))
             logger.info("submitted topology %s", topology_id)
-            self.assigner.assign(topology_id)
+        self.assigner.request(topology_id, "submitted")  # outside the lock: it takes it
         return topology_id
 
     def _setup_state(self, topology_id: str, spec: dict[str, Any]) -> None:
@@ -232,8 +232,8 @@ class Nimbus:
             self.state.update_storm(topology_id, status=TopologyStatus.REBALANCING,
                                     prev_status=base.status, action_options=options)
             logger.info("rebalancing topology %s in %s s: %s", topology_id, wait_secs, options)
-            if wait_secs == 0:
-                self.do_rebalance(topology_id)
+        if wait_secs == 0:  # outside the lock: the assignment thread takes it
+            self.do_rebalance(topology_id)
 
     def _checked_executors(self, topology_id: str,
                            executors: Mapping[str, int]) -> dict[str, int]:
@@ -280,7 +280,7 @@ class Nimbus:
                                     action_options={}, component_executors=executors,
                                     num_workers=workers)
             logger.info("rebalanced topology %s: executors %s", topology_id, executors)
-            self.assigner.assign(topology_id)
+        self.assigner.request(topology_id, "rebalanced")  # outside the lock: it takes it
 
     def set_active(self, topology_id: str, active: bool) -> None:
         """Activate or deactivate a topology's spouts (the worker learns it at its next
