@@ -11,17 +11,40 @@ from collections import Counter
 
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.grouping import GROUPING_TYPES
-from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec
+from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec, check_spec_dict
 
 _BAD_NAME_CHARS = re.compile(r"[/.:\\]")
+MAX_TOPOLOGY_NAME_BYTES = 128
+"""Longest topology name in UTF-8 bytes: the id ``<name>-<counter>-<secs>`` names folders."""
 
 
 def validate_topology_name(name: str) -> None:
-    """Storm's rule: a topology name is non-empty and has none of ``/ . : \\``.
+    """Storm's rule: a topology name is non-empty and has none of ``/ . : \\``; it must also
+    be printable (no control characters) and at most :data:`MAX_TOPOLOGY_NAME_BYTES` long,
+    because the topology id names folders and store nodes.
 
     Raises:
         TopologyError: ``INVALID_TOPOLOGY_NAME``.
     """
+    if not isinstance(name, str):
+        msg = (
+            f"topology name {name!r} is a {type(name).__name__}; it must be a string like "
+            "'word-count'"
+        )
+        raise TopologyError(msg, code="INVALID_TOPOLOGY_NAME")
+    if not name.isprintable():
+        msg = (
+            f"topology name {name!r} has control or other unprintable characters; use "
+            "letters, digits, '-' and '_', like 'word-count'"
+        )
+        raise TopologyError(msg, code="INVALID_TOPOLOGY_NAME")
+    if len(name.encode("utf-8")) > MAX_TOPOLOGY_NAME_BYTES:
+        msg = (
+            f"topology name {name[:40]!r}... is {len(name.encode('utf-8'))} bytes long (UTF-8); "
+            f"at most {MAX_TOPOLOGY_NAME_BYTES} are allowed, because the topology id names "
+            "folders; pick a shorter name"
+        )
+        raise TopologyError(msg, code="INVALID_TOPOLOGY_NAME")
     if not name or not name.strip() or _BAD_NAME_CHARS.search(name):
         msg = (
             f"topology name {name!r} is not allowed: it must be non-empty and contain none of "
@@ -33,9 +56,14 @@ def validate_topology_name(name: str) -> None:
 def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
     """Check the structure of a whole topology.
 
+    The types come first, with the checks of the JSON spec (:func:`check_spec_dict` on
+    ``spec.to_dict()``): a component id that is not a string, or a ``par`` that is a bool,
+    fails there whether the spec was declared in Python or received as JSON.
+
     Raises:
         TopologyError: with the code of the first rule broken.
     """
+    check_spec_dict(spec.to_dict())
     _check_ids(spec, topology_name)
     if not spec.spouts:
         msg = (

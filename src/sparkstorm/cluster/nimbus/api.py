@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hmac
 import logging
+import reprlib
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
@@ -25,6 +27,7 @@ from sparkstorm.cluster.nimbus.ui_component import ComponentPage
 from sparkstorm.cluster.nimbus.ui_views import UiViews
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.errors import SparkstormError
+from sparkstorm.topology.spec import MAX_VALUE_DEPTH, value_depth
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +48,18 @@ class SubmitTopology(BaseModel):
     active: bool = True
     owner: str = ""
 
+    @field_validator("conf")
+    @classmethod
+    def _not_too_deep(cls, conf: dict[str, Any]) -> dict[str, Any]:
+        """A conf override nested deeper than a spec's config may be is refused (400s, not
+        a RecursionError when the conf is copied)."""
+        for key, value in conf.items():
+            if value_depth(value) > MAX_VALUE_DEPTH:
+                msg = (f"conf[{key!r}] is nested more than {MAX_VALUE_DEPTH} lists or objects "
+                       "deep; flatten the value")
+                raise ValueError(msg)
+        return conf
+
 
 class RebalanceOptions(BaseModel):
     """Storm UI's ``rebalanceOptions``: ``numWorkers`` and executors per component."""
@@ -64,6 +79,16 @@ def _error(status: int, message: str, code: str) -> JSONResponse:
     return JSONResponse({"error": message, "code": code}, status_code=status)
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    """One pydantic error as ``body.conf: Input should be a valid dictionary, got [1]``."""
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    return f"{where}: {error.get('msg')}, got {_REPR.repr(error.get('input'))}"
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(SparkstormError)
     async def ours(_: Request, exc: SparkstormError) -> JSONResponse:
@@ -71,7 +96,10 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(422, f"malformed request: {exc.errors()}", "BAD_REQUEST")
+        problems = "; ".join(_problem(error) for error in exc.errors())
+        msg = (f"malformed request: {problems}; send the fields with the types of this call's "
+               "request schema (GET /docs)")
+        return _error(422, msg, "BAD_REQUEST")
 
     @app.exception_handler(HTTPException)
     async def http(_: Request, exc: HTTPException) -> JSONResponse:

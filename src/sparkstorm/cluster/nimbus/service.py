@@ -76,7 +76,9 @@ class Nimbus:
         the upload, and the client uploads again to retry.
 
         Raises:
-            TopologyError: an invalid name or topology (its validation code).
+            TopologyError: an invalid name, a spec of the wrong shape
+                (``INVALID_TOPOLOGY_SPEC``, see :func:`parse_spec`) or an invalid topology
+                (its validation code).
             ConfigError: a bad conf value.
             NimbusError: ``INVALID_TOPOLOGY_SPEC``, ``NO_SUCH_UPLOAD``,
                 ``TOPOLOGY_ALREADY_ALIVE``.
@@ -333,17 +335,22 @@ class Nimbus:
 
 
 def parse_spec(data: object) -> TopologySpec:
-    """Build a :class:`TopologySpec` from its JSON form.
+    """Build a :class:`TopologySpec` from its JSON form, checking its shape and types first.
 
     Raises:
-        NimbusError: ``INVALID_TOPOLOGY_SPEC`` when it does not have the spec's shape.
+        TopologyError: ``INVALID_TOPOLOGY_SPEC`` naming the path of the first value that does
+            not have the spec's shape (``components[2].outputs[0].fields[1]``), or
+            ``PARALLELISM_BELOW_ONE`` / ``TASKS_BELOW_ONE`` for a non-integer ``par`` /
+            ``num_tasks`` (see :func:`~sparkstorm.topology.spec.check_spec_dict`).
+        NimbusError: ``INVALID_TOPOLOGY_SPEC`` if building it fails in a way the shape check
+            missed (a bug, logged with its traceback; the client still gets a 400).
     """
     try:
-        if not isinstance(data, dict):
-            msg = f"a topology spec must be a JSON object, got {type(data).__name__}"
-            raise TypeError(msg)
         return TopologySpec.from_dict(data)
+    except SparkstormError:
+        raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        logger.exception("a topology spec passed the shape check but could not be read")
         msg = (f"the topology spec does not have the shape of TopologySpec.to_dict() "
                f"({type(exc).__name__}: {exc}); submit with 'sparkstorm submit FILE.py'")
         raise NimbusError(msg, code="INVALID_TOPOLOGY_SPEC") from exc
