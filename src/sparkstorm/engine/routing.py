@@ -123,6 +123,10 @@ class StreamRoute:
         self.choosers = [
             make_chooser(s, stream.fields, rng) for s in subs if s.grouping.type != "DIRECT"
         ]
+        self.single: Chooser | None = self.choosers[0] \
+            if len(self.choosers) == 1 and not stream.direct else None
+        """The only chooser of a non-direct stream with one subscription (the common case),
+        which the collector's fast path calls directly; None otherwise."""
 
     def tasks_for(self, values: list[Any], direct_task: int | None) -> list[int]:
         """The target tasks of ``values``; validates arity and direct emits.

@@ -32,8 +32,8 @@ class Tuple:
         ('storm', 'storm')
     """
 
-    __slots__ = ("id", "component", "stream", "task", "_raw", "_cls", "_values",
-                 "anchors", "ack_val", "done")
+    __slots__ = ("id", "component", "stream", "task", "_raw", "values", "anchors", "ack_val",
+                 "done")
 
     def __init__(
         self,
@@ -50,24 +50,18 @@ class Tuple:
         self.stream = stream
         self.task = task
         self._raw = values
-        # the engine passes the namedtuple class itself, looked up once per batch
-        self._cls = values_class(fields) if isinstance(fields, tuple) else fields
-        self._values: Any = None
+        # the engine passes the namedtuple class itself, looked up once per batch; made
+        # here rather than on first read: nearly every bolt reads its values, and a
+        # property would cost more than it saves
+        cls = values_class(fields) if type(fields) is tuple else fields
+        if cls is not None and len(cls._fields) == len(values):
+            self.values: Any = tuple.__new__(cls, values)
+            """The values, as a namedtuple when field names are known."""
+        else:
+            self.values = tuple(values)
         self.anchors = anchors
         self.ack_val = 0
         self.done = False
-
-    @property
-    def values(self) -> Any:
-        """The values, as a namedtuple when field names are known."""
-        values = self._values
-        if values is None:
-            cls = self._cls
-            if cls is not None and len(cls._fields) == len(self._raw):
-                values = self._values = tuple.__new__(cls, self._raw)
-            else:
-                values = self._values = tuple(self._raw)
-        return values
 
     def is_tick(self) -> bool:
         """True for the system tick tuple."""
