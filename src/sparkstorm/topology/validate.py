@@ -18,6 +18,11 @@ MAX_TOPOLOGY_NAME_BYTES = 128
 """Longest topology name in UTF-8 bytes: the id ``<name>-<counter>-<secs>`` names folders."""
 
 
+MAX_TASKS = 100_000
+"""Tasks per component at most: a sanity bound, so a typo (num_tasks=10**9) is an error
+instead of a submission that never finishes numbering its tasks."""
+
+
 def validate_topology_name(name: str) -> None:
     """Storm's rule: a topology name is non-empty and has none of ``/ . : \\``; it must also
     be printable (no control characters) and at most :data:`MAX_TOPOLOGY_NAME_BYTES` long,
@@ -116,6 +121,13 @@ def _check_parallelism(component: ComponentSpec) -> None:
             "an integer of at least 1 (or left out to default to par)"
         )
         raise TopologyError(msg, code="TASKS_BELOW_ONE")
+    if component.num_tasks > MAX_TASKS:
+        msg = (
+            f"component {component.name!r} has num_tasks={component.num_tasks}; at most "
+            f"{MAX_TASKS:,} tasks per component are allowed (each is an instance kept in "
+            "memory by an executor process); lower num_tasks"
+        )
+        raise TopologyError(msg, code="TASKS_ABOVE_LIMIT")
     if component.par > component.num_tasks:
         msg = (
             f"component {component.name!r} has par={component.par} executors but only "

@@ -295,6 +295,16 @@ def test_parallelism_above_tasks() -> None:
     assert_error(excinfo, "PARALLELISM_ABOVE_TASKS", "counter")
 
 
+def test_tasks_above_the_limit() -> None:
+    with pytest.raises(TopologyError) as excinfo:
+
+        class Huge(Topology):
+            words = Words.spec()
+            counter = Count.spec(inputs=[words], par=10**9, num_tasks=10**9)
+
+    assert_error(excinfo, "TASKS_ABOVE_LIMIT", "counter")
+
+
 def test_more_tasks_than_executors_is_fine() -> None:
     class Many(Topology):
         words = Words.spec()

@@ -80,6 +80,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("TASKS_BELOW_ONE", "t", _spec(_spout(num_tasks=0))),
     ("TASKS_BELOW_ONE", "t", _spec(_spout(num_tasks=1.5))),
     ("PARALLELISM_ABOVE_TASKS", "t", _spec(_spout(), _bolt(par=3, num_tasks=2))),
+    ("TASKS_ABOVE_LIMIT", "t", _spec(_spout(), _bolt(par=10**9, num_tasks=10**9))),
     ("DIRECT_GROUPING_ON_NON_DIRECT_STREAM", "t",
      _spec(_spout(), _bolt(inputs=[_input(grouping={"type": "DIRECT"})]))),
     ("NON_DIRECT_GROUPING_ON_DIRECT_STREAM", "t",
