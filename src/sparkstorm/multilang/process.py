@@ -315,16 +315,23 @@ class ShellProcess:
         self.inbox.clear()
         return messages
 
-    def next_message(self, waiting_for: str, code: str, deadline: float | None = None) -> Any:
+    def next_message(self, waiting_for: str, code: str, deadline: float | None = None, *,
+                     since: float | None = None, wait: float | None = None) -> Any:
         """The next message, waiting while the child is alive and not silent too long.
 
-        The child times out when it sends nothing for ``timeout`` seconds counted from this
-        call (or from its last message, if later); its silence before the call never counts.
+        The child times out when it sends nothing for ``timeout`` seconds counted from
+        ``since`` (default: this call) or from its last message, if later; its silence
+        before that never counts. With ``wait``, gives up after that many seconds and
+        returns None (the timeout still counts from ``since``): a shell spout waits for its
+        ``sync`` in such slices so the executor's lock is not held for the whole timeout.
 
         Args:
             waiting_for: what we wait for, for the timeout message.
             code: the error code of a timeout.
             deadline: an absolute ``now()`` deadline instead of the silence rule.
+            since: the ``now()`` at which the wait began (when the command was sent).
+            wait: seconds to wait in this call before returning None (0: only what has
+                already arrived).
 
         Raises:
             MultilangError: ``code`` on timeout, ``MULTILANG_SUBPROCESS_EXITED``,
@@ -335,23 +342,35 @@ class ShellProcess:
         # message: between windows (or while a spout is deactivated) we ask it nothing, so
         # a healthy idle child is quiet for as long as we are (Storm's spout timer likewise
         # runs only while it waits for a sync).
-        since = now()
+        started = now()
+        since = started if since is None else since
+        give_up = None if wait is None else started + wait
         while not inbox:
             limit = deadline if deadline is not None else max(self.last_seen,
                                                               since) + self.timeout
             remaining = limit - now()
             if remaining <= 0:
-                msg = (
-                    f"{self.where}: no answer from {self.command!r} within {self.timeout:.0f} s "
-                    f"while waiting for {waiting_for}; the child hangs (raise "
-                    f"topology.subprocess.timeout.secs if it needs longer){self.diagnosis()}"
-                )
-                raise MultilangError(msg, code=code)
-            if not self._read_available(min(remaining, 0.5)) and self.proc is not None \
+                if deadline is None and self._read_available():  # came while nobody read
+                    continue
+                raise self._timeout(waiting_for, code)
+            step = min(remaining, 0.5)
+            if give_up is not None:
+                step = max(0.0, min(step, give_up - now()))
+            if not self._read_available(step) and self.proc is not None \
                     and self.proc.poll() is not None and not self._read_available():
                 msg_0 = f"while waiting for {waiting_for}"
                 raise self.exited_error(msg_0)
+            if give_up is not None and not inbox and now() >= give_up:
+                return None
         return inbox.popleft()
+
+    def _timeout(self, waiting_for: str, code: str) -> MultilangError:
+        msg = (
+            f"{self.where}: no answer from {self.command!r} within {self.timeout:.0f} s "
+            f"while waiting for {waiting_for}; the child hangs (raise "
+            f"topology.subprocess.timeout.secs if it needs longer){self.diagnosis()}"
+        )
+        return MultilangError(msg, code=code)
 
     def _read_available(self, timeout: float = 0.0) -> bool:
         """Read what the child sent (waiting up to ``timeout``); decode it into the inbox."""

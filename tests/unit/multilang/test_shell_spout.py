@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from sparkstorm.multilang import MultilangError
+from sparkstorm.testing.polling import wait_for
 from tests.unit.multilang.harness import probe, spout, transcript
 
 FAST = {"topology.subprocess.timeout.secs": 1}
@@ -89,16 +91,59 @@ def test_unreliable_emits_are_not_tracked(monkeypatch: pytest.MonkeyPatch) -> No
     assert shell._collector.emits[0]["tup_id"] is None
 
 
-def test_a_spout_hanging_in_next_times_out() -> None:
-    shell = spout(probe("spout_hang"), FAST)
+def _calls_until_error(call: Callable[[], None], timeout: float = 10.0
+                       ) -> tuple[MultilangError, float]:
+    """Call ``call`` (as the executor calls next_tuple) until it raises; return the error
+    and the longest time one call held the caller."""
+    longest, deadline = 0.0, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        started = time.monotonic()
+        try:
+            call()
+        except MultilangError as exc:
+            return exc, max(longest, time.monotonic() - started)
+        longest = max(longest, time.monotonic() - started)
+    pytest.fail(f"no error within {timeout} s")
+
+
+def test_a_spout_hanging_in_next_times_out_without_holding_the_caller(tmp_path: Path) -> None:
+    shell = spout(probe("spout_hang"), FAST, transcript=str(tmp_path / "t"))
     pid = shell.subprocess.proc.pid
     started = time.monotonic()
-    with pytest.raises(MultilangError) as info:
-        shell.next_tuple()
-    assert info.value.code == "MULTILANG_SYNC_TIMEOUT"
-    assert "spout 'probe' task 3" in str(info.value) and "'next'" in str(info.value)
-    assert time.monotonic() - started < 5
+    error, longest = _calls_until_error(shell.next_tuple)
+    assert error.code == "MULTILANG_SYNC_TIMEOUT"
+    assert "spout 'probe' task 3" in str(error) and "'next'" in str(error)
+    assert 0.9 < time.monotonic() - started < 5, "the timeout counts from the one 'next'"
+    assert longest < 0.25, "each call waits one short slice, not the whole timeout"
     assert shell.subprocess.proc.poll() is not None and shell.subprocess.proc.pid == pid
+    assert _sent_commands(tmp_path) == [b'{"command":"next","id":""}'], "one next only"
+
+
+def test_commands_asked_for_while_a_next_is_outstanding_follow_its_sync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROBE_IDS", json.dumps([1, 2]))
+    shell = spout(probe("spout_slow"), transcript=str(tmp_path / "t"))
+    wait_for(lambda: shell.next_tuple() or not shell.waiting_for_sync, timeout=5,
+             interval=0.0, message="the first next answered")
+    started = time.monotonic()
+    shell.next_tuple()  # the second next: the child takes 0.3 s to answer
+    assert shell.waiting_for_sync and time.monotonic() - started < 0.2
+    shell.ack(1)
+    shell.fail(1)  # no longer in flight: never sent
+    shell.deactivate()
+    assert time.monotonic() - started < 0.2, "queued behind the next, they do not wait"
+    assert _sent_commands(tmp_path) == [b'{"command":"next","id":""}', b"[7,8]",
+                                        b'{"command":"next","id":""}']
+    calls = 0
+    while shell.waiting_for_sync or shell._queued:
+        shell.next_tuple()
+        calls += 1
+    assert calls > 1, "the sync took several slices"
+    shell.close()
+    assert [e["tup_id"] for e in shell._collector.emits] == [1, 2]
+    assert _sent_commands(tmp_path) == [
+        b'{"command":"next","id":""}', b"[7,8]", b'{"command":"next","id":""}', b"[7,8]",
+        b'{"command":"ack","id":1}', b'{"command":"deactivate","id":""}']
 
 
 def test_a_spout_sending_ack_is_a_protocol_error() -> None:

@@ -197,12 +197,21 @@ def run_bolt() -> None:
 
 def run_spout(setup: dict) -> None:
     ids = json.loads(os.environ.get("PROBE_IDS", "[]"))
+    hang_marker = None
+    if MODE == "spout_hang_once":  # hangs in its first next ever; a restarted child emits
+        hang_marker = os.path.join(setup["conf"]["test.dir"], "hang.marker")
+        ids = list(range(int(setup["conf"].get("probe.count", 10))))
     while True:
         cmd = read_command()
         name = cmd["command"]
         if name == "next":
             if MODE == "spout_hang":
                 time.sleep(3600)
+            if hang_marker and not os.path.exists(hang_marker):
+                open(hang_marker, "w").close()
+                time.sleep(3600)
+            if MODE == "spout_slow":  # answers, but later than the host's wait slice
+                time.sleep(float(os.environ.get("PROBE_SLEEP", "0.3")))
             if MODE == "spout_ack_back":
                 send({"command": "ack", "id": 1})
             if ids and MODE == "spout_direct":  # to the task in PROBE_TASK
