@@ -1,6 +1,7 @@
 """The supervisor's sync loop: make the running workers match the assignments.
 
-Every ``supervisor.monitor.frequency.secs`` (and at once when an assignment appears or goes)
+Every ``supervisor.monitor.frequency.secs`` (and at once when an assignment appears, goes or
+changes)
 it re-registers itself, downloads code for new assignments into
 ``<storm.local.dir>/supervisor/stormdist/<topology id>/``, launches workers for its slots,
 restarts dead ones and kills the ones no longer assigned. It never depends on Nimbus for the
@@ -28,6 +29,7 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import safe_extract
 from sparkstorm.cluster.nimbus.service import local_dir
 from sparkstorm.cluster.nimbus.ui_views import VERSION
+from sparkstorm.cluster.state.base import Watch
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
@@ -73,6 +75,8 @@ class Supervisor:
         self.start_timeout = float(str(conf.get("supervisor.worker.start.timeout.secs")
                                        or 120))
         self.started = time.time()
+        self._assignment_watches: dict[str, Watch] = {}
+        self._watches_lock = threading.Lock()  # watch callbacks run on the store's threads
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -80,7 +84,7 @@ class Supervisor:
     def start(self) -> None:
         """Register, then run the sync loop on a daemon thread."""
         self.register()
-        self.state.on_assignments_change(lambda _ids: self._wake.set())
+        self.state.on_assignments_change(self._watch_assignments)
         self._thread = threading.Thread(target=self._loop, name="supervisor", daemon=True)
         self._thread.start()
         logger.info("supervisor %s started with slots %s", self.id, list(self.ports))
@@ -89,12 +93,31 @@ class Supervisor:
         """Stop the loop; leave the workers running (a restart adopts them) unless asked."""
         self._stop.set()
         self._wake.set()
+        with self._watches_lock:
+            for watch in self._assignment_watches.values():
+                watch.cancel()
+            self._assignment_watches.clear()
         if self._thread is not None:
             self._thread.join(30)
         if kill_workers:
             for process in list(self.workers.values()):
                 self.launcher.kill(process)
             self.workers.clear()
+
+    def _watch_assignments(self, topology_ids: list[str]) -> None:
+        """Wake the loop when an assignment appears or goes, and when one changes (a worker
+        moved here or away, a rebalance gave it new worker ids): each topology's assignment
+        node gets its own data watch, so the supervisor acts at once, not at its next
+        round."""
+        with self._watches_lock:
+            if self._stop.is_set():
+                return
+            for gone in set(self._assignment_watches) - set(topology_ids):
+                self._assignment_watches.pop(gone).cancel()
+            for topology_id in set(topology_ids) - set(self._assignment_watches):
+                self._assignment_watches[topology_id] = self.state.on_assignment_change(
+                    topology_id, lambda _assignment: self._wake.set())
+        self._wake.set()
 
     def _loop(self) -> None:
         period = float(str(self.conf.get("supervisor.monitor.frequency.secs") or 3))

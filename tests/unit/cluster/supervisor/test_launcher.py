@@ -48,3 +48,34 @@ def test_silence_gives_the_start_timeout_before_the_first_heartbeat(tmp_path: Pa
         silent = supervisor.silence(process, now + 2)
         assert silent is not None and "no heartbeat for 31.0 s" in silent
         assert "supervisor.worker.timeout.secs=30" in silent
+
+
+def test_a_changed_assignment_wakes_the_supervisor_at_once(tmp_path: Path) -> None:
+    """A move or a rebalance changes an existing assignment: the supervisor must act on it
+    now, not at its next round (an hour away here)."""
+    from sparkstorm.cluster.state.records import Assignment, WorkerSlot
+    from sparkstorm.testing.polling import wait_for
+
+    conf = {"storm.local.dir": str(tmp_path), "supervisor.monitor.frequency.secs": 3600}
+    with EmbeddedStore(tmp_path / "store.sqlite") as store:
+        state = ClusterState(store)
+        client = NimbusClient("http://127.0.0.1:1", None)
+        supervisor = Supervisor(conf, state, client)
+        rounds: list[float] = []
+        supervisor.sync = lambda: rounds.append(1.0)  # type: ignore[method-assign]
+        slot = WorkerSlot("elsewhere", 6700)
+
+        def assign(worker_id: str) -> None:
+            state.set_assignment("t-1-1", Assignment("t-1-1", {(1, 1): slot}, {(1, 1): 1},
+                                                     {slot: worker_id}, {"elsewhere": "h"}))
+        try:
+            supervisor.start()
+            wait_for(lambda: len(rounds) >= 1, 10, message="the first round")
+            assign("w1")
+            wait_for(lambda: len(rounds) >= 2, 10, message="a new assignment wakes it")
+            settled = len(rounds)
+            assign("w2")  # the same topology, a new worker id: only a data watch sees it
+            wait_for(lambda: len(rounds) > settled, 10, message="a changed one wakes it")
+        finally:
+            supervisor.stop()
+            client.close()
