@@ -139,7 +139,11 @@ class TopologyRunner:
         if spark is None:
             spark, self._owns_spark = get_spark(self.conf, f"sparkstorm-{self.name}")
         self._spark = spark
-        self.pool.start()
+        try:
+            self.pool.start()
+        except BaseException:
+            self._close()  # the pool stopped its executors; the folder and Spark go too
+            raise
         self._thread = threading.Thread(target=self._loop, name=f"worker-{self.name}",
                                         daemon=True)
         self._thread.start()

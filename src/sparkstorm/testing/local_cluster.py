@@ -21,7 +21,7 @@ from typing import Any
 from sparkstorm.config import component_conf, load_config
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.worker import TopologyRunner
-from sparkstorm.errors import TopologyError
+from sparkstorm.errors import EngineError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
 
@@ -98,8 +98,19 @@ class LocalCluster:
         self._runner(name).set_active(False)
 
     def kill_topology(self, name: str, timeout: float | None = 60.0) -> None:
-        """Shut the topology down cleanly and forget it."""
-        self._runner(name).stop(timeout)
+        """Shut the topology down cleanly and forget it.
+
+        Raises:
+            EngineError: ``TOPOLOGY_SHUTDOWN_TIMEOUT`` when it is still shutting down after
+                ``timeout`` seconds; it stays listed, so a later call waits again.
+        """
+        runner = self._runner(name)
+        runner.stop(timeout)
+        if not runner.stopped.is_set():
+            msg = (f"topology {name!r} is still shutting down after {timeout} s (in-flight "
+                   "trees, executor processes or Spark); call kill_topology again to wait "
+                   "longer")
+            raise EngineError(msg, code="TOPOLOGY_SHUTDOWN_TIMEOUT")
         del self.runners[name]
 
     def _runner(self, name: str) -> TopologyRunner:

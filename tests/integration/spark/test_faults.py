@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections import Counter
 from pathlib import Path
 
 import psutil
+import pytest
 
 from sparkstorm import Topology
+from sparkstorm.engine.worker import WORKDIR_PREFIX
+from sparkstorm.errors import EngineError
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
@@ -181,6 +185,44 @@ def test_a_component_failing_in_initialize_is_reported_and_retried_with_backoff(
              message="restart delay grows")
     assert runner.pool.restarts < 10, "a broken initialize must not restart in a tight loop"
     cluster.kill_topology("late-break")
+
+
+def test_a_kill_that_times_out_says_so_and_a_second_kill_finishes_it(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    runner = cluster.submit_topology("slow-kill", KillTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 10**9, "topology.max.spout.pending": 50})
+    wait_for(lambda: len(_acked(tmp_path)) > 10, timeout=60, message="running")
+    with pytest.raises(EngineError) as caught:
+        cluster.kill_topology("slow-kill", timeout=0.001)
+    assert caught.value.code == "TOPOLOGY_SHUTDOWN_TIMEOUT"
+    assert cluster.runners["slow-kill"] is runner, "still listed while it shuts down"
+    cluster.kill_topology("slow-kill")
+    assert "slow-kill" not in cluster.runners and runner.stopped.is_set()
+
+
+class NeverStartsTopology(Topology):
+    numbers = NumberSpout.spec()
+    sink = BrokenStartBolt.spec(inputs=[numbers])
+
+
+def test_a_topology_that_cannot_start_is_refused_and_leaves_nothing_behind(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    before = set(psutil.Process().children(recursive=True))
+    with pytest.raises(EngineError) as caught:
+        cluster.submit_topology("never", NeverStartsTopology, conf={
+            "test.dir": str(tmp_path), "test.count": 1})
+    assert caught.value.code == "EXECUTOR_START_FAILED"
+    assert "cannot reach the database" in str(caught.value), "the executor's log is shown"
+    assert "never" not in cluster.runners
+    left = [p for p in set(psutil.Process().children(recursive=True)) - before
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            and "executor_main" in " ".join(p.cmdline())]
+    assert not left, "no executor process may outlive a failed start"
+    prefix = f"{WORKDIR_PREFIX}{os.getpid()}-"
+    assert not [p for p in Path(tempfile.gettempdir()).glob(prefix + "*")
+                if (p / "plan.json").exists() and "never" in (p / "plan.json").read_text()]
 
 
 def test_a_window_whose_job_fails_fails_its_open_trees_and_they_replay(
