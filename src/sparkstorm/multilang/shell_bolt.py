@@ -94,9 +94,19 @@ class ShellBolt(ShellComponent, Bolt):
         return len(self._pending)
 
     def process(self, tup: Tuple) -> None:
-        """Queue ``tup`` for the child (see the class docstring)."""
-        self._check_started()
-        self._guarded(self._queue, tup)
+        """Queue ``tup`` for the child (see the class docstring).
+
+        Raises:
+            MultilangError: the child could not be started, or died; ``tup`` is failed
+                (cause ``crash``) so its tree replays now instead of timing out.
+        """
+        try:
+            self._check_started()
+            self._guarded(self._queue, tup)
+        except BaseException as exc:
+            reason = f"subprocess stopped ({getattr(exc, 'code', type(exc).__name__)})"
+            self._collector.fail(tup, reason, "crash")
+            raise
 
     def process_tick(self, tup: Tuple) -> None:
         """Queue the tick tuple ``tup`` for the child, untracked (see the class docstring)."""

@@ -92,11 +92,14 @@ def test_a_bolt_busy_longer_than_the_timeout_is_killed() -> None:
 
 
 def _startup_error(shell: ShellBolt) -> MultilangError:
-    """Start-up faults are kept and raised from the first call (reported like the rest)."""
+    """Start-up faults are kept and raised from the first call (reported like the rest);
+    a tuple handed to the broken instance is failed at once, so it replays."""
     with pytest.raises(MultilangError) as info:
         shell.end_window()
+    item = tup("plain", 0)
     with pytest.raises(MultilangError):
-        shell.process(tup("plain", 0))
+        shell.process(item)
+    assert shell._collector.failed == [item] and shell._collector.causes == ["crash"]
     return info.value
 
 

@@ -185,12 +185,35 @@ def bolt_tuple(tup: dict) -> None:
 held: list[str] = []
 
 
+def first_fault() -> bool:
+    """``fault_once``: True the first time ever (a marker file at $PROBE_MARKER), so the
+    child restarted after the fault behaves."""
+    marker = os.environ["PROBE_MARKER"]
+    if os.path.exists(marker):
+        return False
+    open(marker, "w").close()
+    return True
+
+
 def run_bolt() -> None:
+    stuck = False
+    trigger = int(os.environ.get("PROBE_TRIGGER", "20"))
     while True:
         tup = read_command()
         if tup["stream"] == "__heartbeat":
-            if MODE != "no_heartbeat":
+            if MODE != "no_heartbeat" and not stuck:
                 send({"command": "sync"})
+            continue
+        if stuck:  # reads on, but neither answers heartbeats nor acks
+            continue
+        if MODE == "fault_once" and tup["tuple"][:1] == [trigger] and first_fault():
+            fault = sys.argv[2]
+            if fault == "badjson":
+                write(b"{\"command\": \"emit\", \"tuple\": [\nend\n")
+            elif fault == "garbage":  # merges with the next message
+                write(b"hello from print()\n")
+            elif fault == "no_heartbeat":
+                stuck = True
             continue
         bolt_tuple(tup)
 
@@ -238,6 +261,12 @@ def main() -> None:
         sys.exit(4)
     if MODE == "no_handshake":
         time.sleep(3600)
+    if MODE == "fault_once" and sys.argv[2] in ("crash_at_start", "no_handshake") \
+            and first_fault():
+        if sys.argv[2] == "no_handshake":
+            time.sleep(3600)
+        sys.stderr.write("probe: cannot start, missing config\n")
+        sys.exit(4)
     if MODE == "stdout_first":
         write(b"Starting up...\n")
     setup = handshake()
