@@ -105,6 +105,8 @@ class TaskCollector:
         self.acked_count: dict[tuple[str, str], int] = {}
         """Inputs acked explicitly through this collector (auto acks are counted by the
         executor's loop), by (source component, stream)."""
+        self.acked_ms: dict[tuple[str, str], float] = {}
+        """Their process latencies (receipt to ack), summed, by the same keys."""
 
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command): it
@@ -242,6 +244,10 @@ class TaskCollector:
         tup.done = True
         key = (tup.component, tup.stream)
         self.acked_count[key] = self.acked_count.get(key, 0) + 1
+        received = getattr(tup, "received", None)  # set for bolts that ack themselves
+        if received is not None:
+            self.acked_ms[key] = self.acked_ms.get(key, 0.0) + \
+                (time.perf_counter() - received) * 1000.0
         if tup.anchors:
             xor, val = self.output.xor, tup.ack_val
             for root, edge in tup.anchors.items():

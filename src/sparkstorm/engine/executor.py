@@ -163,10 +163,13 @@ class BoltExecutor(ExecutorHost):
         auto_ack, xor = self.auto_ack, self.output.xor
         next_id = self.next_tuple_id
         done = auto_acked = 0
+        started = time.perf_counter()
         try:
             for values, anchors in zip(values_list, anchors_list, strict=False):
                 next_id += 1
                 tup = Tuple(next_id, component, stream, src, values, values_cls, anchors)
+                if not auto_ack:  # acked later, maybe much later: its process latency
+                    tup.received = time.perf_counter()  # counts from here
                 collector.current = tup
                 process(tup)
                 done += 1
@@ -188,9 +191,15 @@ class BoltExecutor(ExecutorHost):
         finally:
             collector.current = None
             self.next_tuple_id = next_id
-            self.stats.count(self.stats.executed, key, done)
+            stats = self.stats
+            stats.count(stats.executed, key, done)
             # explicit acks (and acks of kept tuples, later) are counted by the collector
-            self.stats.count(self.stats.acked, key, auto_acked)
+            stats.count(stats.acked, key, auto_acked)
+            if done:
+                spent_ms = (time.perf_counter() - started) * 1000.0
+                stats.add_ms(stats.execute_ms, key, spent_ms)
+                # an auto-acked tuple's process latency is its own execute time
+                stats.add_ms(stats.process_ms, key, spent_ms * auto_acked / done)
 
     def _fail_rest(self, batches: list[list[Any]]) -> None:
         """Fail the tuples after a crash, so their trees replay now instead of timing out."""
@@ -207,7 +216,9 @@ class BoltExecutor(ExecutorHost):
                 self.stats.count(self.stats.failed, key, n)
             for key, n in collector.acked_count.items():
                 self.stats.count(self.stats.acked, key, n)
-            collector.failed_count, collector.acked_count = {}, {}
+            for key, ms in collector.acked_ms.items():
+                self.stats.add_ms(self.stats.process_ms, key, ms)
+            collector.failed_count, collector.acked_count, collector.acked_ms = {}, {}, {}
         return self.stats.take()
 
 
@@ -218,6 +229,10 @@ class BoltWindowStats:
         self.executed: dict[tuple[str, str], int] = {}
         self.acked: dict[tuple[str, str], int] = {}
         self.failed: dict[tuple[str, str], int] = {}
+        self.execute_ms: dict[tuple[str, str], float] = {}
+        """Time spent in ``process`` per input stream (Storm's execute latency, summed)."""
+        self.process_ms: dict[tuple[str, str], float] = {}
+        """From receipt to ack, summed over the acked tuples (Storm's process latency)."""
         self.busy_seconds = 0.0
 
     @staticmethod
@@ -226,16 +241,22 @@ class BoltWindowStats:
         if n:
             counts[key] = counts.get(key, 0) + n
 
+    @staticmethod
+    def add_ms(sums: dict[tuple[str, str], float], key: tuple[str, str], ms: float) -> None:
+        """Add ``ms`` to ``sums[key]``."""
+        sums[key] = sums.get(key, 0.0) + ms
+
     def take(self) -> dict[str, Any]:
         out = {
             "executed": _keyed(self.executed), "acked": _keyed(self.acked),
             "failed": _keyed(self.failed), "busy_ms": self.busy_seconds * 1000.0,
+            "execute_ms": _keyed(self.execute_ms), "process_ms": _keyed(self.process_ms),
         }
         self.__init__()  # type: ignore[misc]
         return out
 
 
-def _keyed(counts: dict[tuple[str, str], int]) -> dict[str, int]:
+def _keyed(counts: dict[tuple[str, str], Any]) -> dict[str, Any]:
     return {f"{c}:{s}": n for (c, s), n in counts.items()}
 
 

@@ -37,6 +37,10 @@ class LatencySample:
         return out
 
 
+def _mean(total: float, count: int) -> float | None:
+    return total / count if count else None
+
+
 def percentile(values: list[float], fraction: float) -> float | None:
     """The ``fraction`` percentile of ``values`` (nearest rank), None if empty."""
     if not values:
@@ -64,10 +68,15 @@ class ComponentCounters:
     errors: int = 0
     fail_causes: dict[tuple[str, str], int] = field(default_factory=dict)
     """Failed trees of a spout by (cause, reason); see ``engine.collector.FAIL_CAUSES``."""
+    execute_ms: dict[str, float] = field(default_factory=dict)
+    """A bolt's time in ``process`` per input stream, summed."""
+    process_ms: dict[str, float] = field(default_factory=dict)
+    """A bolt's receipt-to-ack times per input stream, summed over its acked tuples."""
 
     def add(self, other: ComponentCounters, *, keep_samples: bool = True) -> None:
         """Add ``other``'s counts into these (and its latency sample, if ``keep_samples``)."""
-        for name in ("emitted", "transferred", "executed", "acked", "failed", "fail_causes"):
+        for name in ("emitted", "transferred", "executed", "acked", "failed", "fail_causes",
+                     "execute_ms", "process_ms"):
             mine, theirs = getattr(self, name), getattr(other, name)
             for key, value in theirs.items():
                 mine[key] = mine.get(key, 0) + value
@@ -120,10 +129,10 @@ class ComponentCounters:
             "errors": self.errors,
             "busy_ms": self.busy_ms,
             "capacity": self.busy_ms / (seconds * 1000.0) if seconds else None,
+            # the executor's busy time, which includes a shell bolt's end-of-window wait
+            # for its subprocess, over the tuples executed
             "execute_latency_ms": self.busy_ms / executed if executed else None,
-            # Tuples are acked when process returns (or later, by the bolt); process
-            # latency is measured the same way, per window, over the acked tuples.
-            "process_latency_ms": self.busy_ms / acked if executed and acked else None,
+            "process_latency_ms": _mean(sum(self.process_ms.values()), acked),
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
             "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
@@ -134,6 +143,10 @@ class ComponentCounters:
                 "emitted": dict(self.emitted), "transferred": dict(self.transferred),
                 "executed": dict(self.executed), "acked": dict(self.acked),
                 "failed": dict(self.failed),
+                "execute_latency_ms": {k: _mean(ms, self.executed.get(k, 0))
+                                       for k, ms in self.execute_ms.items()},
+                "process_latency_ms": {k: _mean(ms, self.acked.get(k, 0))
+                                       for k, ms in self.process_ms.items()},
             },
         }
 

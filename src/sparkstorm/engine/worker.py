@@ -291,4 +291,6 @@ def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
         timed_out=int(stats.get("timed_out", 0)), errors=errors,
         fail_causes={(str(cause), str(reason)): int(n)
                      for cause, reason, n in stats.get("fail_causes", ())},
+        execute_ms=dict(stats.get("execute_ms", {})),
+        process_ms=dict(stats.get("process_ms", {})),
     )

@@ -33,7 +33,9 @@ class Tuple:
     """
 
     __slots__ = ("id", "component", "stream", "task", "_raw", "values", "anchors", "ack_val",
-                 "done")
+                 "done", "received")
+    # ``received`` (perf_counter seconds) is set by the engine only for bolts that ack
+    # themselves, whose process latency runs from receipt to a later ack
 
     def __init__(
         self,

@@ -163,7 +163,11 @@ def test_reset_timeout_keeps_a_tuple_alive_past_the_message_timeout(
     later = runner.window + 3  # a late timeout of an acked tree would show up here
     wait_for(lambda: runner.window >= later, timeout=30, message="three more windows")
     spout = runner.stats.summary()["components"]["numbers"]
+    keeper = runner.stats.summary()["components"]["keeper"]
     cluster.kill_topology("reset")
+    # process latency runs from receipt to the (late) ack; execute latency is process()
+    assert keeper["process_latency_ms"] >= HOLD_SECS * 1000 > 10 * keeper["execute_latency_ms"]
+    assert keeper["by_stream"]["process_latency_ms"]["numbers:default"] >= HOLD_SECS * 1000
 
     events = read_events(tmp_path, "numbers")
     assert not [e for e in events if e["event"] == "fail"], "a kept tuple was failed"

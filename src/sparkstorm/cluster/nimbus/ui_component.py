@@ -131,8 +131,8 @@ class ComponentPage:
     @staticmethod
     def _bolt(totals: dict[str, Any], by_window: dict[str, dict[str, Any]]) -> dict[str, Any]:
         streams = totals.get("by_stream") or {}
-        execute = latency(totals.get("execute_latency_ms"))
-        process = latency(totals.get("process_latency_ms"))
+        executes = streams.get("execute_latency_ms") or {}
+        processes = streams.get("process_latency_ms") or {}
         summary = [{"window": w, "windowPretty": window_pretty(w),
                     **{k: int(stats.get(k, 0)) for k in _COUNTS},
                     "executeLatency": latency(stats.get("execute_latency_ms")),
@@ -147,7 +147,8 @@ class ComponentPage:
             inputs.append({"component": source, "encodedComponentId": quote(source, safe=""),
                            "stream": stream or "default",
                            "executed": int(streams.get("executed", {}).get(key, 0)),
-                           "executeLatency": execute, "processLatency": process,
+                           "executeLatency": latency(executes.get(key)),
+                           "processLatency": latency(processes.get(key)),
                            "acked": int(streams.get("acked", {}).get(key, 0)),
                            "failed": int(streams.get("failed", {}).get(key, 0))})
         names = sorted({s for key in ("emitted", "transferred") for s in streams.get(key, {})})

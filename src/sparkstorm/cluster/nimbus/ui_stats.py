@@ -58,7 +58,10 @@ def merge(into: dict[str, Any], stats: dict[str, Any]) -> None:
     for key, values in (stats.get("by_stream") or {}).items():
         mine = streams.setdefault(key, {})
         for stream, value in values.items():
-            mine[stream] = mine.get(stream, 0) + int(value)
+            if key in _LATENCIES:  # per stream: one worker per topology, its own
+                mine[stream] = value
+            else:
+                mine[stream] = mine.get(stream, 0) + int(value)
     causes = into.setdefault("failures_by_cause", {})
     for cause, value in (stats.get("failures_by_cause") or {}).items():
         causes[cause] = causes.get(cause, 0) + int(value)

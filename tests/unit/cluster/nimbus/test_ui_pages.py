@@ -32,7 +32,8 @@ def heartbeat_stats(now: float) -> dict[str, Any]:
                               fail_causes={("explicit", "split: bad word"): 1})
     bolt = ComponentCounters(emitted={"default": 30}, transferred={"default": 30},
                              executed={"word:default": 10}, acked={"word:default": 10},
-                             busy_ms=2.5)
+                             busy_ms=2.5, execute_ms={"word:default": 2.0},
+                             process_ms={"word:default": 5.0})
     stats.record(WindowRecord(0, now - 2, 1.0, {"word": spout, "split": bolt},
                               {0: bolt, 1: spout}))
     return stats.summary(now)
@@ -76,8 +77,10 @@ def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: Cl
         "id": "split", "encodedId": "split", "name": "t", "componentType": "bolt",
         "executors": 1, "tasks": 4, "topologyId": topology_id, "topologyStatus": "ACTIVE",
         "window": ":all-time"}
+    # execute latency: busy time (2.5 ms, end-of-window work included) per executed tuple;
+    # process latency: receipt to ack (5 ms summed) per acked tuple
     all_time = {"emitted": 30, "transferred": 30, "acked": 10, "failed": 0, "executed": 10,
-                "executeLatency": "0.250", "processLatency": "0.250"}
+                "executeLatency": "0.250", "processLatency": "0.500"}
     assert [(row["window"], row["windowPretty"]) for row in page["boltStats"]] == [
         ("600", "10m 0s"), ("10800", "3h 0m 0s"), ("86400", "1d 0h 0m 0s"),
         (":all-time", "All time")]
@@ -87,7 +90,7 @@ def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: Cl
     assert page["boltStats"][-1]["capacity"] == f"{2.5 / 60_000:.3f}"
     assert page["inputStats"] == [{
         "component": "word", "encodedComponentId": "word", "stream": "default",
-        "executed": 10, "executeLatency": "0.250", "processLatency": "0.250", "acked": 10,
+        "executed": 10, "executeLatency": "0.200", "processLatency": "0.500", "acked": 10,
         "failed": 0}]
     assert page["outputStats"] == [{"stream": "default", "emitted": 30, "transferred": 30}]
     (executor,) = page["executorStats"]
