@@ -160,3 +160,36 @@ def test_a_spout_that_crashes_at_start_reports_on_first_call() -> None:
         shell.activate()
     assert info.value.code == "MULTILANG_SUBPROCESS_EXITED"
     assert "missing config" in str(info.value)
+
+
+@pytest.mark.parametrize(("fault", "code", "shown"), [
+    ("badjson", "MULTILANG_MALFORMED_MESSAGE", "not JSON"),
+    ("garbage", "MULTILANG_MALFORMED_MESSAGE", "hello from print()"),
+    ("exit", "MULTILANG_SUBPROCESS_EXITED", "probe: exiting on purpose"),
+    ("nosync", "MULTILANG_SYNC_TIMEOUT", "sync after 'next'"),
+    ("unknown", "MULTILANG_UNEXPECTED_COMMAND", "frobnicate"),
+    ("taskids", "MULTILANG_MALFORMED_MESSAGE", "[7, 8]"),
+])
+def test_spout_faults_kill_the_child_and_drop_its_pending_tuples(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str, code: str,
+        shown: str) -> None:
+    monkeypatch.setenv("PROBE_IDS", json.dumps([1, 2, 3]))
+    shell = spout(probe("spout_fault") + [fault], FAST, transcript=str(tmp_path / "t"))
+    for _ in range(3):
+        shell.next_tuple()
+    shell.ack(1)
+    assert len(shell._pending) == 2
+    error, _ = _calls_until_error(shell.next_tuple)
+    assert error.code == code
+    assert shown in str(error) and "spout 'probe' task 3" in str(error)
+    assert shell.subprocess.proc.poll() is not None, "the child is killed"
+    assert not shell._pending, "its pending tuples die with it"
+    sent = _sent_commands(tmp_path)
+    shell.fail(2)  # the executor's verdicts for them are not sent anywhere, nor fatal
+    shell.ack(3)
+    assert _sent_commands(tmp_path) == sent
+    with pytest.raises(MultilangError) as again:
+        shell.next_tuple()
+    assert again.value.code == "MULTILANG_SUBPROCESS_EXITED"
+    if fault == "exit":
+        assert "exit code 3" in str(error)

@@ -218,6 +218,23 @@ def run_bolt() -> None:
         bolt_tuple(tup)
 
 
+def spout_fault(fault: str) -> None:
+    if fault == "badjson":
+        write(b"{\"command\": \"emit\", \"tuple\": [\nend\n")
+    elif fault == "garbage":  # merges with the sync that follows
+        write(b"hello from print()\n")
+    elif fault == "exit":
+        sys.stderr.write("probe: exiting on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elif fault == "nosync":
+        time.sleep(3600)
+    elif fault == "unknown":
+        send({"command": "frobnicate"})
+    elif fault == "taskids":  # a task-id list nobody asked for
+        send([7, 8])
+
+
 def run_spout(setup: dict) -> None:
     ids = json.loads(os.environ.get("PROBE_IDS", "[]"))
     hang_marker = None
@@ -246,6 +263,8 @@ def run_spout(setup: dict) -> None:
                 send({"command": "log", "msg": f"tasks {tasks}"})
             elif MODE == "spout_unreliable":
                 emit(["n", "u"], None, need_task_ids=False)
+            elif MODE == "spout_fault":  # once PROBE_IDS are emitted: the fault in argv[2]
+                spout_fault(sys.argv[2])
         elif name in ("ack", "fail"):
             send({"command": "log", "msg": json.dumps({name: cmd["id"]})})
         elif name in ("activate", "deactivate"):
