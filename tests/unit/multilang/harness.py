@@ -26,7 +26,8 @@ def probe(mode: str) -> list[str]:
 
 class FakeCollector:
     """Records what the shell component does; routes every stream to tasks 7 and 8, and
-    direct emits as the engine does (only tasks 7 and 8 subscribe, directly, to ``direct``).
+    direct emits as the engine does (only tasks 7 and 8 subscribe, directly, to ``direct``);
+    ``nobody`` has no subscribers.
     """
 
     def __init__(self) -> None:
@@ -40,6 +41,8 @@ class FakeCollector:
              need_task_ids: bool, tup_id: Any) -> list[int] | None:
         if direct_task is not None:
             tasks = DIRECT_ROUTE.tasks_for(list(values), direct_task)
+        elif stream == "nobody":
+            tasks = NOBODY_ROUTE.tasks_for(list(values), None)
         else:
             tasks = [7, 8]
         self.emits.append({"values": values, "stream": stream, "anchors": anchors,
@@ -64,9 +67,12 @@ class FakeCollector:
         self.errors.append(text)
 
 
-OUTPUTS = [Stream(["a", "b", "c", "d"]), Stream(["x"], name="direct", direct=True)]
+OUTPUTS = [Stream(["a", "b", "c", "d"]), Stream(["x"], name="direct", direct=True),
+           Stream(["x"], name="nobody")]
 DIRECT_ROUTE = StreamRoute("probe", OUTPUTS[1],
                            [Subscription("sink", Grouping.DIRECT, (7, 8))], random.Random(0))
+NOBODY_ROUTE = StreamRoute("probe", OUTPUTS[2], [], random.Random(0))
+"""A declared stream no component subscribes to: the engine routes its tuples nowhere."""
 
 
 def context(name: str = "probe") -> dict[str, Any]:
@@ -74,8 +80,9 @@ def context(name: str = "probe") -> dict[str, Any]:
     return {
         "taskid": TASK, "componentid": name,
         "task->component": {"1": "src", "3": name, "7": "sink", "8": "sink"},
-        "streams": ["default", "direct"],
-        "stream->outputfields": {"default": ["a", "b", "c", "d"], "direct": ["x"]},
+        "streams": ["default", "direct", "nobody"],
+        "stream->outputfields": {"default": ["a", "b", "c", "d"], "direct": ["x"],
+                                 "nobody": ["x"]},
         "stream->target->grouping": {"default": {"sink": {"type": "SHUFFLE"}}},
         "source->stream->grouping": {"src": {"default": {"type": "SHUFFLE"}}},
         "source->stream->fields": {"src": {"default": ["word", "n"]}},

@@ -76,7 +76,12 @@ def handshake() -> dict:
         send({"command": "emit", "tuple": ["early"], "need_task_ids": False})
     pid = os.getpid()
     open(os.path.join(setup["pidDir"], str(pid)), "w").close()
-    send({"pid": pid})
+    if MODE == "bad_pid":  # the PID as PROBE_PID (JSON) instead
+        send({"pid": json.loads(os.environ["PROBE_PID"])})
+    elif MODE == "pid_in_array":
+        send([pid])
+    else:
+        send({"pid": pid})
     return setup
 
 
@@ -104,6 +109,9 @@ def bolt_tuple(tup: dict) -> None:
         emit(tup["tuple"], [tid], need_task_ids=False)
     elif word == "direct":
         emit(["d"], [tid], stream="direct", task=tup["tuple"][1])
+    elif word == "nobody":  # storm.py style, on a stream nobody subscribes to
+        tasks = emit(["n"], [tid], stream="nobody")
+        emit(["tasks", tasks], [tid])
     elif word == "task0":
         emit(["t0"], [tid], task=0)
     elif word == "hold":  # ack later, like a batching bolt
