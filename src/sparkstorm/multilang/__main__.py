@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None, infile: BinaryIO | None = None,
                         help="directory to put on sys.path first (repeatable)")
     args = parser.parse_args(argv)
     sys.path[:0] = args.path
-    serializer = serializer_for(args.serializer, where="--serializer")
+    # a child may send NaN and Infinity: our host and Storm's both accept them
+    serializer = serializer_for(args.serializer, where="--serializer", allow_nan=True)
     cls = load_class(args.component, component=args.component)
     if outfile is None:
         outfile = protect_stdout()

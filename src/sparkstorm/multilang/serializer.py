@@ -18,6 +18,7 @@ and by the child runtime (``runtime.py``).
 from __future__ import annotations
 
 import json
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -35,6 +36,16 @@ JSON_SERIALIZERS = frozenset({
 MSGPACK_SERIALIZERS = frozenset({
     "msgpack", "com.yelp.pyleus.serializer.MessagePackSerializer",
 })
+
+
+class NonFiniteNumberError(ValueError):
+    """A message for the JSON serializer holds NaN or an infinity, which JSON does not have
+    (node's ``JSON.parse`` rejects them); ``value`` and ``path`` say which and where."""
+
+    def __init__(self, value: float, path: str) -> None:
+        super().__init__(f"{value!r} at {path} is not JSON")
+        self.value = value
+        self.path = path
 
 
 class DecodeError(ValueError):
@@ -100,14 +111,16 @@ def _json_decode(data: bytes | str) -> Any:
 
 
 
-def _make_encoder(default: Any) -> Any:
+def _make_encoder(default: Any, *, allow_nan: bool = False) -> Any:
     """A one-shot ASCII-only compact JSON encoder, built once (``json.dumps`` rebuilds its C
-    encoder on every call, a measurable share of a shell bolt's per-tuple cost)."""
+    encoder on every call, a measurable share of a shell bolt's per-tuple cost). Without
+    ``allow_nan`` a NaN or infinity raises ValueError instead of writing ``NaN``."""
     if c_make_encoder is None:  # pragma: no cover - CPython always has the C encoder
-        encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=default)
+        encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=default,
+                                   allow_nan=allow_nan)
         return encoder.encode
     make = c_make_encoder(None, default, encode_basestring_ascii, None, ":", ",", False, False,
-                          True)
+                          allow_nan)
 
     def encode(obj: Any) -> str:
         return "".join(make(obj, 0))
@@ -121,7 +134,42 @@ def _refuse(value: Any) -> Any:
 
 
 encode_json: Callable[[Any], str] = _make_encoder(_refuse)
+"""Strict: raises TypeError for values JSON lacks, ValueError for NaN and infinities."""
+_encode_json_nan: Callable[[Any], str] = _make_encoder(_refuse, allow_nan=True)
 _encode_lenient: Callable[[Any], str] = _make_encoder(str)
+
+
+def find_non_finite(value: Any, path: str = "message") -> tuple[float, str] | None:
+    """The first NaN or infinity in ``value`` and where it is, e.g. ``(nan, "message.tuple[1]")``.
+
+    Example:
+        >>> find_non_finite({"tuple": [1, float("inf")]})
+        (inf, 'message.tuple[1]')
+    """
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (value, path)
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{key}", item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = find_non_finite(item, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity replaced by its text (``"nan"``, ``"inf"``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 class JsonDecoder(Decoder):
@@ -215,24 +263,49 @@ class JsonSerializer(Serializer):
     """Storm's ``JsonSerializer``: single-line, ASCII-only JSON followed by ``\\nend\\n``.
 
     All non-ASCII text is escaped on the way out, so children that decode stdin with their
-    locale's encoding (storm.py under a latin-1 locale) still read it right.
+    locale's encoding (storm.py under a latin-1 locale) still read it right. NaN and
+    infinities are refused (:class:`NonFiniteNumberError`): they are not JSON, and node's
+    ``JSON.parse`` rejects them; ``allow_nan=True`` writes them as ``NaN``/``Infinity`` as
+    Python's encoder does (used by our child runtime: the host accepts them, as Storm does).
 
     Example:
         >>> JsonSerializer().encode({"tuple": ["café"]})
         b'{"tuple":["caf\\\\u00e9"]}\\nend\\n'
         >>> JsonSerializer().decoder().feed(b'{"command":"sync"}\\r\\nend\\r\\n[1')
         [{'command': 'sync'}]
+        >>> JsonSerializer().encode({"tuple": [float("nan")]})
+        Traceback (most recent call last):
+        ...
+        sparkstorm.multilang.serializer.NonFiniteNumberError: nan at message.tuple[0] is not JSON
     """
 
     name = "json"
 
+    def __init__(self, *, allow_nan: bool = False) -> None:
+        self.allow_nan = allow_nan
+        self._encode = _encode_json_nan if allow_nan else encode_json
+
     def encode(self, message: Any) -> bytes:
-        """See :meth:`Serializer.encode`."""
-        return encode_json(message).encode("ascii") + b"\nend\n"
+        """See :meth:`Serializer.encode`.
+
+        Raises:
+            NonFiniteNumberError: ``message`` holds NaN or an infinity (unless ``allow_nan``).
+        """
+        try:
+            return self._encode(message).encode("ascii") + b"\nend\n"
+        except ValueError:
+            found = find_non_finite(message)
+            if found is None:
+                raise
+            raise NonFiniteNumberError(*found) from None
 
     def encode_lenient(self, message: Any) -> bytes:
-        """See :meth:`Serializer.encode_lenient`."""
-        return _encode_lenient(message).encode("ascii") + b"\nend\n"
+        """See :meth:`Serializer.encode_lenient` (NaN and infinities become text too)."""
+        try:
+            text = _encode_lenient(message)
+        except ValueError:
+            text = _encode_lenient(_finite(message))
+        return text.encode("ascii") + b"\nend\n"
 
     def decoder(self) -> Decoder:
         """See :meth:`Serializer.decoder`."""
@@ -290,14 +363,16 @@ class MsgpackSerializer(Serializer):
         return MsgpackDecoder()
 
 
-def serializer_for(name: str | None, *, where: str = "topology.multilang.serializer") -> Serializer:
-    """The serializer called ``name`` (``json``, ``msgpack`` or a Storm class name).
+def serializer_for(name: str | None, *, where: str = "topology.multilang.serializer",
+                   allow_nan: bool = False) -> Serializer:
+    """The serializer called ``name`` (``json``, ``msgpack`` or a Storm class name);
+    ``allow_nan`` as in :class:`JsonSerializer`.
 
     Raises:
         MultilangError: ``MULTILANG_INVALID_CONFIG`` for any other name.
     """
     if name is None or name in JSON_SERIALIZERS:
-        return JsonSerializer()
+        return JsonSerializer(allow_nan=allow_nan)
     if name in MSGPACK_SERIALIZERS:
         return MsgpackSerializer()
     msg = (

@@ -17,7 +17,7 @@ from sparkstorm.multilang.messages import (
     text_of,
 )
 from sparkstorm.multilang.process import ShellProcess
-from sparkstorm.multilang.serializer import Serializer, serializer_for
+from sparkstorm.multilang.serializer import NonFiniteNumberError, Serializer, serializer_for
 from sparkstorm.topology.spec import ComponentSpec
 
 logger = logging.getLogger(__name__)
@@ -205,6 +205,14 @@ class ShellComponent:
     def _encode_value(self, message: Any) -> bytes:
         try:
             return self._encode(message)
+        except NonFiniteNumberError as exc:
+            msg = (
+                f"{self._where}: cannot send {exc.value!r} ({exc.path}) in "
+                f"{excerpt(repr(message))}: NaN and Infinity are not JSON and JSON.parse in "
+                "node rejects them; emit None or a string instead, or use the msgpack "
+                "serializer (.spec(serializer='msgpack'), topology.multilang.serializer)"
+            )
+            raise MultilangError(msg, code="MULTILANG_NON_FINITE_NUMBER") from None
         except (TypeError, ValueError, OverflowError) as exc:
             msg = (
                 f"{self._where}: cannot send {excerpt(repr(message))} with the "

@@ -230,9 +230,11 @@ class ShellBolt(ShellComponent, Bolt):
         """Emit a plain message (declared stream, string anchors of pending inputs, not
         direct); False, having done nothing, when it needs the full checks."""
         values, stream = message.get("tuple"), message.get("stream", "default")
-        need = message.get("need_task_ids", True)
-        if type(values) is not list or message.get("task") or type(need) is not bool \
-                or stream not in self._streams:
+        need, task = message.get("need_task_ids", True), message.get("task")
+        # only absent/null or the integer 0 ("not direct") here: a direct emit, and every
+        # task parse_emit refuses (false, 0.0, ""), take the full checks
+        if type(values) is not list or (task is not None and (type(task) is not int or task)) \
+                or type(need) is not bool or stream not in self._streams:
             return False
         raw = message.get("anchors")
         pending = self._pending

@@ -58,6 +58,9 @@ def _fault(shell: ShellBolt, *words: str, acked_first: bool = False) -> Multilan
     ("acktwice", "MULTILANG_UNKNOWN_TUPLE_ID", "already acked"),
     ("anchorunknown", "MULTILANG_UNKNOWN_TUPLE_ID", "'999'"),
     ("emptystream", "MULTILANG_UNDECLARED_STREAM", "''"),
+    ("task_false", "MULTILANG_MALFORMED_MESSAGE", "'task' must be an integer task id, got False"),
+    ("task_float", "MULTILANG_MALFORMED_MESSAGE", "'task' must be an integer task id, got 0.0"),
+    ("task_empty", "MULTILANG_MALFORMED_MESSAGE", "'task' must be an integer task id, got ''"),
     ("exit", "MULTILANG_SUBPROCESS_EXITED", "probe: exiting on purpose"),
 ])
 def test_protocol_faults(word: str, code: str, shown: str) -> None:

@@ -12,6 +12,7 @@ from sparkstorm.multilang.serializer import (
     DecodeError,
     JsonSerializer,
     MsgpackSerializer,
+    NonFiniteNumberError,
     serializer_for,
 )
 
@@ -117,3 +118,14 @@ def test_canonical_ids_keep_types_apart() -> None:
     keys = [canonical_id(v) for v in (1, "1", 1.0, True, 2**64 + 5, None, [1], {"a": 1})]
     assert len(set(keys)) == len(keys)
     assert canonical_id({"b": 1, "a": 2}) == canonical_id({"a": 2, "b": 1})
+
+
+def test_json_refuses_non_finite_numbers_unless_allowed() -> None:
+    with pytest.raises(NonFiniteNumberError) as info:
+        JsonSerializer().encode({"tuple": [1, {"x": math.inf}]})
+    assert info.value.path == "message.tuple[1].x" and info.value.value == math.inf
+    with pytest.raises(TypeError):  # other unencodable values keep their error
+        JsonSerializer().encode([b"x"])
+    # the child runtime (python -m sparkstorm.multilang) may send them, as Python clients do
+    assert serializer_for("json", allow_nan=True).encode([math.nan, -math.inf]) == \
+        b"[NaN,-Infinity]\nend\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm.multilang import shell_bolt
+from sparkstorm.multilang import MultilangError, shell_bolt
 from tests.unit.multilang.harness import FakeCollector, bolt, probe, tick, transcript, tup
 
 
@@ -248,3 +248,22 @@ def test_environment_overrides_and_working_directory(tmp_path: Path) -> None:
     cwd, var, path = shell._collector.emits[0]["values"]
     assert Path(cwd) == tmp_path and var == "yes"
     assert path.endswith(":/opt/extra/bin") and len(path) > len(":/opt/extra/bin")
+
+
+@pytest.mark.parametrize("task", [False, 0.0, ""])
+def test_the_fast_emit_path_refuses_the_tasks_parse_emit_refuses(task: object) -> None:
+    shell = bolt(probe("ok"))
+    held = tup("hold", 1)
+    shell.process(held)
+    shell.end_window()
+    (tup_id,) = shell._pending
+    emit = {"command": "emit", "tuple": ["x"], "anchors": [tup_id], "task": task,
+            "need_task_ids": False}
+    with pytest.raises(MultilangError) as info:
+        shell._handle_all([emit])  # what a window's poll() hands over: the fast path
+    assert info.value.code == "MULTILANG_MALFORMED_MESSAGE"
+    assert f"'task' must be an integer task id, got {task!r}" in str(info.value)
+    assert not shell._collector.emits
+    shell._handle_all([{**emit, "task": 0}])  # the integer 0 means "not direct"
+    assert [(e["stream"], e["task"]) for e in shell._collector.emits] == [("default", None)]
+    shell.close()

@@ -4,6 +4,7 @@ topology config, empty task-id lists, and the values and replies the host refuse
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,52 @@ def test_a_spout_pid_reply_in_an_array_fails_too() -> None:
         shell.activate()
     assert info.value.code == "MULTILANG_HANDSHAKE_FAILED"
     assert "spout 'probe' task 3" in str(info.value)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_nan_and_infinity_are_never_sent_as_json(tmp_path: Path, value: float) -> None:
+    shell = bolt(probe("ok"), FAST, transcript=str(tmp_path / "t"))
+    ok, bad = tup("fine", 1), tup("x", [1, value])
+    shell.process(ok)
+    with pytest.raises(MultilangError) as info:
+        shell.process(bad)
+    assert info.value.code == "MULTILANG_NON_FINITE_NUMBER"
+    text = str(info.value)
+    assert "bolt 'probe' task 3" in text and f"cannot send {value!r} (message.tuple[1][1])" in text
+    assert shell._collector.failed == [ok, bad]
+    assert shell.subprocess.proc.poll() is not None
+    to_child = transcript(tmp_path, "to_child")
+    assert b"NaN" not in to_child and b"Infinity" not in to_child
+
+
+def test_a_spout_message_id_that_is_nan_cannot_be_acked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROBE_IDS", "[NaN]")  # a Python child may send it; we accept it
+    shell = spout(probe("spout"), FAST)
+    shell.next_tuple()
+    msg_id = shell._collector.emits[0]["tup_id"]
+    assert math.isnan(msg_id)
+    with pytest.raises(MultilangError) as info:
+        shell.ack(msg_id)
+    assert info.value.code == "MULTILANG_NON_FINITE_NUMBER"
+    assert "spout 'probe' task 3" in str(info.value) and "nan" in str(info.value)
+
+
+def test_non_finite_numbers_in_the_handshake_conf_go_as_text(tmp_path: Path) -> None:
+    shell = bolt(probe("ok"), {"my.ratio": math.inf, "my.list": [math.nan]},
+                 transcript=str(tmp_path / "t"))
+    assert shell.subprocess.alive
+    shell.close()
+    setup = _messages(transcript(tmp_path, "to_child"))[0]
+    assert setup["conf"]["my.ratio"] == "inf" and setup["conf"]["my.list"] == ["nan"]
+
+
+def test_msgpack_carries_non_finite_floats(tmp_path: Path) -> None:
+    command = [*python_command("py_components:SplitBolt", serializer="msgpack"),
+               "--path", str(PROBES)]
+    shell = bolt(command, FAST, serializer="msgpack")
+    item = tup(math.inf, 1)
+    shell.process(item)
+    shell.end_window()
+    shell.close()
+    assert shell._collector.acked == [item]
+    assert [e["values"] for e in shell._collector.emits] == [["inf"]]

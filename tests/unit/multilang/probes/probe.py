@@ -112,6 +112,10 @@ def bolt_tuple(tup: dict) -> None:
     elif word == "nobody":  # storm.py style, on a stream nobody subscribes to
         tasks = emit(["n"], [tid], stream="nobody")
         emit(["tasks", tasks], [tid])
+    elif word in ("task_false", "task_float", "task_empty"):  # tasks parse_emit refuses
+        task = {"task_false": False, "task_float": 0.0, "task_empty": ""}[word]
+        send({"command": "emit", "tuple": ["x"], "anchors": [tid], "task": task,
+              "need_task_ids": False})
     elif word == "task0":
         emit(["t0"], [tid], task=0)
     elif word == "hold":  # ack later, like a batching bolt
