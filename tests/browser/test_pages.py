@@ -130,12 +130,24 @@ def _nimbus_rows(page: Any) -> list[dict[str, str]]:
                                                            c.textContent.trim()])))"""))
 
 
+def _seconds(pretty: str) -> int:
+    """Storm's pretty duration (``"1h 2m 5s"``) in seconds."""
+    units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    return sum(int(part[:-1]) * units[part[-1]] for part in pretty.split())
+
+
 def _nimbus_table_is_rest(ui: UiCluster, page: Any) -> bool:
     nimbuses = ui.rest("/api/v1/nimbus/summary")["nimbuses"]
-    _fresh(page)
+    _fresh(page)  # a refresh that started after the REST answer: its uptime is later
     shown = _nimbus_rows(page)
-    fields = ("host", "port", "status", "version", "nimbusUpTime")
-    return shown == [{k: str(n[k]) for k in fields} for n in nimbuses]
+    fields = ("host", "port", "status", "version")
+    if [{k: row[k] for k in fields} for row in shown] != \
+            [{k: str(n[k]) for k in fields} for n in nimbuses]:
+        return False
+    # the refresh ran up to a couple of seconds after the REST call (longer on a busy
+    # machine): its uptime may be that much later, never earlier
+    return all(0 <= _seconds(row["nimbusUpTime"]) - n["nimbusUpTimeSeconds"] <= 3
+               for row, n in zip(shown, nimbuses, strict=True))
 
 
 def _shown_as_in_js(shown: str, value: Any) -> bool:
