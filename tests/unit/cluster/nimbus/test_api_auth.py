@@ -4,10 +4,7 @@ loopback unless told otherwise. FastAPI's test client, one real bind."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import threading
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +17,12 @@ from fastapi.testclient import TestClient
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.server import build_server
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.base import StateStore
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.config import load_config
 from sparkstorm.testing.polling import wait_for
 from tests.unit.cluster.nimbus.conftest import SPEC
+from tests.unit.cluster.nimbus.http_helpers import code_zip, dump_store, sha256
 
 TOKEN = "secret"
 
@@ -104,20 +101,13 @@ BAD_TOKENS = {
 }
 
 
-def _zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("t.py", "")
-    return buffer.getvalue()
-
-
 @pytest.fixture
 def world(nimbus: Nimbus, state: ClusterState) -> World:
     state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
-    data = _zip()
+    data = code_zip()
     finished = nimbus.inbox.begin()
     nimbus.inbox.chunk(finished, data)
-    nimbus.inbox.finish(finished, hashlib.sha256(data).hexdigest())
+    nimbus.inbox.finish(finished, sha256(data))
     topology_id = nimbus.submit("t", finished, SPEC, {})
     assignment = state.get_assignment(topology_id)
     assert assignment is not None
@@ -125,8 +115,8 @@ def world(nimbus: Nimbus, state: ClusterState) -> World:
     begun, ready = nimbus.inbox.begin(), nimbus.inbox.begin()
     nimbus.inbox.chunk(begun, data)
     nimbus.inbox.chunk(ready, data)
-    nimbus.inbox.finish(ready, hashlib.sha256(data).hexdigest())
-    return World(topology_id, worker_id, begun, hashlib.sha256(data).hexdigest(), ready)
+    nimbus.inbox.finish(ready, sha256(data))
+    return World(topology_id, worker_id, begun, sha256(data), ready)
 
 
 def _request(http: TestClient, world: World, name: str,
@@ -136,15 +126,6 @@ def _request(http: TestClient, world: World, name: str,
     return http.request(method, template.format(**path_params), headers=headers, **kwargs)
 
 
-def _dump(store: StateStore, path: str = "/") -> dict[str, bytes]:
-    nodes = {}
-    for name in store.children(path):
-        child = f"{path.rstrip('/')}/{name}"
-        nodes[child] = store.get(child)[0]
-        nodes |= _dump(store, child)
-    return nodes
-
-
 def _snapshot(nimbus: Nimbus, http: TestClient, world: World) -> dict[str, Any]:
     """The store, Nimbus's files (with contents) and the pending stack trace requests."""
     root = nimbus.inbox.folder.parent
@@ -152,7 +133,7 @@ def _snapshot(nimbus: Nimbus, http: TestClient, world: World) -> dict[str, Any]:
              if p.is_file()}
     traces = http.get(f"/api/v1/topology/{world.topology_id}/stacktrace",
                       headers={"Authorization": f"Bearer {TOKEN}"}).json()
-    return {"store": _dump(nimbus.state.store), "files": files, "traces": traces}
+    return {"store": dump_store(nimbus.state.store), "files": files, "traces": traces}
 
 
 @pytest.mark.parametrize("token", sorted(BAD_TOKENS))

@@ -8,9 +8,6 @@ submit)."""
 from __future__ import annotations
 
 import copy
-import hashlib
-import io
-import zipfile
 from typing import Any
 
 import pytest
@@ -20,8 +17,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
-
-AUTH = {"Authorization": "Bearer secret"}
+from tests.unit.cluster.nimbus.http_helpers import AUTH, upload_code
 
 VALID: dict[str, Any] = {
     "components": [
@@ -91,26 +87,8 @@ BODY_CASES: list[tuple[int, str, str, dict[str, Any]]] = [
 ]
 
 
-def _zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("topo.py", "# components\n")
-    return buffer.getvalue()
-
-
-def _upload(http: TestClient) -> str:
-    data = _zip()
-    upload_id = str(http.post("/api/v1/uploads", headers=AUTH).json()["upload_id"])
-    assert http.put(f"/api/v1/uploads/{upload_id}", headers=AUTH,
-                    content=data).status_code == 200
-    finished = http.post(f"/api/v1/uploads/{upload_id}/finish", headers=AUTH,
-                         json={"sha256": hashlib.sha256(data).hexdigest()})
-    assert finished.status_code == 200, finished.text
-    return upload_id
-
-
 def _submit(http: TestClient, spec: Any = VALID, **changes: Any) -> Any:
-    body = {"name": "t", "upload_id": _upload(http), "spec": spec, "conf": {}, **changes}
+    body = {"name": "t", "upload_id": upload_code(http), "spec": spec, "conf": {}, **changes}
     return http.post("/api/v1/topologies", headers=AUTH, json=body)
 
 

@@ -4,11 +4,8 @@ nor Nimbus's files change (the upload the submit names is removed too)."""
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import io
 import re
-import zipfile
 from typing import Any
 
 import pytest
@@ -16,12 +13,10 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.base import StateStore
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.topology import validate
-
-AUTH = {"Authorization": "Bearer secret"}
+from tests.unit.cluster.nimbus.http_helpers import AUTH, dump_store, upload_code
 
 
 def _stream(*fields: str, name: str = "default", direct: bool = False) -> dict[str, Any]:
@@ -88,43 +83,16 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-def _zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("topo.py", "# components\n")
-    return buffer.getvalue()
-
-
-def _upload(http: TestClient) -> str:
-    data = _zip()
-    upload_id = str(http.post("/api/v1/uploads", headers=AUTH).json()["upload_id"])
-    assert http.put(f"/api/v1/uploads/{upload_id}", headers=AUTH,
-                    content=data).status_code == 200
-    finished = http.post(f"/api/v1/uploads/{upload_id}/finish", headers=AUTH,
-                         json={"sha256": hashlib.sha256(data).hexdigest()})
-    assert finished.status_code == 200, finished.text
-    return upload_id
-
-
-def _dump(store: StateStore, path: str = "/") -> dict[str, bytes]:
-    nodes = {}
-    for name in store.children(path):
-        child = f"{path.rstrip('/')}/{name}"
-        nodes[child] = store.get(child)[0]
-        nodes |= _dump(store, child)
-    return nodes
-
-
 def _snapshot(nimbus: Nimbus) -> dict[str, Any]:
     """Every store node and every file under ``<storm.local.dir>/nimbus`` with contents."""
     root = nimbus.inbox.folder.parent
     files = {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
              for p in sorted(root.rglob("*"))}
-    return {"store": _dump(nimbus.state.store), "files": files}
+    return {"store": dump_store(nimbus.state.store), "files": files}
 
 
 def _submit(http: TestClient, name: str, spec: dict[str, Any]) -> Any:
-    body = {"name": name, "upload_id": _upload(http), "spec": spec, "conf": {}}
+    body = {"name": name, "upload_id": upload_code(http), "spec": spec, "conf": {}}
     return http.post("/api/v1/topologies", headers=AUTH, json=body)
 
 
