@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,5 +26,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-# the real ZooKeeper server of the state-store suites (session scoped), for the fail-over test
+# the real ZooKeeper server of the state-store suites (session scoped)
 from tests.integration.zookeeper.conftest import zk_server  # noqa: E402, F401
+from tests.integration.zookeeper.zkserver import ZooKeeperServer  # noqa: E402
+
+
+@pytest.fixture
+def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,  # noqa: F811 - the fixture
+               request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster on the ZooKeeper backend (its own root), with short timeouts; a test
+    changes its conf with ``@pytest.mark.parametrize("zk_cluster", [{...}], indirect=True)``."""
+    test_cluster = TestCluster(
+        tmp_path, **{"storm.state.store": "zookeeper",
+                     "storm.zookeeper.servers": ["127.0.0.1"],
+                     "storm.zookeeper.port": zk_server.port,
+                     "storm.zookeeper.root": f"/sparkstorm-{uuid.uuid4().hex[:12]}",
+                     "storm.zookeeper.session.timeout": 3000,
+                     "nimbus.task.timeout.secs": 10,
+                     "nimbus.monitor.freq.secs": 1,
+                     **getattr(request, "param", {})})
+    yield from closed_after(test_cluster, request)

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.integration.cluster.harness import TestCluster, closed_after
-from tests.integration.zookeeper.zkserver import ZooKeeperServer
+from tests.integration.cluster.harness import TestCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
 
@@ -33,21 +29,6 @@ def _first_record(cluster: TestCluster) -> dict[str, Any] | None:
 
 def _detail(cluster: TestCluster, topology_id: str) -> dict[str, Any]:
     return dict(cluster.get(f"/api/v1/topology/{topology_id}"))
-
-
-@pytest.fixture
-def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,
-               request: pytest.FixtureRequest) -> Iterator[TestCluster]:
-    """A cluster on the ZooKeeper backend (own root), with short timeouts."""
-    test_cluster = TestCluster(
-        tmp_path, **{"storm.state.store": "zookeeper",
-                     "storm.zookeeper.servers": ["127.0.0.1"],
-                     "storm.zookeeper.port": zk_server.port,
-                     "storm.zookeeper.root": f"/sparkstorm-{uuid.uuid4().hex[:12]}",
-                     "storm.zookeeper.session.timeout": 3000,
-                     "nimbus.task.timeout.secs": 10,
-                     "nimbus.monitor.freq.secs": 1})
-    yield from closed_after(test_cluster, request)
 
 
 def test_kill9_nimbus_the_worker_goes_on_and_a_new_nimbus_resumes(
