@@ -34,8 +34,9 @@ class Tuple:
 
     __slots__ = ("id", "component", "stream", "task", "_raw", "values", "anchors", "ack_val",
                  "done", "received")
-    # ``received`` (perf_counter seconds) is set by the engine only for bolts that ack
-    # themselves, whose process latency runs from receipt to a later ack
+    received: float
+    """perf_counter seconds of receipt, set by the engine only for bolts that ack
+    themselves, whose process latency runs from receipt to a later ack (unset otherwise)."""
 
     def __init__(
         self,
@@ -55,7 +56,7 @@ class Tuple:
         # the engine passes the namedtuple class itself, looked up once per batch; made
         # here rather than on first read: nearly every bolt reads its values, and a
         # property would cost more than it saves
-        cls = values_class(fields) if type(fields) is tuple else fields
+        cls: Any = values_class(fields) if type(fields) is tuple else fields
         if cls is not None and len(cls._fields) == len(values):
             self.values: Any = tuple.__new__(cls, values)
             """The values, as a namedtuple when field names are known."""
