@@ -28,8 +28,9 @@ services:  ## install the services the tests run for real (Debian's zookeeper, c
 test: $(STAMP) services  ## run the whole test suite (exit code 5, no tests collected, counts as failure)
 	$(PY) -m pytest -q
 
-lint: $(STAMP)  ## ruff
+lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
 	$(PY) benchmarks/wordcount.py
