@@ -121,7 +121,7 @@ class Pipeline:
         self._phase("spout emit", self._produce)
         out = self._phase("spout window", self.spout.run_window, self.control)
         stats = self.spout.take_stats()
-        self.acked += stats["acked"]
+        self.acked += sum(stats["acked"].values())
         spout_blobs, spout_meta = self._phase("wire spout->split", self._reply, self.spout, out)
         # take_stats was already called: _meta calls it again (empty), fine for costs
         metas = [spout_meta]

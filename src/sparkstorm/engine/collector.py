@@ -95,8 +95,10 @@ class TaskCollector:
         self.tracking = tracking
         self.auto_anchor = auto_anchor
         self.current: Tuple | None = None
-        self.pending_roots: dict[int, tuple[Any, float]] = {}
-        self.immediate_acks: list[Any] = []
+        self.pending_roots: dict[int, tuple[Any, float, str]] = {}
+        """A spout task's tuple trees in flight: root id -> (message id, emit time, stream)."""
+        self.immediate_acks: list[tuple[Any, str]] = []
+        """Untracked spout tuples (no ackers): (message id, stream), acked after emit."""
         self._columns: dict[tuple[int, str], list[Any]] = {}
         self._generation = -1
         self.error_sink: Any = None  # set by the executor: (task, text) -> None
@@ -224,7 +226,7 @@ class TaskCollector:
                 columns = self._columns_for(task, stream)
                 columns[3].append(values)
                 columns[4].append(None)
-            self.immediate_acks.append(tup_id)
+            self.immediate_acks.append((tup_id, stream))
             return
         root, xor = new_id(64), 0
         for task in tasks:
@@ -235,7 +237,7 @@ class TaskCollector:
             columns[4].append({root: edge})
         out.inits[root] = src
         out.xor[root] = out.xor.get(root, 0) ^ xor
-        self.pending_roots[root] = (tup_id, time.monotonic())
+        self.pending_roots[root] = (tup_id, time.monotonic(), stream)
 
     def ack(self, tup: Tuple) -> None:
         """Ack ``tup``: one XOR contribution per root it belongs to. Repeats are ignored."""

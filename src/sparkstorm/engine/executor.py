@@ -279,8 +279,11 @@ class SpoutExecutor(ExecutorHost):
         self.stopped = threading.Event()
         self.wakeup = threading.Condition(self.lock)
         self.latency = LatencySample()
-        self.acked = 0
-        self.failed = 0
+        self.acked: dict[str, int] = {}
+        """Trees completed since the last window, by the stream their root was emitted on."""
+        self.failed: dict[str, int] = {}
+        self.complete_ms: dict[str, float] = {}
+        """Complete latencies of the acked trees, summed by stream."""
         self.timed_out = 0
         self.crashed = 0
         self.fail_causes: dict[tuple[str, str], int] = {}
@@ -333,9 +336,9 @@ class SpoutExecutor(ExecutorHost):
     def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
         if collector.immediate_acks:
             acks, collector.immediate_acks = collector.immediate_acks, []
-            for tup_id in acks:
+            for tup_id, stream in acks:
                 self._call(task, self.instances[task].ack, tup_id)
-            self.acked += len(acks)
+                self.acked[stream] = self.acked.get(stream, 0) + 1
 
     def run_window(self, control: dict[str, Any]) -> WindowOutput:
         """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer."""
@@ -367,14 +370,16 @@ class SpoutExecutor(ExecutorHost):
         collector = self._owner(root)
         if collector is None:
             return  # already timed out or failed: Storm ignores late verdicts too
-        tup_id, emitted_at = collector.pending_roots.pop(root)
+        tup_id, emitted_at, stream = collector.pending_roots.pop(root)
         instance = self.instances[collector.task]
         if acked:
-            self.latency.add((time.monotonic() - emitted_at) * 1000.0)
-            self.acked += 1
+            complete_ms = (time.monotonic() - emitted_at) * 1000.0
+            self.latency.add(complete_ms)
+            self.acked[stream] = self.acked.get(stream, 0) + 1
+            self.complete_ms[stream] = self.complete_ms.get(stream, 0.0) + complete_ms
             self._call(collector.task, instance.ack, tup_id)
         else:
-            self.failed += 1
+            self.failed[stream] = self.failed.get(stream, 0) + 1
             key = (why[0], why[1]) if why else UNKNOWN_FAILURE
             self.fail_causes[key] = self.fail_causes.get(key, 0) + 1
             self._call(collector.task, instance.fail, tup_id)
@@ -382,13 +387,13 @@ class SpoutExecutor(ExecutorHost):
     def _reset(self, root: int) -> None:
         collector = self._owner(root)
         if collector is not None:
-            tup_id, _ = collector.pending_roots[root]
-            collector.pending_roots[root] = (tup_id, time.monotonic())
+            tup_id, _, stream = collector.pending_roots[root]
+            collector.pending_roots[root] = (tup_id, time.monotonic(), stream)
 
     def _expire(self) -> None:
         deadline = time.monotonic() - self.timeout
         for collector in self.collectors.values():
-            expired = [r for r, (_, at) in collector.pending_roots.items() if at < deadline]
+            expired = [r for r, (_, at, _) in collector.pending_roots.items() if at < deadline]
             self.timed_out += len(expired)
             for root in expired:
                 self._finish(root, acked=False, why=TIMED_OUT)
@@ -403,9 +408,11 @@ class SpoutExecutor(ExecutorHost):
         """Counters since the last window, for the worker's statistics."""
         out = {"acked": self.acked, "failed": self.failed, "timed_out": self.timed_out,
                "crashed": self.crashed, "complete_ms": self.latency.take(),
+               "complete_ms_by_stream": self.complete_ms,
                "fail_causes": [[c, r, n] for (c, r), n in self.fail_causes.items()],
                "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
-        self.acked = self.failed = self.timed_out = self.crashed = 0
+        self.acked, self.failed, self.complete_ms = {}, {}, {}
+        self.timed_out = self.crashed = 0
         self.fail_causes = {}
         return out
 

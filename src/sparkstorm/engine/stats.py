@@ -72,11 +72,13 @@ class ComponentCounters:
     """A bolt's time in ``process`` per input stream, summed."""
     process_ms: dict[str, float] = field(default_factory=dict)
     """A bolt's receipt-to-ack times per input stream, summed over its acked tuples."""
+    complete_ms: dict[str, float] = field(default_factory=dict)
+    """A spout's complete latencies per output stream, summed over its acked trees."""
 
     def add(self, other: ComponentCounters, *, keep_samples: bool = True) -> None:
         """Add ``other``'s counts into these (and its latency sample, if ``keep_samples``)."""
         for name in ("emitted", "transferred", "executed", "acked", "failed", "fail_causes",
-                     "execute_ms", "process_ms"):
+                     "execute_ms", "process_ms", "complete_ms"):
             mine, theirs = getattr(self, name), getattr(other, name)
             for key, value in theirs.items():
                 mine[key] = mine.get(key, 0) + value
@@ -147,6 +149,8 @@ class ComponentCounters:
                                        for k, ms in self.execute_ms.items()},
                 "process_latency_ms": {k: _mean(ms, self.acked.get(k, 0))
                                        for k, ms in self.process_ms.items()},
+                "complete_latency_ms": {k: _mean(ms, self.acked.get(k, 0))
+                                        for k, ms in self.complete_ms.items()},
             },
         }
 

@@ -293,4 +293,5 @@ def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
                      for cause, reason, n in stats.get("fail_causes", ())},
         execute_ms=dict(stats.get("execute_ms", {})),
         process_ms=dict(stats.get("process_ms", {})),
+        complete_ms=dict(stats.get("complete_ms_by_stream", {})),
     )

@@ -113,7 +113,6 @@ class ComponentPage:
     def _spout(totals: dict[str, Any], by_window: dict[str, dict[str, Any]],
                last_error: str) -> dict[str, Any]:
         streams = totals.get("by_stream") or {}
-        complete = latency(totals.get("complete_latency_ms"))
         summary = [{"window": w, "windowPretty": window_pretty(w),
                     **{k: int(stats.get(k, 0)) for k in ("emitted", "transferred", "acked",
                                                          "failed")},
@@ -121,9 +120,10 @@ class ComponentPage:
                     "lastError": last_error} for w, stats in by_window.items()]
         names = sorted({s for key in ("emitted", "transferred", "acked", "failed")
                         for s in streams.get(key, {})})
+        completes = streams.get("complete_latency_ms") or {}
         outputs = [{"stream": s, **{k: int(streams.get(k, {}).get(s, 0)) for k in
                                     ("emitted", "transferred", "acked", "failed")},
-                    "completeLatency": complete} for s in names]
+                    "completeLatency": latency(completes.get(s))} for s in names]
         return {"spoutSummary": summary, "outputStats": outputs,
                 "failuresByCause": failures_by_cause(totals),
                 "failureReasons": list(totals.get("failure_reasons") or [])}

@@ -28,7 +28,7 @@ def heartbeat_stats(now: float) -> dict[str, Any]:
     spout = ComponentCounters(emitted={"default": 10}, transferred={"default": 10},
                               acked={"default": 9}, failed={"default": 1},
                               complete_count=9, complete_total_ms=22.5,
-                              complete_values=[2.5] * 9,
+                              complete_values=[2.5] * 9, complete_ms={"default": 22.5},
                               fail_causes={("explicit", "split: bad word"): 1})
     bolt = ComponentCounters(emitted={"default": 30}, transferred={"default": 30},
                              executed={"word:default": 10}, acked={"word:default": 10},

@@ -1,0 +1,42 @@
+"""A spout executor counts acks, fails and complete latencies by the stream each tree's root
+was emitted on (Storm's per-stream spout statistics)."""
+
+from __future__ import annotations
+
+import time
+
+from sparkstorm.engine.executor import SpoutExecutor
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.stats import ComponentCounters
+from tests.unit.engine.test_acking import pipeline
+
+
+def test_acks_fails_and_latencies_are_kept_per_stream() -> None:
+    plan = ExecutionPlan(pipeline(), {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "sentences")
+    host = SpoutExecutor(plan, gid, "t")
+    try:
+        task = plan.executors[gid].tasks[0]
+        collector = host.collectors[task]
+        roots = {}
+        for msg_id, stream, values in (("d1", None, ["a b"]), ("s1", "side", ["x"]),
+                                       ("s2", "side", ["y"])):
+            before = set(collector.pending_roots)
+            collector.emit(values, stream, None, None, False, msg_id)
+            (roots[msg_id],) = set(collector.pending_roots) - before
+        tup_id, _, stream = collector.pending_roots[roots["s1"]]
+        collector.pending_roots[roots["s1"]] = (tup_id, time.monotonic() - 2.0, stream)
+
+        host.run_window({"ack": [roots["d1"], roots["s1"]], "fail": [roots["s2"]]})
+        stats = host.take_stats()
+    finally:
+        host.close()
+
+    assert stats["acked"] == {"default": 1, "side": 1}
+    assert stats["failed"] == {"side": 1}
+    by_stream = stats["complete_ms_by_stream"]
+    assert by_stream["side"] >= 2000 > by_stream["default"]
+    counters = ComponentCounters(acked=stats["acked"], failed=stats["failed"],
+                                 complete_ms=by_stream)
+    latencies = counters.summary()["by_stream"]["complete_latency_ms"]
+    assert latencies["side"] >= 2000 > latencies["default"]
