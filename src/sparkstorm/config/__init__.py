@@ -6,6 +6,16 @@ command line < topology conf < component config. ``spark.*`` keys pass through t
 
 from __future__ import annotations
 
+from sparkstorm.config.access import (
+    conf_bool,
+    conf_float,
+    conf_int,
+    conf_optional_int,
+    conf_optional_str,
+    conf_str,
+    conf_str_list,
+    local_dir,
+)
 from sparkstorm.config.keys import KEYS, ConfigKey
 from sparkstorm.config.loader import (
     component_conf,
@@ -19,6 +29,14 @@ __all__ = [
     "KEYS",
     "ConfigKey",
     "component_conf",
+    "conf_bool",
+    "conf_float",
+    "conf_int",
+    "conf_optional_int",
+    "conf_optional_str",
+    "conf_str",
+    "conf_str_list",
+    "local_dir",
     "load_config",
     "parse_cli_overrides",
     "spark_settings",
