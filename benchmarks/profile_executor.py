@@ -8,7 +8,7 @@ Builds the benchmark topology's ``ExecutionPlan`` and drives the real ``SpoutExe
     wire:  msgpack rows per target, as ``executor_main`` replies and the next stage unpacks
     split: BoltExecutor.run_window                      -> rows per count executor
     count: BoltExecutor.run_window
-    meta:  ``ExecutorServer._meta`` of every executor, packed and unpacked
+    meta:  every executor's ``WindowMeta``, encoded and decoded
     acker: ``Acker.process_window`` -> verdicts -> next window's spout control
 
 First a timed pass (perf_counter per phase, no profiler: cProfile roughly doubles the cost
@@ -28,7 +28,6 @@ import pstats
 import sys
 import time
 from collections import defaultdict
-from types import SimpleNamespace
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +39,7 @@ from _wordcount_topology import COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 from sparkstorm.config import load_config  # noqa: E402
 from sparkstorm.engine.acking import Acker  # noqa: E402
 from sparkstorm.engine.executor import BoltExecutor, SpoutExecutor  # noqa: E402
-from sparkstorm.engine.executor_main import ExecutorServer  # noqa: E402
+from sparkstorm.engine.messages import SpoutControl, WindowMeta  # noqa: E402
 from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
 from sparkstorm.engine.wire import pack, unpack  # noqa: E402
 
@@ -66,7 +65,7 @@ class Pipeline:
         self.splits = {g: BoltExecutor(self.plan, g, "profile") for g in by_component[SPLIT]}
         self.counts = {g: BoltExecutor(self.plan, g, "profile") for g in by_component[COUNT]}
         self.acker = Acker(self.plan.acker_tasks, 30.0)
-        self.control: dict[str, Any] = {}
+        self.control = SpoutControl()
         self.n = sentences
         self.acked = 0
         self.words = 0
@@ -105,11 +104,8 @@ class Pipeline:
     @staticmethod
     def _reply(host: Any, output: Any) -> tuple[dict[int, bytes], bytes]:
         """What ``ExecutorServer._window`` sends back, and what ``run_stage`` unpacks."""
-        server = SimpleNamespace(host=host)
-        reply = pack([output.packed_rows(),
-                      pack(ExecutorServer._meta(server, output))])  # type: ignore[arg-type]
-        blobs, meta = unpack(reply)
-        return blobs, meta
+        blobs = unpack(pack(["ok", host.encode_rows(output)]))[1]
+        return blobs, host.window_meta(output).encode()
 
     @staticmethod
     def _request(blobs: list[bytes]) -> list[Any]:
@@ -120,10 +116,7 @@ class Pipeline:
     def window(self) -> None:
         self._phase("spout emit", self._produce)
         out = self._phase("spout window", self.spout.run_window, self.control)
-        stats = self.spout.take_stats()
-        self.acked += sum(stats["acked"].values())
         spout_blobs, spout_meta = self._phase("wire spout->split", self._reply, self.spout, out)
-        # take_stats was already called: _meta calls it again (empty), fine for costs
         metas = [spout_meta]
         to_count: dict[int, list[bytes]] = defaultdict(list)
         for gid, host in self.splits.items():
@@ -140,12 +133,14 @@ class Pipeline:
             count_out = self._phase("count", host.run_window, rows)
             _, meta = self._phase("meta", self._reply, host, count_out)
             metas.append(meta)
-        metas = self._phase("meta", lambda ms: [unpack(m) for m in ms], metas)
-        verdicts = self._phase("acker", self.acker.process_window, metas)
+        decoded = self._phase("meta", lambda ms: [WindowMeta.decode(m) for m in ms], metas)
+        self.acked += sum(decoded[0].stats.acked.values())
+        verdicts = self._phase("acker", self.acker.process_window, decoded)
         tasks = self.spout.info.tasks
-        self.control = {"ack": [r for t in tasks for r in verdicts.ack.get(t, ())],
-                        "fail": [r for t in tasks for r in verdicts.fail.get(t, ())],
-                        "reset": [r for t in tasks for r in verdicts.reset.get(t, ())]}
+        control = SpoutControl(ack=[r for t in tasks for r in verdicts.ack.get(t, ())],
+                               fail=[r for t in tasks for r in verdicts.fail.get(t, ())],
+                               reset=[r for t in tasks for r in verdicts.reset.get(t, ())])
+        self.control = SpoutControl.from_wire(unpack(pack(control.to_wire())))
         self.windows += 1
 
     def run(self) -> None:

@@ -11,7 +11,12 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+from sparkstorm.engine.failures import Failure
+
+if TYPE_CHECKING:
+    from sparkstorm.engine.messages import WindowMeta
 
 
 @dataclass
@@ -21,17 +26,29 @@ class Verdicts:
     ack: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     fail: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     reset: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
-    reasons: dict[int, list[str]] = field(default_factory=dict)
-    """Why each failed root failed: ``[cause, reason]`` (the spout counts it when it
-    fails the tuple, so counts by cause always add up to the spout's failed count)."""
+    reasons: dict[int, Failure] = field(default_factory=dict)
+    """Why each failed root failed (the spout counts it when it fails the tuple, so counts
+    by cause always add up to the spout's failed count)."""
+
+
+@dataclass(slots=True)
+class LedgerEntry:
+    """One open tuple tree in an acker task (Storm's acker keeps the same three values)."""
+
+    xor: int
+    """The XOR of every edge seen so far: 0 once the tree is complete."""
+    spout_task: int
+    """The task that emitted the root, which gets the verdict."""
+    touched: float
+    """When the tree was registered or last reset (``time.monotonic()``): its age."""
 
 
 class AckerTask:
-    """One ``__acker`` task: root id -> [xor value, spout task, last touch]."""
+    """One ``__acker`` task: its ledger of open trees by root id."""
 
     def __init__(self, task: int) -> None:
         self.task = task
-        self.ledger: dict[int, list[Any]] = {}
+        self.ledger: dict[int, LedgerEntry] = {}
         self.executed = 0
 
 
@@ -50,7 +67,7 @@ class Acker:
         """Tuple trees still in flight."""
         return sum(len(t.ledger) for t in self.tasks)
 
-    def process_window(self, metas: list[dict[str, Any]]) -> Verdicts:
+    def process_window(self, metas: list[WindowMeta]) -> Verdicts:
         """Apply one window's inits, XORs, fails and resets; return the verdicts.
 
         All inits are registered before any XOR is applied: within a window the order of
@@ -61,20 +78,22 @@ class Acker:
             return verdicts
         now = time.monotonic()
         for meta in metas:
-            for root, spout_task in meta["init"].items():
-                self._task_for(root).ledger.setdefault(root, [0, spout_task, now])
+            for root, spout_task in meta.inits.items():
+                ledger = self._task_for(root).ledger
+                if root not in ledger:
+                    ledger[root] = LedgerEntry(0, spout_task, now)
         touched: list[int] = []
         for meta in metas:
-            self._apply_xor(meta["xor"], touched)
-            self._apply_resets(meta["reset"], verdicts, now)
+            self._apply_xor(meta.xor, touched)
+            self._apply_resets(meta.resets, verdicts, now)
         for meta in metas:
-            self._apply_fails(meta["fail"], verdicts)
+            self._apply_fails(meta.failed, verdicts)
         for root in touched:
             acker = self._task_for(root)
             entry = acker.ledger.get(root)
-            if entry is not None and entry[0] == 0:
+            if entry is not None and entry.xor == 0:
                 del acker.ledger[root]
-                verdicts.ack[entry[1]].append(root)
+                verdicts.ack[entry.spout_task].append(root)
         self._expire(now)
         return verdicts
 
@@ -83,7 +102,7 @@ class Acker:
             acker = self._task_for(root)
             entry = acker.ledger.get(root)
             if entry is not None:  # unknown roots already timed out: ignore, as Storm does
-                entry[0] ^= value
+                entry.xor ^= value
                 acker.executed += 1
                 touched.append(root)
 
@@ -91,22 +110,22 @@ class Acker:
         for root in roots:
             entry = self._task_for(root).ledger.get(root)
             if entry is not None:
-                entry[2] = now
-                verdicts.reset[entry[1]].append(root)
+                entry.touched = now
+                verdicts.reset[entry.spout_task].append(root)
 
-    def _apply_fails(self, fails: dict[int, list[str]], verdicts: Verdicts) -> None:
-        """Fail the trees of ``fails`` (root -> [cause, reason]) and count why."""
-        for root, (cause, reason) in fails.items():
+    def _apply_fails(self, fails: dict[int, Failure], verdicts: Verdicts) -> None:
+        """Fail the trees of ``fails`` (root -> why) and keep why."""
+        for root, why in fails.items():
             entry = self._task_for(root).ledger.pop(root, None)
             if entry is not None:
-                verdicts.fail[entry[1]].append(root)
-                verdicts.reasons[root] = [cause, reason]
+                verdicts.fail[entry.spout_task].append(root)
+                verdicts.reasons[root] = why
 
     def _expire(self, now: float) -> None:
         """Forget trees older than the timeout; their spouts time them out themselves."""
         deadline = now - self.timeout
         for acker in self.tasks:
-            stale = [r for r, entry in acker.ledger.items() if entry[2] < deadline]
+            stale = [r for r, entry in acker.ledger.items() if entry.touched < deadline]
             for root in stale:
                 del acker.ledger[root]
 

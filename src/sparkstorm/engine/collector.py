@@ -13,8 +13,15 @@ import random
 import time
 from typing import Any
 
+from sparkstorm.engine.failures import (
+    FAIL_CAUSES,
+    FAIL_CRASH,
+    FAIL_ERROR,
+    FAIL_EXPLICIT,
+    FAIL_TIMEOUT,
+    Failure,
+)
 from sparkstorm.engine.routing import StreamRoute
-from sparkstorm.engine.wire import pack
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.stream import DEFAULT_STREAM
 from sparkstorm.topology.tuple import Tuple
@@ -41,8 +48,8 @@ class WindowOutput:
         self.count = 0
         self.xor: dict[int, int] = {}
         self.inits: dict[int, int] = {}
-        self.failed: dict[int, list[str]] = {}
-        """Failed roots, each with ``[cause, reason]`` (the first failure of a root wins)."""
+        self.failed: dict[int, Failure] = {}
+        """Failed roots, each with why (the first failure of a root wins)."""
         self.resets: set[int] = set()
         self.generation = 0
 
@@ -55,10 +62,6 @@ class WindowOutput:
             self.rows.setdefault(gid, []).append(found)
         return found
 
-    def packed_rows(self) -> dict[int, bytes]:
-        """The batches for each target executor, serialized for the wire."""
-        return {gid: pack(batches) for gid, batches in self.rows.items()}
-
     def take(self) -> WindowOutput:
         """Hand over everything collected so far and start afresh."""
         taken = WindowOutput()
@@ -67,15 +70,9 @@ class WindowOutput:
         return taken
 
 
-FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
-FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
-"""Why a tuple tree failed: a bolt called ``fail``; a component raised; the message timed
-out; an executor or a whole window's job was lost."""
-
-
 def mark_failed(output: WindowOutput, roots: Any, cause: str, reason: str) -> None:
     """Record ``roots`` as failed in ``output`` with their cause, unless already failed."""
-    failed, why = output.failed, [cause, reason[:300]]
+    failed, why = output.failed, Failure.of(cause, reason)
     for root in roots:
         if root not in failed:
             failed[root] = why
@@ -258,8 +255,8 @@ class TaskCollector:
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
         """Fail ``tup``: every root it belongs to fails at once. Repeats are ignored.
 
-        ``cause`` (one of :data:`FAIL_CAUSES`) and ``reason`` travel with the roots to the
-        spout's statistics, so the UI can say what failed them.
+        ``cause`` (one of :data:`~sparkstorm.engine.failures.FAIL_CAUSES`) and ``reason``
+        travel with the roots to the spout's statistics, so the UI can say what failed them.
         """
         if tup.done:
             return
@@ -289,3 +286,7 @@ def _edge_map(roots: list[Tuple]) -> dict[int, int]:
         for root in anchor.anchors or ():
             edges[root] = edges.get(root, 0) ^ edge
     return edges
+
+
+__all__ = ["FAIL_CAUSES", "FAIL_CRASH", "FAIL_ERROR", "FAIL_EXPLICIT", "FAIL_TIMEOUT",
+           "TaskCollector", "WindowOutput", "mark_failed", "new_id"]

@@ -17,18 +17,20 @@ import time
 import traceback
 from typing import Any
 
-from sparkstorm.engine.collector import (
+from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
+from sparkstorm.engine.failures import (
     FAIL_CRASH,
     FAIL_ERROR,
     FAIL_EXPLICIT,
     FAIL_TIMEOUT,
-    TaskCollector,
-    WindowOutput,
-    mark_failed,
+    Failure,
 )
+from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
-from sparkstorm.engine.stats import LatencySample
+from sparkstorm.engine.row_encoding import encode_rows
+from sparkstorm.engine.stats import ComponentCounters, LatencySample
 from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Bolt
 from sparkstorm.topology.spec import load_class
@@ -52,7 +54,7 @@ class ExecutorHost:
         self.conf = {**plan.conf, **self.spec.config}
         self.lock = threading.RLock()
         self.output = WindowOutput()
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[ComponentError] = []
         self.must_restart = False
         cls = load_class(self.spec.component, component=self.info.component)
         self.instances: dict[int, Any] = {}
@@ -89,8 +91,35 @@ class ExecutorHost:
         self._keep_error(task, text)
 
     def _keep_error(self, task: int, text: str) -> None:
-        self.errors.append({"component": self.info.component, "task": task, "error": text,
-                            "time": time.time()})
+        self.errors.append(ComponentError.now(self.info.component, task, text))
+
+    def take_stats(self) -> ComponentCounters:
+        """Counters since the last window (emitted and transferred here, the rest by kind).
+        Called under ``self.lock``: a spout's producer thread keeps emitting meanwhile."""
+        counters = ComponentCounters()
+        emitted, transferred = counters.emitted, counters.transferred
+        for collector in self.collectors.values():
+            task_emitted, task_transferred = collector.take_counts()
+            for stream, n in task_emitted.items():
+                emitted[stream] = emitted.get(stream, 0) + n
+                transferred[stream] = transferred.get(stream, 0) + task_transferred[stream]
+        return counters
+
+    def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
+        """``output``'s batches per target executor, serialized; a tuple the wire cannot
+        carry is refused there (see ``engine.row_encoding``)."""
+        component = self.info.component
+        return encode_rows(output, component,
+                           lambda stream: self.plan.fields_of(component, stream),
+                           self._keep_error)
+
+    def window_meta(self, output: WindowOutput) -> WindowMeta:
+        """What the driver learns of this window besides the tuples in ``output``."""
+        with self.lock:
+            stats = self.take_stats()
+            errors, self.errors = self.errors, []
+        return WindowMeta(self.info.gid, self.info.component, output.xor, output.inits,
+                          output.failed, list(output.resets), stats, errors)
 
     def close(self) -> None:
         """Call ``close()`` on every task that has one (shell components stop their child)."""
@@ -209,8 +238,9 @@ class BoltExecutor(ExecutorHost):
                 if anchors:
                     mark_failed(self.output, anchors, FAIL_CRASH, reason)
 
-    def take_stats(self) -> dict[str, Any]:
+    def take_stats(self) -> ComponentCounters:
         """Counters since the last window, explicit fails through the collectors included."""
+        counters = super().take_stats()
         for collector in self.collectors.values():
             for key, n in collector.failed_count.items():
                 self.stats.count(self.stats.failed, key, n)
@@ -219,7 +249,8 @@ class BoltExecutor(ExecutorHost):
             for key, ms in collector.acked_ms.items():
                 self.stats.add_ms(self.stats.process_ms, key, ms)
             collector.failed_count, collector.acked_count, collector.acked_ms = {}, {}, {}
-        return self.stats.take()
+        self.stats.take_into(counters)
+        return counters
 
 
 class BoltWindowStats:
@@ -246,23 +277,24 @@ class BoltWindowStats:
         """Add ``ms`` to ``sums[key]``."""
         sums[key] = sums.get(key, 0.0) + ms
 
-    def take(self) -> dict[str, Any]:
-        out = {
-            "executed": _keyed(self.executed), "acked": _keyed(self.acked),
-            "failed": _keyed(self.failed), "busy_ms": self.busy_seconds * 1000.0,
-            "execute_ms": _keyed(self.execute_ms), "process_ms": _keyed(self.process_ms),
-        }
+    def take_into(self, counters: ComponentCounters) -> None:
+        """Move these counters into ``counters`` (keyed ``"component:stream"``) and reset."""
+        counters.executed = _keyed(self.executed)
+        counters.acked = _keyed(self.acked)
+        counters.failed = _keyed(self.failed)
+        counters.busy_ms = self.busy_seconds * 1000.0
+        counters.execute_ms = _keyed(self.execute_ms)
+        counters.process_ms = _keyed(self.process_ms)
         self.__init__()  # type: ignore[misc]
-        return out
 
 
 def _keyed(counts: dict[tuple[str, str], Any]) -> dict[str, Any]:
     return {f"{c}:{s}": n for (c, s), n in counts.items()}
 
 
-TIMED_OUT = [FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)"]
-JOB_LOST = [FAIL_CRASH, "a window's job failed; its open trees were failed"]
-UNKNOWN_FAILURE = (FAIL_EXPLICIT, "failed (reason not reported)")
+TIMED_OUT = Failure(FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)")
+JOB_LOST = Failure(FAIL_CRASH, "a window's job failed; its open trees were failed")
+UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
 
 
 class SpoutExecutor(ExecutorHost):
@@ -270,11 +302,10 @@ class SpoutExecutor(ExecutorHost):
 
     def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
         super().__init__(plan, gid, topology_name)
-        max_pending = self.conf.get("topology.max.spout.pending")
-        self.max_pending = int(max_pending) if max_pending else None
-        self.buffer_bound = int(self.conf.get("topology.spout.buffer.size") or 20000)
-        self.timeout = float(self.conf.get("topology.message.timeout.secs") or 30)
-        self.timeouts_enabled = bool(self.conf.get("topology.enable.message.timeouts", True))
+        self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
+        self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
+        self.timeout = conf_float(self.conf, "topology.message.timeout.secs")
+        self.timeouts_enabled = conf_bool(self.conf, "topology.enable.message.timeouts")
         self.active = False
         self.stopped = threading.Event()
         self.wakeup = threading.Condition(self.lock)
@@ -285,7 +316,6 @@ class SpoutExecutor(ExecutorHost):
         self.complete_ms: dict[str, float] = {}
         """Complete latencies of the acked trees, summed by stream."""
         self.timed_out = 0
-        self.crashed = 0
         self.fail_causes: dict[tuple[str, str], int] = {}
         """Failed trees since the last window, by (cause, reason)."""
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
@@ -340,22 +370,21 @@ class SpoutExecutor(ExecutorHost):
                 self._call(task, self.instances[task].ack, tup_id)
                 self.acked[stream] = self.acked.get(stream, 0) + 1
 
-    def run_window(self, control: dict[str, Any]) -> WindowOutput:
+    def run_window(self, control: SpoutControl) -> WindowOutput:
         """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer."""
         with self.lock:
-            if control.get("fail_all"):
+            if control.fail_all:
                 self._fail_everything()
-            for root in control.get("reset", ()):
+            for root in control.reset:
                 self._reset(root)
-            for root in control.get("ack", ()):
+            for root in control.ack:
                 self._finish(root, acked=True)
-            reasons = control.get("fail_reasons") or {}
-            for root in control.get("fail", ()):
-                self._finish(root, acked=False, why=reasons.get(root))
+            reasons = control.fail_reasons
+            for root in control.fail:
+                self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
             if self.timeouts_enabled:
                 self._expire()
-            if "active" in control:
-                self.set_active(bool(control["active"]))
+            self.set_active(control.active)
             taken = self.output.take()
             self.wakeup.notify_all()
             return taken
@@ -366,7 +395,7 @@ class SpoutExecutor(ExecutorHost):
                 return collector
         return None
 
-    def _finish(self, root: int, *, acked: bool, why: list[str] | None = None) -> None:
+    def _finish(self, root: int, *, acked: bool, why: Failure = UNKNOWN_FAILURE) -> None:
         collector = self._owner(root)
         if collector is None:
             return  # already timed out or failed: Storm ignores late verdicts too
@@ -380,7 +409,7 @@ class SpoutExecutor(ExecutorHost):
             self._call(collector.task, instance.ack, tup_id)
         else:
             self.failed[stream] = self.failed.get(stream, 0) + 1
-            key = (why[0], why[1]) if why else UNKNOWN_FAILURE
+            key = (why.cause, why.reason)
             self.fail_causes[key] = self.fail_causes.get(key, 0) + 1
             self._call(collector.task, instance.fail, tup_id)
 
@@ -400,21 +429,21 @@ class SpoutExecutor(ExecutorHost):
 
     def _fail_everything(self) -> None:
         for collector in self.collectors.values():
-            self.crashed += len(collector.pending_roots)
             for root in list(collector.pending_roots):
                 self._finish(root, acked=False, why=JOB_LOST)
 
-    def take_stats(self) -> dict[str, Any]:
-        """Counters since the last window, for the worker's statistics."""
-        out = {"acked": self.acked, "failed": self.failed, "timed_out": self.timed_out,
-               "crashed": self.crashed, "complete_ms": self.latency.take(),
-               "complete_ms_by_stream": self.complete_ms,
-               "fail_causes": [[c, r, n] for (c, r), n in self.fail_causes.items()],
-               "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
+    def take_stats(self) -> ComponentCounters:
+        """Counters since the last window, for the driver's statistics."""
+        counters = super().take_stats()
+        counters.acked, counters.failed, counters.complete_ms = \
+            self.acked, self.failed, self.complete_ms
+        counters.timed_out, counters.fail_causes = self.timed_out, self.fail_causes
+        (counters.complete_count, counters.complete_total_ms,
+         counters.complete_values) = self.latency.take()
         self.acked, self.failed, self.complete_ms = {}, {}, {}
-        self.timed_out = self.crashed = 0
+        self.timed_out = 0
         self.fail_causes = {}
-        return out
+        return counters
 
     def close(self) -> None:
         """Stop producing and call ``close()`` on every task."""

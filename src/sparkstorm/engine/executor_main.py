@@ -1,15 +1,19 @@
 """Entry point of an executor process: ``python -m sparkstorm.engine.executor_main``.
 
-The worker starts one per executor with the plan file, the executor's gid and a Unix socket
+The driver starts one per executor with the plan file, the executor's gid and a Unix socket
 path. Spark tasks connect and send one request per window::
 
     {"cmd": "window", "w": 17, "rows": [<packed rows>, ...]}        # bolt executors
-    {"cmd": "window", "w": 17, "control": {"ack": [...], ...}}      # spout executors
+    {"cmd": "window", "w": 17, "control": SpoutControl.to_wire()}   # spout executors
 
-and get back ``[{target gid: packed rows}, packed meta]``. The reply of the latest window is
-kept, so a retried Spark task is answered from memory instead of running components twice.
-A component that raised makes the process exit (code 70) after answering; the worker
-restarts it.
+and get back ``{target gid: packed rows}`` with the encoded
+:class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
+the Spark task passes on to the driver undecoded. The reply of the latest window is kept,
+so a retried Spark task is answered from memory instead of running components twice. A
+component that raised makes the process exit (code 70) after answering; the driver
+restarts it. A request the executor cannot answer (a bug, not a component's error) gets an
+error reply and a restart, never a dropped connection: a dropped connection makes the Spark
+task resend the same request forever.
 """
 
 from __future__ import annotations
@@ -22,15 +26,15 @@ import os
 import socket
 import sys
 import threading
-import time
 import traceback
 from typing import Any, BinaryIO
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.messages import ComponentError, SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
-from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
+from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -52,7 +56,7 @@ class ExecutorServer:
         self.path = path
         self.window_lock = threading.Lock()
         self.last_window = -1
-        self.last_reply = b""
+        self.last_reply: tuple[dict[int, bytes], bytes] = ({}, b"")
         self.done = threading.Event()
         self.exit_requested = False
         if os.path.exists(path):
@@ -80,72 +84,63 @@ class ExecutorServer:
         with conn:
             try:
                 while True:
-                    request = unpack(recv_frame(conn))
-                    send_frame(conn, self._handle(request))
+                    self._answer(conn, unpack(recv_frame(conn)))
                     if self.exit_requested:  # only after the reply is out
                         self._shutdown()
                         return
             except (ConnectionError, OSError):
                 return
 
-    def _handle(self, request: dict[str, Any]) -> bytes:
+    def _answer(self, conn: socket.socket, request: Any) -> None:
+        """Reply to ``request``; an unexpected error gets an error reply and a restart."""
+        try:
+            payload, body = self._handle(request)
+        except Exception as exc:  # noqa: BLE001 - answered and restarted, never dropped
+            logger.error("executor %d could not answer %s:\n%s", self.host.info.gid,
+                         _describe(request), "".join(traceback.format_exception(exc)))
+            self.host.must_restart = True
+            self.exit_requested = True
+            send_error_reply(conn, f"executor {self.host.info.gid} could not answer "
+                                   f"{_describe(request)}: {exc!r} (its log has the traceback; "
+                                   "it restarts)")
+            return
+        send_reply(conn, payload, body)
+
+    def _handle(self, request: dict[str, Any]) -> tuple[Any, bytes]:
         cmd = request.get("cmd")
         if cmd == "window":
             return self._window(request)
-        if cmd == "activate":
-            if isinstance(self.host, SpoutExecutor):
-                self.host.set_active(bool(request.get("active")))
-            return pack("ok")
         if cmd == "close":
             self.host.close()
             self.exit_requested = True
-            return pack("ok")
-        return pack({"error": f"unknown command {cmd!r}"})
+            return "ok", b""
+        msg = f"unknown command {cmd!r}"
+        raise ValueError(msg)
 
-    def _window(self, request: dict[str, Any]) -> bytes:
+    def _window(self, request: dict[str, Any]) -> tuple[dict[int, bytes], bytes]:
         window = int(request["w"])
         with self.window_lock:
             if window == self.last_window:
                 return self.last_reply  # a retried Spark task: never run components twice
             output = self._run(request)
-            reply = pack([output.packed_rows(), pack(self._meta(output))])
+            host = self.host
+            reply = host.encode_rows(output), host.window_meta(output).encode()
             self.last_window, self.last_reply = window, reply
             if window % GC_EVERY_WINDOWS == 0:
                 gc.collect()
-            if self.host.must_restart:
+            if host.must_restart:
                 self.exit_requested = True
             return reply
 
     def _run(self, request: dict[str, Any]) -> WindowOutput:
         host = self.host
         if isinstance(host, SpoutExecutor):
-            return host.run_window(request.get("control") or {})
+            return host.run_window(SpoutControl.from_wire(request["control"]))
         assert isinstance(host, BoltExecutor)
         try:
             return host.run_window(request.get("rows", []))
         except Exception:  # noqa: BLE001 - ComponentFailure: answer what was done, then restart
             return host.output.take()
-
-    def _meta(self, output: WindowOutput) -> dict[str, Any]:
-        host = self.host
-        emitted: dict[str, int] = {}
-        transferred: dict[str, int] = {}
-        with host.lock:  # a spout's producer thread keeps emitting meanwhile
-            for collector in host.collectors.values():
-                task_emitted, task_transferred = collector.take_counts()
-                for stream, n in task_emitted.items():
-                    emitted[stream] = emitted.get(stream, 0) + n
-                    transferred[stream] = transferred.get(stream, 0) + task_transferred[stream]
-            stats: dict[str, Any] = {"emitted": emitted, "transferred": transferred}
-            if isinstance(host, SpoutExecutor):
-                stats.update(host.take_stats())
-            elif isinstance(host, BoltExecutor):
-                stats.update(host.take_stats())
-        errors, host.errors = host.errors, []
-        return {"gid": host.info.gid, "component": host.info.component, "xor": output.xor,
-                "init": output.inits, "fail": output.failed,
-                "reset": list(output.resets), "stats": stats, "errors": errors,
-                "restart": host.must_restart}
 
     def _shutdown(self) -> None:
         self.done.set()
@@ -154,6 +149,12 @@ class ExecutorServer:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+def _describe(request: Any) -> str:
+    if isinstance(request, dict):
+        return f"request {request.get('cmd')!r} of window {request.get('w')}"
+    return f"request of type {type(request).__name__}"
 
 
 def watch_parent(parent_pid: int) -> None:
@@ -171,8 +172,7 @@ def report_startup_failure(socket_path: str, component: str, exc: BaseException)
     text = "".join(traceback.format_exception(exc))
     logger.error("component %s failed to start:\n%s", component, text)
     with open(socket_path + ".error", "w", encoding="utf-8") as handle:
-        json.dump({"component": component, "task": None, "error": text, "time": time.time()},
-                  handle)
+        json.dump(ComponentError.now(component, None, text).to_wire(), handle)
     return EXIT_STARTUP_FAILED
 
 

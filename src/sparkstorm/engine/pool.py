@@ -1,4 +1,4 @@
-"""Starts, watches and restarts the executor processes of one worker."""
+"""Starts, watches and restarts the executor processes of one topology's driver."""
 
 from __future__ import annotations
 
@@ -13,14 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.config import conf_float
+from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.errors import EngineError
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
 # Fields groupings use hash(); every executor process must hash alike.
 HASH_SEED = "20140916"
+MONITOR_INTERVAL = 0.05
+"""Seconds between two looks at the executor processes (a dead one restarts this soon)."""
 
 
 class ExecutorPool:
@@ -35,13 +40,14 @@ class ExecutorPool:
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.restarts = 0
         # called from the monitor thread with each start-up failure report
-        self.on_startup_error: Callable[[dict[str, Any]], None] = lambda error: None
+        self.on_startup_error: Callable[[ComponentError], None] = lambda error: None
         self.spawned_at: dict[int, float] = {}
         self.backoff: dict[int, float] = {}
         self.restart_at: dict[int, float] = {}
         self.stopping = threading.Event()
         self.lock = threading.Lock()
-        self.start_timeout = float(plan.conf.get("topology.executor.start.timeout.secs") or 60)
+        self.start_timeout = conf_float(plan.conf, "topology.executor.start.timeout.secs")
+        self.monitor = PeriodicThread(f"{name}-pool", MONITOR_INTERVAL, self._check_processes)
 
     def start(self) -> None:
         """Start every executor and wait until all of them accept connections.
@@ -57,7 +63,7 @@ class ExecutorPool:
         deadline = time.monotonic() + self.start_timeout
         for gid, path in self.sockets.items():
             self._wait_ready(gid, path, deadline)
-        threading.Thread(target=self._monitor, name=f"{self.name}-pool", daemon=True).start()
+        self.monitor.start()
 
     def _spawn(self, gid: int) -> None:
         env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
@@ -93,11 +99,11 @@ class ExecutorPool:
         text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _monitor(self) -> None:
-        while not self.stopping.wait(0.05):
-            for gid, process in list(self.processes.items()):
-                if process.poll() is not None and not self.stopping.is_set():
-                    self._restart(gid, process.returncode)
+    def _check_processes(self) -> None:
+        """One round of the monitor: restart the executors that exited."""
+        for gid, process in list(self.processes.items()):
+            if process.poll() is not None and not self.stopping.is_set():
+                self._restart(gid, process.returncode)
 
     def _restart(self, gid: int, code: int | None) -> None:
         """Restart a dead executor; one that keeps dying at start-up waits longer each time
@@ -123,8 +129,9 @@ class ExecutorPool:
         path = Path(self.sockets[gid] + ".error")
         if path.exists():
             try:
-                self.on_startup_error(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
+                self.on_startup_error(ComponentError.from_wire(
+                    json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError, KeyError):
                 logger.warning("unreadable start-up error report %s", path)
             path.unlink(missing_ok=True)
 
@@ -134,12 +141,13 @@ class ExecutorPool:
         return {gid: p.pid for gid, p in self.processes.items()}
 
     def call(self, gid: int, request: dict[str, Any], timeout: float = 10.0) -> Any:
-        """Send one request to an executor (used for activate and close)."""
-        return call_executor(self.sockets[gid], request, timeout)
+        """Send one request to an executor (used to close it); returns the reply's payload."""
+        return call_executor(self.sockets[gid], request, timeout)[0]
 
     def stop(self, grace: float = 5.0) -> None:
         """Close spouts and executors, then make sure no process is left behind."""
         self.stopping.set()
+        self.monitor.stop()
         for gid, process in self.processes.items():
             if process.poll() is None:
                 try:

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkstorm.engine.collector import FAIL_CAUSES
+from sparkstorm.engine.failures import FAIL_CAUSES
 
 _SAMPLE_LIMIT = 2000
 
@@ -30,9 +30,9 @@ class LatencySample:
             if slot < _SAMPLE_LIMIT:
                 self.values[slot] = value
 
-    def take(self) -> dict[str, Any]:
-        """The sample as a dict, and reset."""
-        out = {"count": self.count, "total": self.total, "values": self.values}
+    def take(self) -> tuple[int, float, list[float]]:
+        """The count, the sum and the sample, and reset."""
+        out = self.count, self.total, self.values
         self.__init__()  # type: ignore[misc]
         return out
 
@@ -67,7 +67,7 @@ class ComponentCounters:
     timed_out: int = 0
     errors: int = 0
     fail_causes: dict[tuple[str, str], int] = field(default_factory=dict)
-    """Failed trees of a spout by (cause, reason); see ``engine.collector.FAIL_CAUSES``."""
+    """Failed trees of a spout by (cause, reason); see ``engine.failures.FAIL_CAUSES``."""
     execute_ms: dict[str, float] = field(default_factory=dict)
     """A bolt's time in ``process`` per input stream, summed."""
     process_ms: dict[str, float] = field(default_factory=dict)

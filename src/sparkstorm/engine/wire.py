@@ -2,6 +2,10 @@
 
 Example frame: ``b"\\x00\\x00\\x00\\x05" + msgpack.packb({"w": 1})`` (5 bytes of body).
 Anchor maps use 64-bit integer keys, hence ``strict_map_key=False``.
+
+A request is one frame; its reply is two: a header ``["ok", payload]`` or
+``["error", text]``, then a body of raw bytes (a window's encoded meta, else empty), which
+the caller passes on without decoding it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from typing import Any
 
 import msgpack
 
+from sparkstorm.errors import EngineError
+
 _LENGTH = struct.Struct(">I")
+_OK, _ERROR = "ok", "error"
 
 
 def pack(obj: Any) -> bytes:
@@ -23,6 +30,17 @@ def pack(obj: Any) -> bytes:
 def unpack(data: bytes) -> Any:
     """Inverse of :func:`pack`."""
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+def encodable_text(text: str) -> str:
+    """``text`` with what UTF-8 cannot carry (lone surrogates) spelled out as ``\\udcff``.
+
+    For texts the engine builds from user data (error messages, fail reasons): they must
+    never make a window's report unencodable.
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def send_frame(sock: socket.socket, body: bytes) -> None:
@@ -50,3 +68,29 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
+
+
+def send_reply(sock: socket.socket, payload: Any, body: bytes = b"") -> None:
+    """Answer a request: ``payload`` (packed) and ``body`` (as it is)."""
+    send_frame(sock, pack([_OK, payload]))
+    send_frame(sock, body)
+
+
+def send_error_reply(sock: socket.socket, text: str) -> None:
+    """Answer a request the executor could not handle: the caller raises with ``text``."""
+    send_frame(sock, pack([_ERROR, text]))
+    send_frame(sock, b"")
+
+
+def recv_reply(sock: socket.socket) -> tuple[Any, bytes]:
+    """Read a reply: its decoded payload and its raw body.
+
+    Raises:
+        ConnectionError: the peer closed the connection mid-reply.
+        EngineError: ``EXECUTOR_REQUEST_FAILED`` when the executor answered with an error.
+    """
+    status, payload = unpack(recv_frame(sock))
+    body = recv_frame(sock)
+    if status != _OK:
+        raise EngineError(str(payload), code="EXECUTOR_REQUEST_FAILED")
+    return payload, body

@@ -19,8 +19,8 @@ from types import TracebackType
 from typing import Any
 
 from sparkstorm.config import component_conf, load_config
+from sparkstorm.engine.driver import TopologyDriver
 from sparkstorm.engine.session import get_spark
-from sparkstorm.engine.worker import TopologyRunner
 from sparkstorm.errors import EngineError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
@@ -45,7 +45,7 @@ class LocalCluster:
 
     def __init__(self, conf: dict[str, Any] | None = None, spark: Any = None) -> None:
         self.conf = dict(conf or {})
-        self.runners: dict[str, TopologyRunner] = {}
+        self.runners: dict[str, TopologyDriver] = {}
         self._spark = spark
         self._owns_spark = False
 
@@ -57,7 +57,7 @@ class LocalCluster:
         self.shutdown()
 
     def submit_topology(self, name: str, topology: Any, conf: dict[str, Any] | None = None,
-                        *, active: bool = True) -> TopologyRunner:
+                        *, active: bool = True) -> TopologyDriver:
         """Validate and start ``topology`` under ``name``.
 
         Raises:
@@ -74,7 +74,7 @@ class LocalCluster:
                                                       "topology.name": name})
         for component in spec.components:  # fail now on a bad component config value
             component_conf(merged, component.config, component.name or "?")
-        runner = TopologyRunner(name, spec, merged)
+        runner = TopologyDriver(name, spec, merged)
         runner.active = active
         runner.start(self._session(merged))
         self.runners[name] = runner
@@ -113,7 +113,7 @@ class LocalCluster:
             raise EngineError(msg, code="TOPOLOGY_SHUTDOWN_TIMEOUT")
         del self.runners[name]
 
-    def _runner(self, name: str) -> TopologyRunner:
+    def _runner(self, name: str) -> TopologyDriver:
         try:
             return self.runners[name]
         except KeyError:

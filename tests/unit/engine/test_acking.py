@@ -2,7 +2,7 @@
 
 A small in-memory harness stands in for the executors and the worker: it keeps one
 ``WindowOutput`` per executor, delivers the buffered rows as ``Tuple``s the way
-``BoltExecutor`` does, and hands the acker metas shaped exactly like ``executor_main``'s.
+``BoltExecutor`` does, and hands the acker the ``WindowMeta`` each executor would report.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec, Tu
 from sparkstorm.engine import acking
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.failures import Failure
+from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
 
@@ -69,8 +71,8 @@ class Cluster:
                 )
         self.acker = Acker(plan.acker_tasks, TIMEOUT)
         self.inbox: dict[int, list[list[Any]]] = defaultdict(list)
-        self.metas: list[dict[str, Any]] = []
-        self.last_metas: list[dict[str, Any]] = []
+        self.metas: list[WindowMeta] = []
+        self.last_metas: list[WindowMeta] = []
         self.next_tuple_id = 0
 
     def task(self, component: str, index: int = 0) -> int:
@@ -91,18 +93,19 @@ class Cluster:
 
     def flush(self) -> None:
         """End of an executor round: rows go to their targets, acker metas are queued."""
-        for output in self.outputs.values():
+        for gid, output in self.outputs.items():
             taken = output.take()
-            for gid, rows in taken.rows.items():
-                self.inbox[gid].extend(rows)
-            self.metas.append({"init": taken.inits, "xor": taken.xor,
-                               "fail": dict(taken.failed), "reset": list(taken.resets)})
+            for target, rows in taken.rows.items():
+                self.inbox[target].extend(rows)
+            meta = WindowMeta(gid, self.plan.executors[gid].component, taken.xor, taken.inits,
+                              taken.failed, list(taken.resets))
+            self.metas.append(WindowMeta.decode(meta.encode()))  # as the driver gets it
 
     def window(self, *, reverse: bool = False) -> Verdicts:
         """Flush and feed every queued meta to the acker as one window."""
         self.flush()
         metas, self.metas = self.metas, []
-        self.last_metas = [m for m in metas if any(m.values())]
+        self.last_metas = [m for m in metas if m.xor or m.inits or m.failed or m.resets]
         return self.acker.process_window(metas[::-1] if reverse else metas)
 
     def receive(self, component: str) -> list[tuple[int, Tuple]]:
@@ -418,10 +421,11 @@ def test_ack_after_fail_is_ignored() -> None:
     cluster.fail(children[0])
     cluster.ack(children[0])
     result = cluster.window()
-    reason = ["explicit", "count: fail() called"]
-    assert cluster.last_metas == [{"init": {}, "xor": {}, "fail": {root: reason}, "reset": []}]
+    reason = Failure("explicit", "count: fail() called")
+    (meta,) = cluster.last_metas
+    assert (meta.xor, meta.inits, meta.failed, meta.resets) == ({}, {}, {root: reason}, [])
     assert verdict(result.fail) == {cluster.task("sentences"): [root]}
-    assert result.reasons == {root: ["explicit", "count: fail() called"]}
+    assert result.reasons == {root: reason}
 
 
 # --- timeouts ----------------------------------------------------------------------------
@@ -499,6 +503,5 @@ def test_forget_all_and_no_acker_tasks() -> None:
     assert cluster.acker.open_trees == 0
 
     idle = Acker([], TIMEOUT)
-    meta = {"init": {5: 1}, "xor": {5: 0}, "fail": {}, "reset": []}
-    result = idle.process_window([meta])
+    result = idle.process_window([WindowMeta(0, "sentences", xor={5: 0}, inits={5: 1})])
     assert verdict(result.ack) == {} and idle.open_trees == 0

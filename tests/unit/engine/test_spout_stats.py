@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from sparkstorm.engine.executor import SpoutExecutor
+from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.stats import ComponentCounters
 from tests.unit.engine.test_acking import pipeline
 
 
@@ -27,16 +27,16 @@ def test_acks_fails_and_latencies_are_kept_per_stream() -> None:
         tup_id, _, stream = collector.pending_roots[roots["s1"]]
         collector.pending_roots[roots["s1"]] = (tup_id, time.monotonic() - 2.0, stream)
 
-        host.run_window({"ack": [roots["d1"], roots["s1"]], "fail": [roots["s2"]]})
+        host.run_window(SpoutControl(ack=[roots["d1"], roots["s1"]], fail=[roots["s2"]]))
         stats = host.take_stats()
     finally:
         host.close()
 
-    assert stats["acked"] == {"default": 1, "side": 1}
-    assert stats["failed"] == {"side": 1}
-    by_stream = stats["complete_ms_by_stream"]
+    assert stats.acked == {"default": 1, "side": 1}
+    assert stats.failed == {"side": 1}
+    by_stream = stats.complete_ms
     assert by_stream["side"] >= 2000 > by_stream["default"]
-    counters = ComponentCounters(acked=stats["acked"], failed=stats["failed"],
-                                 complete_ms=by_stream)
-    latencies = counters.summary()["by_stream"]["complete_latency_ms"]
+    assert stats.complete_count == 2
+    assert stats.fail_causes == {("explicit", "failed (reason not reported)"): 1}
+    latencies = stats.summary()["by_stream"]["complete_latency_ms"]
     assert latencies["side"] >= 2000 > latencies["default"]

@@ -1,4 +1,4 @@
-"""The worker process: init context from Nimbus, a :class:`TopologyRunner` on Spark, and a
+"""The worker process: init context from Nimbus, a :class:`TopologyDriver` on Spark, and a
 heartbeat every ``worker.heartbeat.frequency.secs`` whose answer it obeys.
 
 The first heartbeat goes out before Spark starts, so Nimbus sees the worker alive during
@@ -85,12 +85,12 @@ class ClusterWorker:
         return self._shutdown()
 
     def _start_runner(self, context: dict[str, Any]) -> None:
-        from sparkstorm.engine.worker import TopologyRunner  # starts the JVM: import late
+        from sparkstorm.engine.driver import TopologyDriver  # starts the JVM: import late
         from sparkstorm.topology.spec import TopologySpec
 
         spec = TopologySpec.from_dict(context["spec"])
         conf = with_code_resources(dict(context["conf"]), self.code_dir)
-        runner = TopologyRunner(context["topology_name"], spec, conf)
+        runner = TopologyDriver(context["topology_name"], spec, conf)
         runner.set_active(self.active)
         runner.start()
         with self._lock:

@@ -26,7 +26,7 @@ class _Pipeline(Topology):
 
 
 class _FakeRunner:
-    """Stands in for TopologyRunner (which would start Spark); keeps the conf it got."""
+    """Stands in for TopologyDriver (which would start Spark); keeps the conf it got."""
 
     started: list[_FakeRunner] = []
 
@@ -50,7 +50,7 @@ class _Client:
 @pytest.mark.parametrize("user_value", [None, "/srv/multilang"])
 def test_the_runner_gets_the_code_dirs_resources_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_value: str | None) -> None:
-    monkeypatch.setattr("sparkstorm.engine.worker.TopologyRunner", _FakeRunner)
+    monkeypatch.setattr("sparkstorm.engine.driver.TopologyDriver", _FakeRunner)
     (tmp_path / "resources").mkdir()
     worker = ClusterWorker(_Client(), "w1", "t-1-1", tmp_path)  # type: ignore[arg-type]
     conf = {"topology.name": "t"} if user_value is None else {RESOURCES_DIR_KEY: user_value}

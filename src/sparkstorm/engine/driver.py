@@ -1,10 +1,11 @@
-"""The worker's window loop: one Spark job per streaming window over the whole DAG.
+"""The driver: a topology's Spark driver, running one Spark job per window over the DAG.
 
 Window ``w`` is one job: the spout stage (one partition per spout executor, its input the
 acker's verdicts from window ``w-1``), then one stage per DAG level (one partition per bolt
 executor), each fed through Spark's shuffle with an identity partitioner on the target
-executor. The job's result (acker traffic, statistics, deliveries on edges that close a
-cycle) is collected here and feeds window ``w+1``.
+executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.WindowMeta`:
+acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
+and feeds window ``w+1``. The driver also hosts the acker and the executor pool.
 """
 
 from __future__ import annotations
@@ -20,28 +21,29 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.acking import Acker, Verdicts
+from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
-from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
+from sparkstorm.engine.stage import DRIVER, StageInfo, run_spout_stage, run_stage
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
 
 
 WORKDIR_PREFIX = "sparkstorm-"
-"""Runner folders (executor sockets, plan) are ``<tmp>/sparkstorm-<pid>-<random>``: short,
+"""Driver folders (executor sockets, plan) are ``<tmp>/sparkstorm-<pid>-<random>``: short,
 because Unix socket paths are limited to about 100 bytes."""
 
 
 def remove_stale_workdirs() -> None:
-    """Remove runner folders whose process is gone (a SIGKILLed worker cannot clean up)."""
+    """Remove driver folders whose process is gone (a SIGKILLed driver cannot clean up)."""
     for path in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
         pid = path.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
@@ -58,11 +60,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _run_spout_stage(stage: StageInfo, window: int, index: int, payloads: Any) -> Any:
-    return run_stage(stage, window, index, (rec for payload in payloads for rec in payload))
-
-
-class TopologyRunner:
+class TopologyDriver:
     """Runs one topology: executor processes, the window loop and its statistics."""
 
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any]) -> None:
@@ -74,13 +72,13 @@ class TopologyRunner:
         self.pool = ExecutorPool(self.plan, name, self.workdir)
         self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
-                           float(conf.get("topology.message.timeout.secs") or 30))
+                           conf_float(conf, "topology.message.timeout.secs"))
         self.ticks = TickSchedule(self.plan)
         self.window = 0
         self.active = True
-        self.window_seconds = int(conf.get("topology.window.ms") or 500) / 1000.0
+        self.window_seconds = conf_int(conf, "topology.window.ms") / 1000.0
         self.stats = TopologyStats(
-            int(conf.get("topology.stats.window.count") or 120),
+            conf_int(conf, "topology.stats.window.count"),
             {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
              for e in self.plan.executors},
             self.window_seconds)
@@ -95,25 +93,27 @@ class TopologyRunner:
         self._owns_spark = False
         self._stages = self._stage_infos()
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
-        """Errors not yet taken by a reporter, oldest first (bounded: a component that
-        fails every tuple must not grow it without end)."""
+        """Errors not yet taken by a reporter, oldest first, as
+        ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
+        must not grow it without end)."""
 
-    def _startup_error(self, error: dict[str, Any]) -> None:
+    def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends (the
         window waits for that executor to come back)."""
         logger.error("topology %s component %s failed to start:\n%s", self.name,
-                     error["component"], error["error"])
+                     error.component, error.error)
         self._error(error)
 
-    def _error(self, error: dict[str, Any]) -> None:
+    def _error(self, error: ComponentError) -> None:
         """Keep ``error`` as its component's last and queue it for whoever reports errors
         (the cluster worker sends them to Nimbus)."""
-        self.stats.last_errors[error["component"]] = error
-        self.reported_errors.append(error)
+        reported = error.to_wire()
+        self.stats.last_errors[error.component] = reported
+        self.reported_errors.append(reported)
 
     def stack_traces(self) -> str:
-        """The worker's threads and every executor's, as text (Apex's stack trace request)."""
-        parts = [f"=== worker (pid {os.getpid()}) ===\n{own_stacks()}"]
+        """The driver's threads and every executor's, as text (Apex's stack trace request)."""
+        parts = [f"=== driver (pid {os.getpid()}) ===\n{own_stacks()}"]
         pids = self.pool.pids()
         for gid, text in sorted(executor_stacks(pids, self.pool.sockets).items()):
             component = self.plan.executors[gid].component
@@ -129,7 +129,7 @@ class TopologyRunner:
 
     def _stage_infos(self) -> list[StageInfo]:
         levels = {e.gid: e.level for e in self.plan.executors}
-        timeout = float(self.conf.get("topology.executor.start.timeout.secs") or 60)
+        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
         return [StageInfo(level, tuple(gids), levels, self.pool.sockets, timeout)
                 for level, gids in enumerate(self.plan.stages)]
 
@@ -144,7 +144,7 @@ class TopologyRunner:
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
-        self._thread = threading.Thread(target=self._loop, name=f"worker-{self.name}",
+        self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
 
@@ -164,7 +164,7 @@ class TopologyRunner:
     def _drain(self) -> None:
         """Clean shutdown: deactivate spouts, let in-flight trees finish up to a bound."""
         self.active = False
-        deadline = time.monotonic() + float(self.conf.get("topology.shutdown.timeout.secs") or 10)
+        deadline = time.monotonic() + conf_float(self.conf, "topology.shutdown.timeout.secs")
         self.run_window()
         while self._in_flight() and time.monotonic() < deadline:
             self.run_window()
@@ -200,7 +200,7 @@ class TopologyRunner:
         sc.setJobGroup(f"{self.name}-{window}", f"sparkstorm {self.name} window {window}")
         first = self._stages[0]
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
-        rdd = rdd.mapPartitionsWithIndex(partial(_run_spout_stage, first, window))
+        rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window))
         for stage in self._stages[1:]:
             rdd = rdd.partitionBy(len(stage.gids), stage.partition_of)
             rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window))
@@ -212,26 +212,30 @@ class TopologyRunner:
         self.window += 1
         self._absorb(window, started, results)
 
-    def _spout_payloads(self, stage: StageInfo) -> list[list[tuple[int, Any]]]:
-        payloads: list[list[tuple[int, Any]]] = [[] for _ in stage.gids]
+    def _spout_payloads(self, stage: StageInfo
+                        ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
+        """One item per spout partition: its executor's control, and records injected for
+        later stages (cycle deliveries and ticks, spread over the partitions)."""
         verdicts, self._verdicts = self._verdicts, Verdicts()
-        for index, gid in enumerate(stage.gids):
-            tasks = self.plan.executors[gid].tasks
-            failed = [r for t in tasks for r in verdicts.fail.get(t, ())]
-            control = {"ack": [r for t in tasks for r in verdicts.ack.get(t, ())],
-                       "fail": failed,
-                       "fail_reasons": {r: verdicts.reasons[r] for r in failed
-                                        if r in verdicts.reasons},
-                       "reset": [r for t in tasks for r in verdicts.reset.get(t, ())],
-                       "active": self.active, "fail_all": self._fail_all}
-            payloads[index].append((gid, control))
+        payloads: list[tuple[list[Any], list[tuple[int, bytes]]]] = [
+            (self._control(verdicts, gid).to_wire(), []) for gid in stage.gids]
         self._fail_all = False
-        injected = list(self._deliveries.items()) + list(self.ticks.due(time.monotonic()))
+        injected = [(gid, blob) for gid, blobs in self._deliveries.items() for blob in blobs]
+        injected.extend(self.ticks.due(time.monotonic()))
         self._deliveries = {}
-        for n, (gid, blobs) in enumerate(injected):
-            for blob in blobs if isinstance(blobs, list) else [blobs]:
-                payloads[n % len(payloads)].append((gid, blob))
+        for n, record in enumerate(injected):
+            payloads[n % len(payloads)][1].append(record)
         return payloads
+
+    def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
+        """What spout executor ``gid`` learns this window."""
+        tasks = self.plan.executors[gid].tasks
+        failed = [r for t in tasks for r in verdicts.fail.get(t, ())]
+        return SpoutControl(
+            ack=[r for t in tasks for r in verdicts.ack.get(t, ())], fail=failed,
+            fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
+            reset=[r for t in tasks for r in verdicts.reset.get(t, ())],
+            active=self.active, fail_all=self._fail_all)
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         logger.error("topology %s: window %d failed for good; failing its open tuple trees: %s",
@@ -242,10 +246,10 @@ class TopologyRunner:
 
     def _absorb(self, window: int, started: float, results: list[Any]) -> None:
         metas = []
-        for key, (_, meta_blob, deliveries) in results:
+        for key, (meta_blob, deliveries) in results:
             if key != DRIVER:
                 continue
-            metas.append(unpack(meta_blob))
+            metas.append(WindowMeta.decode(meta_blob))
             for gid, blob in deliveries.items():
                 self._deliveries.setdefault(gid, []).append(blob)
         self._verdicts = self.acker.process_window(metas)
@@ -254,20 +258,20 @@ class TopologyRunner:
                                        executors))
         self.stats.restarts = self.pool.restarts
 
-    def _counters(self, metas: list[dict[str, Any]]
+    def _counters(self, metas: list[WindowMeta]
                   ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
         """This window's counters per component and per executor."""
         counters: dict[str, ComponentCounters] = {}
         executors: dict[int, ComponentCounters] = {}
         for meta in metas:
-            component, stats = meta["component"], meta["stats"]
-            one = _meta_counters(stats, len(meta["errors"]))
-            executors.setdefault(int(meta["gid"]), ComponentCounters()).add(one)
-            counters.setdefault(component, ComponentCounters()).add(one)
-            for error in meta["errors"]:
-                self._error({**error, "component": component})
+            one = meta.stats
+            one.errors = len(meta.errors)
+            executors.setdefault(meta.gid, ComponentCounters()).add(one)
+            counters.setdefault(meta.component, ComponentCounters()).add(one)
+            for error in meta.errors:
+                self._error(error)
                 logger.error("topology %s component %s task %s failed:\n%s", self.name,
-                             component, error["task"], error["error"])
+                             error.component, error.task, error.error)
         if self.acker.tasks:
             executed = sum(t.executed for t in self.acker.tasks)
             counters["__acker"] = ComponentCounters(executed={"*": executed})
@@ -275,23 +279,3 @@ class TopologyRunner:
                 task.executed = 0
         return counters, executors
 
-
-def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
-    complete = stats.get("complete_ms") or {}
-    acked, failed = stats.get("acked", {}), stats.get("failed", {})
-    return ComponentCounters(
-        emitted=dict(stats.get("emitted", {})), transferred=dict(stats.get("transferred", {})),
-        executed=dict(stats.get("executed", {})),
-        acked=acked if isinstance(acked, dict) else {"default": acked},
-        failed=failed if isinstance(failed, dict) else {"default": failed},
-        busy_ms=float(stats.get("busy_ms", 0.0)),
-        complete_count=int(complete.get("count", 0)),
-        complete_total_ms=float(complete.get("total", 0.0)),
-        complete_values=list(complete.get("values", [])),
-        timed_out=int(stats.get("timed_out", 0)), errors=errors,
-        fail_causes={(str(cause), str(reason)): int(n)
-                     for cause, reason, n in stats.get("fail_causes", ())},
-        execute_ms=dict(stats.get("execute_ms", {})),
-        process_ms=dict(stats.get("process_ms", {})),
-        complete_ms=dict(stats.get("complete_ms_by_stream", {})),
-    )

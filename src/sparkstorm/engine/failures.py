@@ -1,0 +1,34 @@
+"""Why a tuple tree failed: the causes the UI counts, and the :class:`Failure` that carries
+one from the failing executor through the acker to the spout."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sparkstorm.engine.wire import encodable_text
+
+FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
+FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
+"""Why a tuple tree failed: a bolt called ``fail``; a component raised (or emitted a value
+the wire cannot carry); the message timed out; an executor or a whole window's job was
+lost."""
+
+REASON_LIMIT = 300
+"""Reasons are cut to this many characters: they travel with every failed root."""
+
+
+class Failure(NamedTuple):
+    """Why one tree failed: ``cause`` (one of :data:`FAIL_CAUSES`) and a readable reason.
+
+    A named tuple, so it travels as a two-item msgpack array without conversion.
+    """
+
+    cause: str
+    reason: str
+
+    @classmethod
+    def of(cls, cause: str, reason: str) -> Failure:
+        """A failure whose reason is cut to :data:`REASON_LIMIT` characters and made
+        encodable (a lone surrogate, say from a value in an exception message, becomes
+        ``\\udcff`` text instead of breaking the window's report)."""
+        return cls(cause, encodable_text(reason[:REASON_LIMIT]))
