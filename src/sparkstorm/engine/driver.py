@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -260,14 +261,9 @@ class TopologyDriver:
 
     def _counters(self, metas: list[WindowMeta]
                   ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
-        """This window's counters per component and per executor."""
-        counters: dict[str, ComponentCounters] = {}
-        executors: dict[int, ComponentCounters] = {}
+        """This window's counters per component and per executor; keeps the errors."""
+        counters, executors = window_counters(metas)
         for meta in metas:
-            one = meta.stats
-            one.errors = len(meta.errors)
-            executors.setdefault(meta.gid, ComponentCounters()).add(one)
-            counters.setdefault(meta.component, ComponentCounters()).add(one)
             for error in meta.errors:
                 self._error(error)
                 logger.error("topology %s component %s task %s failed:\n%s", self.name,
@@ -279,3 +275,16 @@ class TopologyDriver:
                 task.executed = 0
         return counters, executors
 
+
+def window_counters(metas: Iterable[WindowMeta]
+                    ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
+    """One window's executor counters added up per component and per executor (each
+    executor's errors counted)."""
+    counters: dict[str, ComponentCounters] = {}
+    executors: dict[int, ComponentCounters] = {}
+    for meta in metas:
+        one = meta.stats
+        one.errors = len(meta.errors)
+        executors.setdefault(meta.gid, ComponentCounters()).add(one)
+        counters.setdefault(meta.component, ComponentCounters()).add(one)
+    return counters, executors

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sparkstorm.config import conf_optional_int
 from sparkstorm.engine.plan import SYSTEM_TASK, ExecutionPlan
 from sparkstorm.engine.wire import pack
 from sparkstorm.topology.tuple import TICK_STREAM
@@ -17,7 +18,8 @@ class TickSchedule:
         self.plan = plan
         self.periods: dict[str, float] = {}
         for spec in plan.spec.bolts:
-            freq = {**plan.conf, **spec.config}.get("topology.tick.tuple.freq.secs")
+            freq = conf_optional_int({**plan.conf, **spec.config},
+                                     "topology.tick.tuple.freq.secs")
             if freq:
                 self.periods[spec.name or ""] = float(freq)
         self.next_due: dict[str, float] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
+from sparkstorm.config import conf_optional_str
 from sparkstorm.errors import SparkstormError
 from sparkstorm.multilang.errors import MultilangError
 from sparkstorm.topology.spec import load_class
@@ -57,11 +58,11 @@ def load_log_handler(conf: dict[str, Any], *, where: str) -> ShellLogHandler:
         MultilangError: ``MULTILANG_LOG_HANDLER_INVALID`` when the class cannot be imported
             or built, or lacks ``setup`` or ``log``.
     """
-    path = conf.get(LOG_HANDLER_KEY)
+    path = conf_optional_str(conf, LOG_HANDLER_KEY)
     if not path:
         return DefaultShellLogHandler()
     try:
-        handler = load_class(str(path), component=where)()
+        handler = load_class(path, component=where)()
     except (SparkstormError, TypeError) as exc:
         msg = (f"{where}: {LOG_HANDLER_KEY} {path!r} cannot be used ({exc}); name a class "
                "as 'module:Class' whose no-argument constructor works")

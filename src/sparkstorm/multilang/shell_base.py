@@ -8,6 +8,7 @@ import os
 import shlex
 from typing import Any, ClassVar
 
+from sparkstorm.config import conf_int, conf_optional_int, conf_optional_str, conf_str
 from sparkstorm.errors import TopologyError
 from sparkstorm.multilang.errors import MultilangError, excerpt
 from sparkstorm.multilang.log_handler import load_log_handler
@@ -70,14 +71,14 @@ class ShellComponent:
         extra = dict(getattr(getattr(self, "component_spec", None), "extra", None) or {})
         self._extra = extra
         self._serializer: Serializer = serializer_for(
-            extra.get("serializer") or conf.get("topology.multilang.serializer"),
+            extra.get("serializer") or conf_str(conf, "topology.multilang.serializer"),
             where=f"{self.kind} {self.component_name!r}: serializer")
         self._encode = self._serializer.encode
         self._shell_log = logging.getLogger(f"sparkstorm.multilang.shell.{self.component_name}")
         self._log_handler = load_log_handler(conf, where=self._where)
         self.subprocess = ShellProcess(
             self._command(extra), where=self._where, serializer=self._serializer,
-            cwd=_child_cwd(extra.get("cwd"), conf.get(RESOURCES_DIR_KEY)),
+            cwd=_child_cwd(extra.get("cwd"), conf_optional_str(conf, RESOURCES_DIR_KEY)),
             env=extra.get("env"), timeout=subprocess_timeout(conf),
             transcript=self._transcript_prefix(extra, conf, context),
             log_name=f"sparkstorm.multilang.stderr.{self.component_name}",
@@ -102,7 +103,7 @@ class ShellComponent:
                            context: dict[str, Any]) -> str | None:
         if extra.get("transcript"):
             return f"{extra['transcript']}-{context.get('taskid')}"
-        directory = conf.get(TRANSCRIPT_DIR_KEY)
+        directory = conf_optional_str(conf, TRANSCRIPT_DIR_KEY)
         if directory:
             return os.path.join(str(directory), f"{self.component_name}-{context.get('taskid')}")
         return None
@@ -223,10 +224,9 @@ class ShellComponent:
 
 
 def subprocess_timeout(conf: dict[str, Any]) -> float:
-    """``topology.subprocess.timeout.secs``, else ``supervisor.worker.timeout.secs``, else 30."""
-    value = conf.get("topology.subprocess.timeout.secs") or conf.get(
-        "supervisor.worker.timeout.secs") or 30
-    return float(value)
+    """``topology.subprocess.timeout.secs``, else ``supervisor.worker.timeout.secs``."""
+    value = conf_optional_int(conf, "topology.subprocess.timeout.secs")
+    return float(conf_int(conf, "supervisor.worker.timeout.secs") if value is None else value)
 
 
 def with_code_resources(conf: dict[str, Any], code_dir: str | os.PathLike[str]
@@ -243,7 +243,7 @@ def with_code_resources(conf: dict[str, Any], code_dir: str | os.PathLike[str]
         >>> with_code_resources({RESOURCES_DIR_KEY: "/srv/js"}, "/nonexistent")
         {'topology.multilang.resources.dir': '/srv/js'}
     """
-    if conf.get(RESOURCES_DIR_KEY):
+    if conf_optional_str(conf, RESOURCES_DIR_KEY):
         return conf
     resources = os.path.abspath(os.path.join(os.fspath(code_dir), "resources"))
     if not os.path.isdir(resources):
@@ -251,7 +251,7 @@ def with_code_resources(conf: dict[str, Any], code_dir: str | os.PathLike[str]
     return {**conf, RESOURCES_DIR_KEY: resources}
 
 
-def _child_cwd(cwd: str | None, resources: Any) -> str | None:
+def _child_cwd(cwd: str | None, resources: str | None) -> str | None:
     if cwd and resources and not os.path.isabs(cwd):
-        return os.path.join(str(resources), cwd)
-    return cwd or (str(resources) if resources else None)
+        return os.path.join(resources, cwd)
+    return cwd or resources or None

@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from sparkstorm.config import conf_int
 from sparkstorm.errors import TopologyError
 from sparkstorm.multilang.errors import MultilangError
 from sparkstorm.multilang.messages import (
@@ -81,7 +82,7 @@ class ShellBolt(ShellComponent, Bolt):
         self._heartbeats = 0
         self._syncs = 0
         self._last_heartbeat = time.monotonic()
-        self._max_pending = int(storm_conf.get("topology.shellbolt.max.pending") or 100)
+        self._max_pending = conf_int(storm_conf, "topology.shellbolt.max.pending")
         early = self._initialize_shell(storm_conf, context)
         try:
             self._guarded(self._handle_all, early)

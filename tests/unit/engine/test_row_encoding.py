@@ -1,0 +1,155 @@
+"""A tuple value the wire cannot encode is refused, its tree fails, the rest goes on
+(issue 14 §1), and an executor never drops a connection over a request it cannot answer."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.collector import WindowOutput
+from sparkstorm.engine.executor import BoltExecutor
+from sparkstorm.engine.executor_main import ExecutorServer
+from sparkstorm.engine.failures import FAIL_ERROR
+from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.row_encoding import encode_rows
+from sparkstorm.engine.stage import call_executor
+from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.errors import EngineError
+
+
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+UNENCODABLE = {
+    "set": ({1, 2}, "is a set"),
+    "surrogate": ("bad \udcff", "is a str with characters UTF-8 cannot encode"),
+    "deep": (_deep(5000), "is a list nested too deep"),
+    "huge int": (2**70, "is a int outside the 64-bit range"),
+}
+
+
+def _output(bad: Any) -> WindowOutput:
+    """Three tuples from task 10 to task 30 (executor 3); the middle one holds ``bad``."""
+    out = WindowOutput()
+    batch = out.batch(3, 30, 10, "words")
+    batch[3].extend([["a", 1], ["b", bad], ["c", 3]])
+    batch[4].extend([{100: 1}, {200: 2}, None])
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(UNENCODABLE))
+def test_an_unencodable_tuple_is_left_out_and_its_tree_fails(case: str) -> None:
+    bad, kind = UNENCODABLE[case]
+    out = _output(bad)
+    reports: list[tuple[int, str]] = []
+    rows = encode_rows(out, "split", lambda stream: ("word", "count"),
+                       lambda task, text: reports.append((task, text)))
+
+    assert unpack(rows[3]) == [[30, 10, "words", [["a", 1], ["c", 3]], [{100: 1}, None]]]
+    assert set(out.failed) == {200}, "only the refused tuple's tree fails"
+    assert out.failed[200].cause == FAIL_ERROR
+    ((task, text),) = reports
+    assert task == 10, "reported as an error of the emitting task"
+    for part in ("[TUPLE_VALUE_UNENCODABLE]", "'split'", "stream 'words'", "field 'count'",
+                 kind, "1 tuple refused"):
+        assert part in text
+    assert out.failed[200].reason.startswith("[TUPLE_VALUE_UNENCODABLE] component 'split'")
+
+
+def test_one_report_per_field_and_type_however_many_tuples() -> None:
+    out = WindowOutput()
+    batch = out.batch(3, 30, 10, "default")
+    batch[3].extend([[{i}] for i in range(50)])
+    batch[4].extend([{i: i} for i in range(50)])
+    reports: list[str] = []
+    rows = encode_rows(out, "split", lambda stream: ("word",),
+                       lambda task, text: reports.append(text))
+    assert unpack(rows[3]) == [[30, 10, "default", [], []]]
+    assert len(out.failed) == 50
+    (report,) = reports
+    assert "50 tuples refused" in report
+
+
+def test_encodable_windows_are_encoded_as_they_were() -> None:
+    out = _output("fine")
+    rows = encode_rows(out, "split", lambda stream: (), lambda task, text: None)
+    assert rows == {3: pack(out.rows[3])}
+    assert out.failed == {}
+
+
+# --- the executor server ------------------------------------------------------------------
+
+
+class Numbers(Spout):
+    outputs = ["n"]
+
+
+class SetEmitter(Bolt):
+    """Emits ``{n}`` (a set) for even numbers, ``[n]`` for odd ones."""
+
+    outputs = ["n"]
+
+    def process(self, tup: Any) -> None:
+        n = tup.values[0]
+        self.emit([{n}] if n % 2 == 0 else [n])
+
+
+class Sink(Bolt):
+    outputs: list[Any] = []
+
+
+class SetTopology(Topology):
+    numbers = Numbers.spec()
+    emitter = SetEmitter.spec(inputs=[numbers])
+    sink = Sink.spec(inputs=[emitter])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[ExecutionPlan, ExecutorServer]]:
+    plan = ExecutionPlan(SetTopology.topology_spec, {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "emitter")
+    host = BoltExecutor(plan, gid, "sets")
+    served = ExecutorServer(host, str(tmp_path / "e.sock"))
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    yield plan, served
+    served._shutdown()
+    thread.join(5)
+
+
+def test_the_executor_answers_a_window_with_an_unencodable_emit(
+        server: tuple[ExecutionPlan, ExecutorServer]) -> None:
+    """Before the fix the encoding error dropped the connection: the caller timed out."""
+    plan, served = server
+    emitter, spout = plan.component_tasks["emitter"][0], plan.component_tasks["numbers"][0]
+    batch = pack([[emitter, spout, "default", [[1], [2], [3]], [{11: 5}, {12: 6}, {13: 7}]]])
+    rows, body = call_executor(served.path, {"cmd": "window", "w": 1, "rows": [batch]}, 5)
+
+    (blob,) = rows.values()
+    ((_, _, _, values, _),) = unpack(blob)
+    assert values == [[1], [3]]
+    meta = WindowMeta.decode(body)
+    assert set(meta.failed) == {12}
+    (error,) = meta.errors
+    assert "[TUPLE_VALUE_UNENCODABLE]" in error.error and "field 'n' is a set" in error.error
+    assert meta.stats.executed == {"numbers:default": 3}, "each input ran once"
+    assert not served.host.must_restart
+
+
+def test_a_request_the_executor_cannot_handle_gets_an_error_reply(
+        server: tuple[ExecutionPlan, ExecutorServer]) -> None:
+    _, served = server
+    with pytest.raises(EngineError) as caught:
+        call_executor(served.path, {"cmd": "window"}, 5)  # no window number
+    assert caught.value.code == "EXECUTOR_REQUEST_FAILED"
+    assert "could not answer" in str(caught.value)
