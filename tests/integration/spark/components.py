@@ -68,7 +68,11 @@ class NumberSpout(Spout):
             return
         self.in_flight.add(n)
         self.record("emit", n=n, in_flight=len(self.in_flight))
-        self.emit([n, f"k{n % KEYS}"], tup_id=n if self.reliable else None)
+        self.emit(self.values(n), tup_id=n if self.reliable else None)
+
+    def values(self, n: int) -> list[Any]:
+        """The tuple emitted for ``n``."""
+        return [n, f"k{n % KEYS}"]
 
     def ack(self, tup_id: Any) -> None:
         self.in_flight.discard(tup_id)
@@ -78,6 +82,46 @@ class NumberSpout(Spout):
         self.in_flight.discard(tup_id)
         self.record("fail", n=tup_id)
         self.replay.append(tup_id)
+
+
+class NoReplaySpout(NumberSpout):
+    """NumberSpout that records a failed number and gives it up instead of replaying it."""
+
+    def fail(self, tup_id: Any) -> None:
+        self.in_flight.discard(tup_id)
+        self.record("fail", n=tup_id)
+
+
+def _nested(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+class PoisonSpout(NoReplaySpout):
+    """Every tenth number carries a key the wire cannot encode: a set, a string with a
+    lone surrogate, a list nested too deep, in turn."""
+
+    def values(self, n: int) -> list[Any]:
+        if n % 10:
+            return super().values(n)
+        return [n, ({n}, "bad \udcff", _nested(5000))[n // 10 % 3]]
+
+
+class SetEmittingBolt(Bolt):
+    """Passes numbers on, but as a set (unencodable) for every number ending in 3; records
+    each tuple it runs."""
+
+    outputs = ["n", "key"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        n = tup.values.n
+        self.record("tuple", n=n)
+        self.emit([n, {n}] if n % 10 == 3 else list(tup.values))
 
 
 class RecordingBolt(Bolt):
