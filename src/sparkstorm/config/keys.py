@@ -336,6 +336,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0,
     ),
     _K(
+        "topology.executor.answer.timeout.secs",
+        _NUM,
+        30,
+        "sparkstorm: an executor that answers neither its window nor a liveness check for "
+        "this many seconds (stopped, hung) is killed and restarted; its window's trees fail "
+        "and replay while the other executors go on",
+        minimum=0.1,
+    ),
+    _K(
         "topology.shutdown.timeout.secs",
         _NUM,
         10,

@@ -129,6 +129,14 @@ class Acker:
             for root in stale:
                 del acker.ledger[root]
 
+    def forget_spout_tasks(self, spout_tasks: set[int]) -> None:
+        """Drop the trees of these spout tasks (their executor was lost with its pending
+        tuples: no verdict could reach them)."""
+        for acker in self.tasks:
+            gone = [r for r, entry in acker.ledger.items() if entry.spout_task in spout_tasks]
+            for root in gone:
+                del acker.ledger[root]
+
     def forget_all(self) -> None:
         """Drop every open tree (after a failed window: the spouts fail them all)."""
         for acker in self.tasks:

@@ -131,7 +131,10 @@ class TopologyDriver:
     def _stage_infos(self) -> list[StageInfo]:
         levels = {e.gid: e.level for e in self.plan.executors}
         timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
-        return [StageInfo(level, tuple(gids), levels, self.pool.sockets, timeout)
+        answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
+        components = {e.gid: e.component for e in self.plan.executors}
+        return [StageInfo(level, tuple(gids), levels, self.pool.sockets, timeout, answer,
+                          components)
                 for level, gids in enumerate(self.plan.stages)]
 
     # -- life cycle -------------------------------------------------------------------
@@ -250,7 +253,10 @@ class TopologyDriver:
         for key, (meta_blob, deliveries) in results:
             if key != DRIVER:
                 continue
-            metas.append(WindowMeta.decode(meta_blob))
+            meta = WindowMeta.decode(meta_blob)
+            if meta.lost:
+                self._executor_lost(window, meta)
+            metas.append(meta)
             for gid, blob in deliveries.items():
                 self._deliveries.setdefault(gid, []).append(blob)
         self._verdicts = self.acker.process_window(metas)
@@ -258,6 +264,19 @@ class TopologyDriver:
         self.stats.record(WindowRecord(window, started, time.time() - started, components,
                                        executors))
         self.stats.restarts = self.pool.restarts
+
+    def _executor_lost(self, window: int, meta: WindowMeta) -> None:
+        """An executor did not answer window ``window``: kill it (the pool restarts it), fail
+        what it held and say so as its component's error."""
+        info = self.plan.executors[meta.gid]
+        self.pool.kill(meta.gid)
+        if self.plan.components[info.component].kind == "spout":
+            self.acker.forget_spout_tasks(set(info.tasks))
+        text = (f"executor {meta.gid} ({info.component}) did not answer window {window} "
+                "within topology.executor.answer.timeout.secs; it was killed and is "
+                f"restarted, and the {len(meta.failed)} tuple trees of its input failed")
+        logger.error("topology %s: %s", self.name, text)
+        self._error(ComponentError.now(info.component, None, text))
 
     def _counters(self, metas: list[WindowMeta]
                   ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:

@@ -109,6 +109,8 @@ class WindowMeta:
         resets: roots whose timeout a bolt reset.
         stats: the window's counters (the errors count is the driver's to fill).
         errors: the tasks' errors of the window.
+        lost: the executor did not answer (made by the Spark task that gave up on it,
+            ``failed`` holding the roots of the input it never answered for).
     """
 
     gid: int
@@ -119,20 +121,22 @@ class WindowMeta:
     resets: list[int] = field(default_factory=list)
     stats: ComponentCounters = field(default_factory=ComponentCounters)
     errors: list[ComponentError] = field(default_factory=list)
+    lost: bool = False
 
     def encode(self) -> bytes:
         """Serialize for the executor's reply (the driver decodes it; stages pass it on)."""
         return pack([self.gid, self.component, self.xor, self.inits, self.failed,
                      self.resets, _counters_to_wire(self.stats),
-                     [error.to_wire() for error in self.errors]])
+                     [error.to_wire() for error in self.errors], self.lost])
 
     @classmethod
     def decode(cls, blob: bytes) -> WindowMeta:
         """Inverse of :meth:`encode`."""
-        gid, component, xor, inits, failed, resets, stats, errors = unpack(blob)
+        gid, component, xor, inits, failed, resets, stats, errors, lost = unpack(blob)
         return cls(gid, component, xor, inits,
                    {root: Failure(*why) for root, why in failed.items()}, resets,
-                   _counters_from_wire(stats), [ComponentError.from_wire(e) for e in errors])
+                   _counters_from_wire(stats), [ComponentError.from_wire(e) for e in errors],
+                   lost)
 
 
 _COUNTER_MAPS = ("emitted", "transferred", "executed", "acked", "failed", "execute_ms",

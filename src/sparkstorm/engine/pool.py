@@ -136,13 +136,25 @@ class ExecutorPool:
             path.unlink(missing_ok=True)
 
 
+    def kill(self, gid: int) -> None:
+        """Kill executor ``gid`` (SIGKILL works on a stopped process too); the monitor
+        restarts it."""
+        process = self.processes.get(gid)
+        if process is not None and process.poll() is None:
+            process.kill()
+
     def pids(self) -> dict[int, int]:
         """Current process id of each executor."""
         return {gid: p.pid for gid, p in self.processes.items()}
 
     def call(self, gid: int, request: dict[str, Any], timeout: float = 10.0) -> Any:
-        """Send one request to an executor (used to close it); returns the reply's payload."""
-        return call_executor(self.sockets[gid], request, timeout)[0]
+        """Send one request to an executor (used to close it); returns the reply's payload.
+
+        Raises:
+            ConnectionError: no answer within ``timeout``.
+            EngineError: the executor could not answer, or stopped answering pings.
+        """
+        return call_executor(self.sockets[gid], request, timeout, answer_timeout=timeout)[0]
 
     def stop(self, grace: float = 5.0) -> None:
         """Close spouts and executors, then make sure no process is left behind."""
@@ -152,7 +164,7 @@ class ExecutorPool:
             if process.poll() is None:
                 try:
                     self.call(gid, {"cmd": "close"}, timeout=1.0)
-                except ConnectionError:
+                except (ConnectionError, EngineError):  # killed below if still there
                     pass
         deadline = time.monotonic() + grace
         for process in self.processes.values():

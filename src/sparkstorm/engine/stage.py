@@ -7,17 +7,27 @@ the driver collects at the end of the job (each executor's encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` and its deliveries on edges closing a cycle).
 The spout stage's partitions get their executor's control as its own argument, apart from
 the records.
+
+An executor that answers neither its window nor a liveness check within
+``topology.executor.answer.timeout.secs`` (stopped, hung) is given up on: the Spark task
+reports it to the driver as a lost :class:`~sparkstorm.engine.messages.WindowMeta` failing
+the trees of the input it was sent, and the rest of the window goes on. The driver kills
+and restarts it.
 """
 
 from __future__ import annotations
 
+import select
 import socket
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sparkstorm.engine.wire import pack, recv_reply, send_frame
+from sparkstorm.engine.failures import FAIL_CRASH, Failure
+from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
+from sparkstorm.errors import EngineError
 
 DRIVER = -1
 
@@ -31,6 +41,8 @@ class StageInfo:
     gid_levels: dict[int, int]
     sockets: dict[int, str]
     connect_timeout: float
+    answer_timeout: float
+    components: dict[int, str]
 
     def partition_of(self, key: int) -> int:
         """Partition of a record in this stage: its executor's, or any for passing through."""
@@ -40,15 +52,24 @@ class StageInfo:
             return key % len(self.gids) if key >= 0 else 0
 
 
-def call_executor(path: str, request: dict[str, Any], timeout: float) -> tuple[Any, bytes]:
+class ExecutorUnresponsive(EngineError):
+    """An executor answered neither a request nor a liveness check in time."""
+
+
+def call_executor(path: str, request: dict[str, Any], timeout: float,
+                  answer_timeout: float | None = None) -> tuple[Any, bytes]:
     """Send ``request`` to the executor at ``path``; return its reply's payload and body.
 
     Reconnects and resends while the executor is being restarted (its socket missing or
     refusing), up to ``timeout`` seconds; the executor answers a resent window from memory.
+    With ``answer_timeout``, a reply may take as long as it needs while the executor answers
+    liveness checks (pings on another connection) within ``answer_timeout`` seconds.
 
     Raises:
         ConnectionError: the executor did not answer within ``timeout``.
-        EngineError: ``EXECUTOR_REQUEST_FAILED`` when it answered that it could not.
+        EngineError: ``EXECUTOR_REQUEST_FAILED`` when it answered that it could not;
+            :class:`ExecutorUnresponsive` (``EXECUTOR_UNRESPONSIVE``) when it stopped
+            answering pings.
     """
     body = pack(request)
     deadline = time.monotonic() + timeout
@@ -56,15 +77,47 @@ def call_executor(path: str, request: dict[str, Any], timeout: float) -> tuple[A
     while True:
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(answer_timeout)
                 sock.connect(path)
                 send_frame(sock, body)
+                if answer_timeout is not None:
+                    _await_answer(sock, path, answer_timeout)
                 return recv_reply(sock)
         except (ConnectionError, FileNotFoundError, OSError) as exc:
             if time.monotonic() > deadline:
                 msg = f"executor at {path} did not answer within {timeout:.0f} s: {exc}"
                 raise ConnectionError(msg) from exc
-            time.sleep(delay)  # waiting for the worker to restart the executor process
+            time.sleep(delay)  # waiting for the driver to restart the executor process
             delay = min(delay * 2, 0.5)
+
+
+def _await_answer(sock: socket.socket, path: str, bound: float) -> None:
+    """Return once ``sock`` has a reply to read; check the executor's liveness meanwhile.
+
+    Raises:
+        ExecutorUnresponsive: a ping went unanswered for ``bound`` seconds.
+    """
+    interval = min(1.0, bound)
+    while not select.select([sock], [], [], interval)[0]:
+        if not ping(path, bound):
+            msg = (
+                f"executor at {path} answered neither its request nor a ping within "
+                f"{bound:g} s (topology.executor.answer.timeout.secs): stopped or hung"
+            )
+            raise ExecutorUnresponsive(msg, code="EXECUTOR_UNRESPONSIVE")
+
+
+def ping(path: str, bound: float) -> bool:
+    """Whether the executor at ``path`` answers a ping within ``bound`` seconds."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(bound)
+            sock.connect(path)
+            send_frame(sock, pack({"cmd": "ping"}))
+            recv_reply(sock)
+    except (OSError, EngineError):
+        return False
+    return True
 
 
 def run_spout_stage(stage: StageInfo, window: int, index: int,
@@ -103,7 +156,12 @@ def _call_stage(stage: StageInfo, window: int, index: int, records: Iterable[tup
         request["rows"] = mine
     else:
         request["control"] = control
-    outputs, meta = call_executor(stage.sockets[gid], request, stage.connect_timeout)
+    try:
+        outputs, meta = call_executor(stage.sockets[gid], request, stage.connect_timeout,
+                                      stage.answer_timeout)
+    except ExecutorUnresponsive as exc:
+        yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {})
+        return
     deliveries = {}
     for target, blob in outputs.items():
         if stage.gid_levels[target] > stage.level:
@@ -111,3 +169,14 @@ def _call_stage(stage: StageInfo, window: int, index: int, records: Iterable[tup
         else:  # an edge closing a cycle: delivered in the next window
             deliveries[target] = blob
     yield DRIVER, (meta, deliveries)
+
+
+def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],
+          exc: ExecutorUnresponsive) -> WindowMeta:
+    """The meta of an executor given up on: the trees of its input fail (they replay)."""
+    component = stage.components[gid]
+    why = Failure.of(FAIL_CRASH, f"{component}: executor {gid} did not answer window "
+                                 f"{window}; it is restarted ({exc})")
+    failed = {root: why for blob in rows for batch in unpack(blob)
+              for anchors in batch[4] if anchors for root in anchors}
+    return WindowMeta(gid, component, failed=failed, lost=True)
