@@ -136,7 +136,7 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     _topology_routes(app, nimbus, auth)
     views = UiViews(nimbus)
     _ui_routes(app, views, ComponentPage(nimbus, views))
-    _worker_routes(app, Umbilical(nimbus), auth)
+    _worker_routes(app, nimbus.umbilical, auth)
     return app
 
 

@@ -15,15 +15,16 @@ import httpx
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import read_token
+from sparkstorm.config import conf_int, conf_str
 
 CHUNK_BYTES = 1 << 20
 
 
 def nimbus_url(conf: Mapping[str, object]) -> str:
     """``http://<nimbus.host>:<nimbus.port>`` (0.0.0.0 means: this machine)."""
-    host = str(conf.get("nimbus.host") or "127.0.0.1")
+    host = conf_str(conf, "nimbus.host")
     host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{host}:{conf.get('nimbus.port') or 6627}"
+    return f"http://{host}:{conf_int(conf, 'nimbus.port')}"
 
 
 class NimbusClient:

@@ -12,18 +12,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from sparkstorm.cluster.nimbus.assigner import Assigner, topology_tasks
+from sparkstorm.cluster.nimbus.assigner import Assigner, MonitorTimes, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
-from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
+from sparkstorm.cluster.nimbus.stormdist import SPEC, StormDist
+from sparkstorm.cluster.nimbus.topologies import require_storm
+from sparkstorm.cluster.nimbus.topologies import storms as all_storms
+from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import StormBase, TaskInfo, TopologyStatus
-from sparkstorm.config import component_conf, validate_conf
+from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, validate_conf
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
@@ -32,11 +34,6 @@ logger = logging.getLogger(__name__)
 
 SECRET_KEYS = ("storm.cluster.token",)
 """Keys never stored with a topology's conf (the conf is served to workers and the UI)."""
-
-
-def local_dir(conf: Mapping[str, object]) -> Path:
-    """``storm.local.dir`` as an absolute path."""
-    return Path(str(conf.get("storm.local.dir") or "storm-local")).resolve()
 
 
 class Nimbus:
@@ -57,12 +54,18 @@ class Nimbus:
         self.clock = clock
         self.lock = threading.RLock()
         root = local_dir(conf) / "nimbus"
-        max_bytes = int(str(conf.get("nimbus.upload.max.bytes") or 1 << 28))
+        max_bytes = conf_int(conf, "nimbus.upload.max.bytes")
         self.inbox = Inbox(root / "inbox", max_bytes)
         self.stormdist = StormDist(root / "stormdist")
-        self.assigner = Assigner(self, scheduler or EvenScheduler())
-        self.cleaner = Cleaner(self)
-        self.started = clock()
+        self.assigner = Assigner(state, self.stormdist, scheduler or EvenScheduler(), self.lock,
+                                 MonitorTimes.from_conf(conf), clock=clock,
+                                 on_kill_due=self.remove, on_rebalance_due=self.do_rebalance)
+        self.cleaner = Cleaner(
+            state, self.inbox, self.stormdist, self.lock, clock=clock,
+            expiration_secs=conf_float(conf, "nimbus.inbox.jar.expiration.secs"),
+            period_secs=conf_float(conf, "nimbus.cleanup.inbox.freq.secs"))
+        self.umbilical = Umbilical(state, self.stormdist, clock)
+        self.started = self.assigner.started
 
     # --- submit -------------------------------------------------------------------------------
 
@@ -156,7 +159,7 @@ class Nimbus:
     @staticmethod
     def _storm_base(name: str, spec: TopologySpec, conf: Mapping[str, object], now: int,
                     active: bool, owner: str) -> StormBase:
-        if int(str(conf.get("topology.workers") or 1)) > 1:
+        if conf_int(conf, "topology.workers") > 1:
             logger.warning("topology %s asks for %s workers; this version runs one worker "
                            "per topology (its Spark driver)", name, conf["topology.workers"])
         return StormBase(name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE,
@@ -175,8 +178,8 @@ class Nimbus:
         with self.lock:
             base = self.storm(topology_id)
             if wait_secs is None:
-                wait_secs = int(self.topology_conf(topology_id).get(
-                    "topology.message.timeout.secs") or 30)
+                wait_secs = conf_int(self.topology_conf(topology_id),
+                                     "topology.message.timeout.secs")
             prev = base.prev_status if base.status == TopologyStatus.KILLED else base.status
             self.state.update_storm(topology_id, status=TopologyStatus.KILLED, prev_status=prev,
                                     action_options={"wait_secs": wait_secs,
@@ -223,8 +226,8 @@ class Nimbus:
                 msg = f"numWorkers must be a positive integer, got {num_workers!r}"
                 raise NimbusError(msg, code="REBALANCE_INVALID")
             if wait_secs is None:
-                wait_secs = int(self.topology_conf(topology_id).get(
-                    "topology.message.timeout.secs") or 30)
+                wait_secs = conf_int(self.topology_conf(topology_id),
+                                     "topology.message.timeout.secs")
             wait_secs = max(0, int(wait_secs))
             options: dict[str, Any] = {"wait_secs": wait_secs,
                                        "rebalance_at": self.clock() + wait_secs,
@@ -305,12 +308,7 @@ class Nimbus:
 
     def storms(self) -> dict[str, StormBase]:
         """Every topology's StormBase by id."""
-        found = {}
-        for topology_id in self.state.active_storms():
-            base = self.state.get_storm(topology_id)
-            if base is not None:
-                found[topology_id] = base
-        return found
+        return all_storms(self.state)
 
     def storm(self, topology_id: str) -> StormBase:
         """One topology's StormBase.
@@ -318,20 +316,15 @@ class Nimbus:
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``.
         """
-        base = self.state.get_storm(topology_id)
-        if base is None:
-            msg = (f"no topology with id {topology_id!r}; list them with 'sparkstorm list' "
-                   "or GET /api/v1/topology/summary")
-            raise NimbusError(msg, code="TOPOLOGY_NOT_FOUND")
-        return base
+        return require_storm(self.state, topology_id)
 
     def topology_spec(self, topology_id: str) -> dict[str, Any]:
         """The submitted spec (JSON form)."""
-        return self.stormdist.read_json(topology_id, SPEC)
+        return self.stormdist.spec(topology_id)
 
     def topology_conf(self, topology_id: str) -> dict[str, Any]:
         """The effective conf the topology runs with."""
-        return self.stormdist.read_json(topology_id, CONF)
+        return self.stormdist.conf(topology_id)
 
 
 def parse_spec(data: object) -> TopologySpec:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sparkstorm.child_process import die_with_parent
 from sparkstorm.cluster.state.errors import DevZooKeeperError
+from sparkstorm.config import conf_int, conf_optional_str, local_dir
 
 logger = logging.getLogger(__name__)
 
@@ -135,11 +136,9 @@ def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
 def dev_settings(conf: Mapping[str, object]) -> ServerSettings:
     """The dev server's settings from a sparkstorm conf: ``storm.zookeeper.port`` and
     ``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``)."""
-    path = conf.get("dev.zookeeper.path")
-    if not path:
-        path = Path(str(conf.get("storm.local.dir") or "storm-local")) / "dev-zookeeper"
-    return ServerSettings(int(str(conf.get("storm.zookeeper.port") or 2181)),
-                          Path(str(path)).resolve())
+    path = conf_optional_str(conf, "dev.zookeeper.path")
+    folder = Path(path).resolve() if path else local_dir(conf) / "dev-zookeeper"
+    return ServerSettings(conf_int(conf, "storm.zookeeper.port"), folder)
 
 
 class DevZooKeeper:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sparkstorm.cluster.state import _sessions, _sqlite
-from sparkstorm.cluster.state._conf import conf_int, conf_str
 from sparkstorm.cluster.state._paths import Chroot, ancestors, name_of, parent_of, validate
 from sparkstorm.cluster.state._watches import WatchEntry, WatchKind
 from sparkstorm.cluster.state.base import ChildrenCallback, DataCallback, StateStore, Watch
@@ -40,6 +39,8 @@ from sparkstorm.cluster.state.errors import (
     NotEmptyError,
     StoreUnavailableError,
 )
+from sparkstorm.config import conf_int, conf_str, local_dir
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -96,11 +97,10 @@ class EmbeddedStore(StateStore):
         self._lock = threading.RLock()  # guards self._conn (one statement stream at a time)
         self._hb_lock = threading.Lock()  # guards self._hb_conn, the heartbeat's connection
         self._session_lock = threading.Lock()
-        self._stop = threading.Event()
         self._closed = False
         self._watches: list[WatchEntry] = []
-        self._threads: list[threading.Thread] = []
-        self._watch_thread: threading.Thread | None = None
+        self._timers: list[PeriodicThread] = []
+        self._watch_timer: PeriodicThread | None = None
         self._conn = self._open()
         self._session_id = _sessions.new_session_id()
         try:
@@ -111,14 +111,14 @@ class EmbeddedStore(StateStore):
             self._conn.close()
             raise
         if background:
-            self._spawn("heartbeat", self._heartbeat_loop)
+            self._spawn("heartbeat", max(self._timeout_ms / 3000, 0.01), self._heartbeat_round)
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, object]) -> EmbeddedStore:
         """Open the store the way ``storm.*`` keys say (see :func:`~sparkstorm.cluster.
         state.open_store`)."""
         return cls(
-            store_file(conf_str(conf, "storm.local.dir")),
+            store_file(local_dir(conf)),
             root=conf_str(conf, "storm.zookeeper.root"),
             session_timeout_ms=conf_int(conf, "storm.zookeeper.session.timeout"),
             poll_interval_ms=conf_int(conf, "storm.state.embedded.poll.ms"),
@@ -181,11 +181,28 @@ class EmbeddedStore(StateStore):
         with self._lock:
             return self._guard(what, path, run)
 
-    def _spawn(self, name: str, target: Callable[[], None]) -> threading.Thread:
-        thread = threading.Thread(target=target, name=f"sparkstorm-state-{name}", daemon=True)
-        self._threads.append(thread)
-        thread.start()
-        return thread
+    def _spawn(self, name: str, interval: float,
+               action: Callable[[], object]) -> PeriodicThread | None:
+        """Start a background job (first round after one ``interval``); None once closed.
+
+        Called under ``_lock`` (or before the store is shared): :meth:`close` marks the
+        store closed under it, then stops every timer started before.
+        """
+        if self._closed:
+            return None
+        timer = PeriodicThread(f"sparkstorm-state-{name}", interval, action, first_now=False)
+        self._timers.append(timer)
+        timer.start()
+        return timer
+
+    def _background(self, what: str, action: Callable[[], object]) -> None:
+        """Run one round of a background job: an unreachable store is retried next round,
+        quietly once the store is closed (its timer is being stopped)."""
+        try:
+            action()
+        except StoreUnavailableError as exc:
+            if not self._closed:
+                logger.warning("state store %s failed, will retry: %s", what, exc)
 
     # --- sessions -----------------------------------------------------------------------------
 
@@ -247,18 +264,14 @@ class EmbeddedStore(StateStore):
             logger.info("state store expired sessions %s", ", ".join(expired))
         return expired
 
-    def _heartbeat_loop(self) -> None:
-        interval = max(self._timeout_ms / 3000, 0.01)
-        while not self._stop.wait(interval):
-            try:
-                self.heartbeat()
-                self.sweep_expired_sessions()
-            except StoreUnavailableError as exc:
-                if self._closed:
-                    return
-                logger.warning("state store heartbeat failed, will retry: %s", exc)
-            except Exception:  # a dead heartbeat thread would expire the session for good
-                logger.exception("state store heartbeat failed, will retry")
+    def _heartbeat_round(self) -> None:
+        # a dead heartbeat thread would expire the session for good: PeriodicThread logs
+        # any other failure and runs the next round anyway
+        self._background("heartbeat", self._heartbeat_and_sweep)
+
+    def _heartbeat_and_sweep(self) -> None:
+        self.heartbeat()
+        self.sweep_expired_sessions()
 
     @property
     def session_id(self) -> str:
@@ -433,8 +446,8 @@ class EmbeddedStore(StateStore):
         entry.deliver(self._snapshot(entry))
         with self._lock:
             self._watches.append(entry)
-            if self._watch_thread is None:
-                self._watch_thread = self._spawn("watch", self._watch_loop)
+            if self._watch_timer is None:
+                self._watch_timer = self._spawn("watch", self._poll_s, self._watch_round)
         return Watch(entry)
 
     def watch_children(self, path: str, callback: ChildrenCallback) -> Watch:
@@ -461,16 +474,10 @@ class EmbeddedStore(StateStore):
             if entry.seen_counter != counter and not entry.cancelled:
                 entry.deliver(self._snapshot(entry))
 
-    def _watch_loop(self) -> None:
-        while not self._stop.wait(self._poll_s):
-            try:
-                self.poll_watches()
-            except StoreUnavailableError as exc:
-                if self._closed:
-                    return
-                logger.warning("state store watch poll failed, will retry: %s", exc)
-            except Exception:  # keep watching: one bad poll must not end every watch
-                logger.exception("state store watch poll failed, will retry")
+    def _watch_round(self) -> None:
+        # keep watching: one bad poll must not end every watch (PeriodicThread logs any
+        # other failure and polls again)
+        self._background("watch poll", self.poll_watches)
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -486,10 +493,8 @@ class EmbeddedStore(StateStore):
             except StoreUnavailableError as exc:
                 logger.warning("state store could not end its session cleanly: %s", exc)
             self._closed = True
-        self._stop.set()
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join()
+        for timer in self._timers:
+            timer.stop()  # joins it, unless close runs on the timer's own thread
         self._conn.close()
         self._hb_conn.close()
 

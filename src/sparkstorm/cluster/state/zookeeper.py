@@ -27,7 +27,6 @@ from kazoo.protocol.states import (
 )
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from sparkstorm.cluster.state._conf import conf_int, conf_str, conf_str_list
 from sparkstorm.cluster.state._paths import Chroot, validate
 from sparkstorm.cluster.state._watches import WatchEntry, WatchKind
 from sparkstorm.cluster.state.base import ChildrenCallback, DataCallback, StateStore, Watch
@@ -41,6 +40,7 @@ from sparkstorm.cluster.state.errors import (
     StateStoreError,
     StoreUnavailableError,
 )
+from sparkstorm.config import conf_int, conf_str, conf_str_list
 
 logger = logging.getLogger(__name__)
 

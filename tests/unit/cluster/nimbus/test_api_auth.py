@@ -21,7 +21,7 @@ from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.config import load_config
 from sparkstorm.testing.polling import wait_for
-from tests.unit.cluster.nimbus.conftest import SPEC
+from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import code_zip, dump_store, sha256
 
 TOKEN = "secret"
