@@ -19,6 +19,7 @@ from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
+from tests.fakes import FakeClock
 
 TIMEOUT = 30.0
 
@@ -44,14 +45,6 @@ def pipeline() -> TopologySpec:
         count = Count.spec(inputs={split: Grouping.fields("word")}, num_tasks=3)
 
     return Pipeline.topology_spec
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Cluster:
@@ -148,7 +141,7 @@ def verdict(mapping: dict[int, list[int]]) -> dict[int, list[int]]:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
+    fake = FakeClock(1000.0)
     monkeypatch.setattr(acking, "time", SimpleNamespace(monotonic=fake))
     return fake
 
