@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 class FakeClock:
-    """Seconds (epoch or monotonic, as the code under test reads them) that move only when
-    told: pass the clock where a ``clock`` callable is taken, or patch ``time.time`` /
-    ``time.monotonic`` with it.
+    """Seconds that move only when told.
+
+    Epoch or monotonic, as the code under test reads them: pass the clock where a ``clock`` callable
+    is taken, or patch ``time.time`` / ``time.monotonic`` with it.
 
     Args:
         now: the starting time.

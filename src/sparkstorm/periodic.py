@@ -65,7 +65,7 @@ class PeriodicThread:
         while not self.stopping.is_set():
             try:
                 self.action()
-            except Exception:  # noqa: BLE001 - logged; the next round runs anyway
+            except Exception:  # logged; the next round runs anyway
                 logger.exception("periodic job %s failed; running it again in %.1f s",
                                  self.name, self.interval)
             self._pause()

@@ -1,5 +1,7 @@
-"""Support of the state-store suites: the backends they run on, the base conf, a real
-ZooKeeper server installed on demand, and :class:`Backend`, which opens clients of one store.
+"""Support of the state-store suites.
+
+The backends they run on, the base conf, a real ZooKeeper server installed on demand, and
+:class:`Backend`, which opens clients of one store.
 
 The fixtures built on these live in ``conftest.py``.
 """
@@ -39,8 +41,10 @@ by accident."""
 
 
 def ensure_zookeeper_installed() -> None:
-    """Install ZooKeeper with the project's script if needed; skip (fail under CI) if that
-    cannot be done."""
+    """Install ZooKeeper with the project's script if needed.
+
+    Skips (fails under CI) if that cannot be done.
+    """
     if classpath() is not None and shutil.which("java"):
         return
     where = os.environ.get("ZOOKEEPER_HOME") or DEBIAN_JAR

@@ -1,5 +1,7 @@
-"""Fixtures of the state-store suites: one real ZooKeeper server per session, and a
-``backend`` fixture, parametrized indirectly, that opens clients of either store.
+"""Fixtures of the state-store suites.
+
+One real ZooKeeper server per session, and a ``backend`` fixture, parametrized indirectly, that
+opens clients of either store.
 
 Test modules say ``pytestmark = pytest.mark.parametrize("backend", BACKENDS, indirect=True)``
 and use ``store`` (a first client) and ``backend.open()`` (more clients of the same store).

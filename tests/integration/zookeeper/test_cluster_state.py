@@ -1,5 +1,8 @@
-"""The typed cluster state over both backends: records round-trip, ephemeral supervisors,
-error trimming, teardown, watches, and corrupt nodes that never crash a reader."""
+"""The typed cluster state over both backends.
+
+Records round-trip, ephemeral supervisors, error trimming, teardown, watches, and corrupt nodes that
+never crash a reader.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""``sparkstorm dev-zookeeper`` as a real process: a kazoo client creates and reads a node,
-SIGTERM stops it cleanly; without ZooKeeper or Java it exits 2 with a code and a hint."""
+"""``sparkstorm dev-zookeeper`` as a real process.
+
+A kazoo client creates and reads a node, SIGTERM stops it cleanly; without ZooKeeper or Java it
+exits 2 with a code and a hint.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""The typed conf accessors: the declared default is the only default, a configured 0 stays
-0, and a value of the wrong type is an error that names the key and how to fix it."""
+"""The typed conf accessors.
+
+The declared default is the only default, a configured 0 stays 0, and a value of the wrong type is
+an error that names the key and how to fix it.
+"""
 
 from __future__ import annotations
 

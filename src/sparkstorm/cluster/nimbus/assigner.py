@@ -1,5 +1,7 @@
-"""Assignments and the monitor: which slot runs each topology's worker, and reassigning
-workers whose heartbeats stopped or whose supervisor went away.
+"""Assignments and the monitor.
+
+Which slot runs each topology's worker, and reassigning workers whose heartbeats stopped or whose
+supervisor went away.
 
 As in JStorm's ``TopologyAssign``, every (re)assignment is an event in one FIFO queue,
 taken by one assignment thread: submissions, rebalances and the monitor's reassignments
@@ -40,8 +42,11 @@ logger = logging.getLogger(__name__)
 
 
 def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
-    """Storm's executor ids: tasks numbered from 1 over the components sorted by id, each
-    component's tasks split into ``par`` contiguous ranges."""
+    """Storm's executor ids of a topology spec.
+
+    Tasks are numbered from 1 over the components sorted by id, each component's tasks split into
+    ``par`` contiguous ranges.
+    """
     executors: list[ExecutorId] = []
     next_task = 1
     for component in sorted(spec["components"], key=lambda c: str(c["name"])):
@@ -56,9 +61,11 @@ def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
 
 
 def topology_tasks(spec: dict[str, Any]) -> dict[int, str]:
-    """Each task id's component id, numbered as :func:`topology_executors` numbers them
-    (from 1 over the components sorted by id); Nimbus stores it at submit as the task
-    infos."""
+    """Each task id's component id.
+
+    Numbered as :func:`topology_executors` numbers them (from 1 over the components sorted by id);
+    Nimbus stores it at submit as the task infos.
+    """
     tasks: dict[int, str] = {}
     for component in sorted(spec["components"], key=lambda c: str(c["name"])):
         for _ in range(int(component.get("num_tasks", 1))):
@@ -173,7 +180,7 @@ class Assigner:
     def _run(self, event: AssignEvent) -> None:
         try:
             event.result = self.assign(event.topology_id)
-        except Exception:  # noqa: BLE001 - one bad event must not stop the queue
+        except Exception:  # one bad event must not stop the queue
             logger.exception("assigning %s (%s) failed", event.topology_id, event.reason)
         finally:
             event.done.set()
@@ -221,8 +228,11 @@ class Assigner:
     # --- monitor ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the assignment thread, and :meth:`check_all` every ``times.period``
-        seconds (the first round after one period) on the monitor thread."""
+        """Start the assignment thread and the monitor thread.
+
+        The monitor runs :meth:`check_all` every ``times.period`` seconds, the first round after one
+        period.
+        """
         self._assign_thread = threading.Thread(target=self._assign_loop, name="nimbus-assign",
                                                daemon=True)
         self._assign_thread.start()
@@ -236,8 +246,10 @@ class Assigner:
             self._assign_thread.join(10)
 
     def check_all(self) -> None:
-        """One monitor round: finish due kills and rebalances, assign the unassigned,
-        reassign the dead."""
+        """Run one monitor round.
+
+        Finish due kills and rebalances, assign the unassigned, reassign the dead.
+        """
         supervisors = set(self.state.supervisors())
         for topology_id, base in storms(self.state).items():
             if base.status == TopologyStatus.KILLED:

@@ -67,7 +67,7 @@ class Cleaner:
         try:
             self.clean_inbox()
             self.clean_dead_topologies()
-        except Exception:  # noqa: BLE001 - the cleaner must outlive one bad round
+        except Exception:  # the cleaner must outlive one bad round
             logger.exception("nimbus cleanup failed; trying again next round")
 
     def clean_inbox(self) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ class NimbusClient:
             msg = (f"cannot reach Nimbus at {self.url} ({type(exc).__name__}: {exc}); is "
                    "'sparkstorm nimbus' running, and do nimbus.host/nimbus.port point at it?")
             raise NimbusError(msg, code="NIMBUS_UNAVAILABLE") from exc
-        if response.status_code >= 400:
+        if response.status_code >= HTTPStatus.BAD_REQUEST:
             raise _error_from(response)
         return response
 
@@ -118,8 +119,11 @@ class NimbusClient:
         return spec
 
     def name_allowed(self, name: str) -> dict[str, Any]:
-        """Storm's ``isTopologyNameAllowed``: ``{"name", "allowed", "reason", "code"}``, with
-        the reason and code of the refusal when not allowed."""
+        """Storm's ``isTopologyNameAllowed``.
+
+        Returns ``{"name", "allowed", "reason", "code"}``, with the reason and code of the refusal
+        when not allowed.
+        """
         answer: dict[str, Any] = self.call("GET", "/api/v1/topologies/name-allowed",
                                            params={"name": name})
         return answer

@@ -1,5 +1,7 @@
-"""Running Nimbus: open the state, start the cleaner and the monitor, serve the API with
-uvicorn."""
+"""Running Nimbus.
+
+Open the state, start the cleaner and the monitor, serve the API with uvicorn.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ logger = logging.getLogger(__name__)
 
 def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbus,
                                                                           uvicorn.Server]:
-    """A Nimbus with its monitor started, and the uvicorn server to run (``server.run()``
-    blocks until SIGINT/SIGTERM)."""
+    """A Nimbus with its monitor started, and the uvicorn server to run.
+
+    ``server.run()`` blocks until SIGINT/SIGTERM.
+    """
     nimbus = Nimbus(conf, state)
     app = create_app(nimbus, load_or_create_token(conf))
     host, port = conf_str(conf, "nimbus.host"), conf_int(conf, "nimbus.port")

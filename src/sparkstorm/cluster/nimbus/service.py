@@ -121,18 +121,21 @@ class Nimbus:
         return topology_id
 
     def _setup_state(self, topology_id: str, spec: dict[str, Any]) -> None:
-        """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task: written before
-        the StormBase, so a topology in the store always has them (if the submit dies in
-        between, the cleaner removes them with the topology's folder)."""
+        """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task.
+
+        Written before the StormBase, so a topology in the store always has them (if the submit dies
+        in between, the cleaner removes them with the topology's folder).
+        """
         self.state.setup_heartbeats(topology_id)
         for task_id, component_id in topology_tasks(spec).items():
             self.state.set_task_info(topology_id, task_id, TaskInfo(component_id))
 
     def name_refusal(self, name: str) -> SparkstormError | None:
-        """Storm's ``isTopologyNameAllowed``: why a topology could not be submitted under
-        ``name`` right now (an invalid name, ``INVALID_TOPOLOGY_NAME``, or a live topology
-        of that name, killed ones included until removed, ``TOPOLOGY_ALREADY_ALIVE``), or
-        None when it could."""
+        """Storm's ``isTopologyNameAllowed``: why ``name`` cannot be submitted now.
+
+        An invalid name (``INVALID_TOPOLOGY_NAME``) or a live topology of that name, killed ones
+        included until removed (``TOPOLOGY_ALREADY_ALIVE``); None when it can.
+        """
         try:
             validate_topology_name(name)
             self._check_name_free(name)
@@ -198,8 +201,10 @@ class Nimbus:
     def rebalance(self, topology_id: str, wait_secs: int | None = None,
                   num_workers: int | None = None,
                   executors: Mapping[str, int] | None = None) -> None:
-        """Storm's rebalance: deactivate now, and after ``wait_secs`` (default: the message
-        timeout) set the new executor counts and restart the worker with them.
+        """Storm's rebalance: deactivate now, change the executor counts later.
+
+        After ``wait_secs`` (default: the message timeout) the new executor counts are set and the
+        worker restarts with them.
 
         The new counts and the due time are kept in the StormBase (status REBALANCING), so a
         restarted Nimbus finishes the rebalance. Executors change up to the component's task
@@ -263,9 +268,12 @@ class Nimbus:
         return counts
 
     def do_rebalance(self, topology_id: str) -> None:
-        """Apply a due rebalance: new executor counts into the spec, the previous status
-        back, and a new assignment (new worker ids: the supervisor replaces the worker,
-        and the new one starts with the new counts)."""
+        """Apply a due rebalance.
+
+        New executor counts go into the spec, the previous status comes back, and a new assignment
+        follows (new worker ids: the supervisor replaces the worker, and the new one starts with the
+        new counts).
+        """
         with self.lock:
             base = self.storm(topology_id)
             if base.status != TopologyStatus.REBALANCING:
@@ -288,8 +296,9 @@ class Nimbus:
         self.assigner.request(topology_id, "rebalanced")  # outside the lock: it takes it
 
     def set_active(self, topology_id: str, active: bool) -> None:
-        """Activate or deactivate a topology's spouts (the worker learns it at its next
-        heartbeat).
+        """Activate or deactivate a topology's spouts.
+
+        The worker learns it at its next heartbeat.
 
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``; ``TOPOLOGY_BEING_KILLED`` for a killed one.

@@ -115,8 +115,10 @@ class EmbeddedStore(StateStore):
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, object]) -> EmbeddedStore:
-        """Open the store the way ``storm.*`` keys say (see :func:`~sparkstorm.cluster.
-        state.open_store`)."""
+        """Open the store the way ``storm.*`` keys say.
+
+        See :func:`~sparkstorm.cluster.state.open_store`.
+        """
         return cls(
             store_file(local_dir(conf)),
             root=conf_str(conf, "storm.zookeeper.root"),
@@ -196,8 +198,11 @@ class EmbeddedStore(StateStore):
         return timer
 
     def _background(self, what: str, action: Callable[[], object]) -> None:
-        """Run one round of a background job: an unreachable store is retried next round,
-        quietly once the store is closed (its timer is being stopped)."""
+        """Run one round of a background job.
+
+        An unreachable store is retried next round, quietly once the store is closed (its timer is
+        being stopped).
+        """
         try:
             action()
         except StoreUnavailableError as exc:
@@ -212,9 +217,12 @@ class EmbeddedStore(StateStore):
         _sessions.sweep(conn, self._now_ms())  # clean up after clients that died unclosed
 
     def _live_session(self, conn: sqlite3.Connection) -> str:
-        """Return this store's session id inside a write transaction, renewing it when it
-        expired: an ephemeral must never be owned by a swept session (nobody would delete
-        it). Lock order everywhere: SQLite write lock first, then ``_session_lock``."""
+        """Return this store's session id inside a write transaction.
+
+        The session is renewed when it expired: an ephemeral must never be owned by a swept session
+        (nobody would delete it). Lock order everywhere: SQLite write lock first, then
+        ``_session_lock``.
+        """
         with self._session_lock:
             if not _sessions.session_alive(conn, self._session_id):
                 old, self._session_id = self._session_id, _sessions.new_session_id()
@@ -353,7 +361,7 @@ class EmbeddedStore(StateStore):
 
         def run(conn: sqlite3.Connection) -> int:
             current = _version(conn, full, path)
-            if version != -1 and version != current:
+            if version not in (-1, current):
                 raise _bad_version(path, version, current)
             conn.execute("UPDATE nodes SET data = ?, version = ?, mtime_ms = ? WHERE path = ?",
                          (payload, current + 1, self._now_ms(), full))
@@ -430,8 +438,11 @@ class EmbeddedStore(StateStore):
         return (None, -1) if row is None else (bytes(row[0]), int(row[1]))
 
     def _snapshot(self, entry: WatchEntry) -> object:
-        """Read the counter, then the value: any later change moves the counter past
-        ``entry.seen_counter``, so the poller cannot miss it."""
+        """Read the counter, then the value.
+
+        Any later change moves the counter past ``entry.seen_counter``, so the poller cannot miss
+        it.
+        """
 
         def run(conn: sqlite3.Connection) -> object:
             entry.seen_counter = _sqlite.read_counter(conn)

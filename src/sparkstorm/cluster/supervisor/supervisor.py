@@ -103,10 +103,12 @@ class Supervisor:
             self.workers.clear()
 
     def _watch_assignments(self, topology_ids: list[str]) -> None:
-        """Wake the loop when an assignment appears or goes, and when one changes (a worker
-        moved here or away, a rebalance gave it new worker ids): each topology's assignment
-        node gets its own data watch, so the supervisor acts at once, not at its next
-        round."""
+        """Wake the loop when an assignment appears, goes or changes.
+
+        A change moves a worker here or away, or gives it new worker ids (a rebalance): each
+        topology's assignment node gets its own data watch, so the supervisor acts at once, not at
+        its next round.
+        """
         with self._watches_lock:
             if self._stopping:
                 return
@@ -153,8 +155,10 @@ class Supervisor:
         self.register()
 
     def silence(self, process: WorkerProcess, now: float | None = None) -> str | None:
-        """Why a running worker counts as hung (its local heartbeat is too old, or it wrote
-        none within the start timeout), or None while it heartbeats."""
+        """Why a running worker counts as hung, or None while it heartbeats.
+
+        Hung: its local heartbeat is too old, or it wrote none within the start timeout.
+        """
         now = time.time() if now is None else now
         beat = self.launcher.last_heartbeat(process)
         if beat is None:

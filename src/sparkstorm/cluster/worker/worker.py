@@ -1,5 +1,7 @@
-"""The worker process: init context from Nimbus, a :class:`TopologyRunner` on Spark, and a
-heartbeat every ``worker.heartbeat.frequency.secs`` whose answer it obeys.
+"""The worker process.
+
+Init context from Nimbus, a :class:`TopologyRunner` on Spark, and a heartbeat every
+``worker.heartbeat.frequency.secs`` whose answer it obeys.
 
 The first heartbeat goes out before Spark starts, so Nimbus sees the worker alive during
 the slow part of its start. When Nimbus is unreachable the worker keeps running and keeps
@@ -110,8 +112,10 @@ class ClusterWorker:
             logger.warning("log message not delivered to nimbus: %s", exc)
 
     def _heartbeat_round(self) -> None:
-        """One heartbeat, and what its answer orders (the main loop stops the timer once
-        :attr:`stop` is set)."""
+        """One heartbeat, and what its answer orders.
+
+        The main loop stops the timer once :attr:`stop` is set.
+        """
         if self.stop.is_set():
             return
         orders = self._beat()
@@ -157,8 +161,11 @@ class ClusterWorker:
             logger.warning("stack traces not delivered: %s", exc)
 
     def _report_errors(self, errors: Any) -> None:
-        """Send the components' new errors to Nimbus (its error store feeds the UI's last
-        error and error lists); what cannot be sent waits for the next heartbeat."""
+        """Send the components' new errors to Nimbus.
+
+        Its error store feeds the UI's last error and error lists; what cannot be sent waits for the
+        next heartbeat.
+        """
         while errors:
             error = errors[0]
             try:
@@ -171,8 +178,10 @@ class ClusterWorker:
             errors.popleft()
 
     def _local_heartbeat(self, body: dict[str, Any]) -> None:
-        """Write the heartbeat to ``heartbeat.json`` in the worker's folder too (Storm's
-        local worker heartbeat): the supervisor and people read it even when Nimbus is down."""
+        """Write the heartbeat to ``heartbeat.json`` in the worker's folder too.
+
+        Storm's local worker heartbeat: the supervisor and people read it even when Nimbus is down.
+        """
         if self.local_dir is None:
             return
         path = self.local_dir / LOCAL_HEARTBEAT
@@ -199,9 +208,11 @@ class ClusterWorker:
 
 
 def _heartbeat_interval(context: dict[str, Any]) -> float:
-    """The heartbeat period of the init context (the topology's
-    ``worker.heartbeat.frequency.secs``, as the umbilical sends it), at least 0.1 s: a
-    configured 0 must not flood Nimbus."""
+    """The heartbeat period of the init context, at least 0.1 s.
+
+    The topology's ``worker.heartbeat.frequency.secs``, as the umbilical sends it; a configured 0
+    must not flood Nimbus.
+    """
     return max(0.1, float(context["heartbeat_interval_secs"]))
 
 

@@ -1,5 +1,7 @@
-"""Helpers of the Nimbus unit tests: the spec they submit, a registered supervisor, a
-submitted topology, its worker, a worker that sent one heartbeat, and the in-process API.
+"""Helpers of the Nimbus unit tests.
+
+The spec they submit, a registered supervisor, a submitted topology, its worker, a worker that sent
+one heartbeat, and the in-process API.
 
 Fixtures built on them live in ``conftest.py``; HTTP upload helpers in ``http_helpers.py``.
 """
@@ -56,9 +58,11 @@ def only_worker(state: ClusterState, topology_id: str) -> str:
 
 
 def heartbeat_stats(now: float) -> dict[str, Any]:
-    """What a worker's heartbeat carries, made by the engine's own TopologyStats: one
-    window in which the spout ``word`` (task 5) emitted 10 and had 9 acked and 1 failed
-    explicitly, and the bolt ``split`` (tasks 1-4, one executor) executed 10 and emitted 30."""
+    """What a worker's heartbeat carries, made by the engine's own TopologyStats.
+
+    One window in which the spout ``word`` (task 5) emitted 10 and had 9 acked and 1 failed
+    explicitly, and the bolt ``split`` (tasks 1-4, one executor) executed 10 and emitted 30.
+    """
     stats = TopologyStats(10, {0: ExecutorRange("split", 1, 4), 1: ExecutorRange("word", 5, 5)})
     stats.started = now - 60
     spout = ComponentCounters(emitted={"default": 10}, transferred={"default": 10},

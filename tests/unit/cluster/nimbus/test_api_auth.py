@@ -1,6 +1,8 @@
-"""Every call that changes state, hands out code or belongs to a worker refuses a missing or
-wrong cluster token and changes nothing; the right token is accepted; Nimbus listens on
-loopback unless told otherwise. FastAPI's test client, one real bind."""
+"""The cluster token guards every call that changes state, hands out code or is a worker's.
+
+A missing or wrong token is refused and changes nothing; the right token is accepted; Nimbus listens
+on loopback unless told otherwise. FastAPI's test client, one real bind.
+"""
 
 from __future__ import annotations
 

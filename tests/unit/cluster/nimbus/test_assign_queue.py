@@ -1,5 +1,7 @@
-"""The assign queue (JStorm's TopologyAssign): one FIFO queue, one thread, submitters wait
-for their event."""
+"""The assign queue (JStorm's TopologyAssign).
+
+One FIFO queue, one thread, submitters wait for their event.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Nimbus's collaborators built alone, from the parts they use (no Nimbus object): the
-cleaner, the monitor's due kills and rebalances, the umbilical, and the monitor's timings."""
+"""Nimbus's collaborators built alone, from the parts they use (no Nimbus object).
+
+The cleaner, the monitor's due kills and rebalances, the umbilical, and the monitor's timings.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""``sparkstorm monitor``'s logic without processes: component choice against a real Nimbus
-(FastAPI's test client), the line arithmetic and the option checks."""
+"""``sparkstorm monitor``'s logic without processes.
+
+Component choice against a real Nimbus (FastAPI's test client), the line arithmetic and the option
+checks.
+"""
 
 from __future__ import annotations
 

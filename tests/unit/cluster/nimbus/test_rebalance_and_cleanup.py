@@ -1,5 +1,7 @@
-"""Rebalance, the restart grace of the monitor and the cleaner, on an embedded store with a
-fake clock. No HTTP, no Spark."""
+"""Rebalance, the restart grace of the monitor and the cleaner.
+
+On an embedded store with a fake clock. No HTTP, no Spark.
+"""
 
 from __future__ import annotations
 

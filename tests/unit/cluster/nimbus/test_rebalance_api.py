@@ -1,5 +1,7 @@
-"""``POST /api/v1/topology/{id}/rebalance/{wait}`` with Storm UI's body, through FastAPI's
-test client (no server process, no Spark)."""
+"""``POST /api/v1/topology/{id}/rebalance/{wait}`` with Storm UI's body.
+
+Through FastAPI's test client (no server process, no Spark).
+"""
 
 from __future__ import annotations
 

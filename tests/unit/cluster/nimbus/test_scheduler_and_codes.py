@@ -36,8 +36,11 @@ def test_executor_ids_split_tasks_per_component_sorted_by_id() -> None:
 
 
 def test_every_code_nimbus_raises_has_its_own_status() -> None:
-    """A code missing from CODES would silently answer 400: every ``NimbusError(...,
-    code="X")`` in the nimbus package must name a declared code."""
+    """Every code Nimbus raises has its own HTTP status.
+
+    A code missing from CODES would silently answer 400: every ``NimbusError(..., code="X")`` in the
+    nimbus package must name a declared code.
+    """
     raised: set[str] = set()
     for path in Path(nimbus_package.__file__).parent.glob("*.py"):
         raised |= set(re.findall(r'NimbusError\([^()]*?code="([A-Z_]+)"', path.read_text()))

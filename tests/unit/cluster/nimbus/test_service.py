@@ -1,5 +1,8 @@
-"""Nimbus's logic on an embedded store with a fake clock: submit, kill with a wait, the
-monitor's reassignments and the umbilical's answers. No HTTP, no Spark."""
+"""Nimbus's logic on an embedded store with a fake clock.
+
+Submit, kill with a wait, the monitor's reassignments and the umbilical's answers. No HTTP, no
+Spark.
+"""
 
 from __future__ import annotations
 
@@ -72,8 +75,11 @@ def test_monitor_reassigns_silent_workers_and_vanished_supervisors(
 
 def test_a_heartbeating_worker_outlives_its_supervisor_s_session(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
-    """A supervisor restarting (its old session expired, the new one not registered yet)
-    must not cost its running worker the assignment; a lost node (no heartbeats) does."""
+    """A restarting supervisor keeps its worker's assignment; a lost node does not.
+
+    A supervisor restarting (its old session expired, the new one not registered yet) must not cost
+    its running worker the assignment; a lost node (no heartbeats) does.
+    """
     register(state, "s1", 6700)
     register(state, "s2", 6700)
     topology_id = submit(nimbus)
@@ -113,8 +119,10 @@ def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
 @pytest.mark.usefixtures("two_components")
 def test_submit_writes_task_infos_and_the_heartbeat_dir_and_removal_takes_them(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
-    """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit; tasks are
-    numbered from 1 over the components sorted by id, as the executors are."""
+    """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit.
+
+    Tasks are numbered from 1 over the components sorted by id, as the executors are.
+    """
     register(state, "s1", 6700)
     topology_id = submit(nimbus)
     assert state.task_infos(topology_id) == {

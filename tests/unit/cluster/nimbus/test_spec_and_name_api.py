@@ -1,6 +1,8 @@
-"""``GET /api/v1/topology/{id}/spec`` (Storm's getUserTopology, token required) and
-``GET /api/v1/topologies/name-allowed`` (Storm's isTopologyNameAllowed), over FastAPI's test
-client and through :class:`NimbusClient`."""
+"""The spec and name-allowed calls, over the API and through :class:`NimbusClient`.
+
+``GET /api/v1/topology/{id}/spec`` (Storm's getUserTopology, token required) and ``GET
+/api/v1/topologies/name-allowed`` (Storm's isTopologyNameAllowed), over FastAPI's test client.
+"""
 
 from __future__ import annotations
 

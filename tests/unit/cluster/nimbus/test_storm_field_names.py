@@ -1,6 +1,8 @@
-"""Every Storm UI REST endpoint we serve carries every field Storm documents for it
-(shared/reference/storm-ui-rest-api.md), with Storm's types for counts (int) and latencies
-and capacity (strings with 3 decimals), so dashboards and scripts written for Storm work."""
+"""Every Storm UI REST endpoint we serve carries every field Storm documents for it.
+
+As listed in shared/reference/storm-ui-rest-api.md, with Storm's types for counts (int) and
+latencies and capacity (strings with 3 decimals), so dashboards and scripts written for Storm work.
+"""
 
 from __future__ import annotations
 

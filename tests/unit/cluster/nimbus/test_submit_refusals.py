@@ -1,6 +1,8 @@
-"""A refused submission changes nothing on disk: Nimbus deletes the upload a refused submit
-names, and ``sparkstorm submit`` asks Nimbus whether the name is allowed (Storm's
-StormSubmitter) and validates locally before it uploads anything."""
+"""A refused submission changes nothing on disk.
+
+Nimbus deletes the upload a refused submit names, and ``sparkstorm submit`` asks Nimbus whether the
+name is allowed (Storm's StormSubmitter) and validates locally before it uploads anything.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Storm UI pages of Nimbus through FastAPI's test client (no server process, no Spark):
-nimbus summary, component page, visualization, cluster and topology conf."""
+"""Storm UI pages of Nimbus through FastAPI's test client (no server process, no Spark).
+
+Nimbus summary, component page, visualization, cluster and topology conf.
+"""
 
 from __future__ import annotations
 

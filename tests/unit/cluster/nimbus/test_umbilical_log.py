@@ -1,5 +1,8 @@
-"""The umbilical's ``log`` call (Apex): a worker's message lands in Nimbus's log with the
-worker's topology, host and port; only assigned workers, only with the token."""
+"""The umbilical's ``log`` call (Apex).
+
+A worker's message lands in Nimbus's log with the worker's topology, host and port; only assigned
+workers, only with the token.
+"""
 
 from __future__ import annotations
 

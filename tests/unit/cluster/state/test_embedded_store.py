@@ -1,5 +1,8 @@
-"""The embedded store's own promises: the file, WAL, persistence, several processes,
-a corrupt file, and open_store."""
+"""The embedded store's own promises.
+
+The file, WAL, persistence, several processes, a corrupt file, open_store and its background
+threads.
+"""
 
 from __future__ import annotations
 
