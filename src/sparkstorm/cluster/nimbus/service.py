@@ -39,6 +39,10 @@ SECRET_KEYS = ("storm.cluster.token",)
 class Nimbus:
     """The master's operations; :mod:`.api` exposes them over HTTP.
 
+    It builds its collaborators from its parts: :attr:`assigner` (assignments and the
+    monitor; due kills and rebalances call back :meth:`remove` and :meth:`do_rebalance`),
+    :attr:`cleaner` and :attr:`umbilical` (the worker calls).
+
     Args:
         conf: Nimbus's effective configuration.
         state: the cluster state (the caller owns and closes its store).
@@ -162,9 +166,10 @@ class Nimbus:
     @staticmethod
     def _storm_base(name: str, spec: TopologySpec, conf: Mapping[str, object], now: int,
                     active: bool, owner: str) -> StormBase:
-        if conf_int(conf, "topology.workers") > 1:
+        workers = conf_int(conf, "topology.workers")
+        if workers > 1:
             logger.warning("topology %s asks for %s workers; this version runs one worker "
-                           "per topology (its Spark driver)", name, conf["topology.workers"])
+                           "per topology (its Spark driver)", name, workers)
         return StormBase(name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE,
                          now, 1, {c.name or "?": c.par for c in spec.components}, owner)
 
