@@ -1,6 +1,8 @@
-"""Child processes that must not outlive their parent (multilang children, the
-dev-zookeeper server): Linux's ``PR_SET_PDEATHSIG`` kills them when the parent dies, even
-by SIGKILL, when nothing is left to clean up after it."""
+"""Child processes that must not outlive their parent.
+
+Multilang children and the dev-zookeeper server: Linux's ``PR_SET_PDEATHSIG`` kills them when the
+parent dies, even by SIGKILL, when nothing is left to clean up after it.
+"""
 
 from __future__ import annotations
 

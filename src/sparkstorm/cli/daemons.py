@@ -101,8 +101,11 @@ def supervisor_command(args: argparse.Namespace) -> int:
 
 
 def _start_ui(conf: dict[str, object]) -> tuple[Any, threading.Thread]:
-    """The web UI in a thread of this process (uvicorn skips signal handlers off the main
-    thread, so the cluster's own handling of SIGINT/SIGTERM stays in charge)."""
+    """The web UI in a thread of this process.
+
+    Uvicorn skips signal handlers off the main thread, so the cluster's own handling of
+    SIGINT/SIGTERM stays in charge.
+    """
     from sparkstorm.web.cli import build_server as build_ui_server
 
     ui_server = build_ui_server(conf)
@@ -112,8 +115,10 @@ def _start_ui(conf: dict[str, object]) -> tuple[Any, threading.Thread]:
 
 
 def cluster_command(args: argparse.Namespace) -> int:
-    """Nimbus, one supervisor and the web UI on the same store; stopping it stops the
-    workers too."""
+    """Nimbus, one supervisor and the web UI on the same store.
+
+    Stopping it stops the workers too.
+    """
     from sparkstorm.cluster.nimbus.client import NimbusClient, nimbus_url
     from sparkstorm.cluster.nimbus.server import build_server
     from sparkstorm.cluster.nimbus.token import load_or_create_token

@@ -1,5 +1,6 @@
-"""``sparkstorm dev-zookeeper``: a ZooKeeper server in the foreground for development, as
-Storm's ``storm dev-zookeeper``.
+"""``sparkstorm dev-zookeeper``: a ZooKeeper server in the foreground for development.
+
+As Storm's ``storm dev-zookeeper``.
 
 It listens on 127.0.0.1:``storm.zookeeper.port`` (2181) and keeps its data in
 ``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``), so a cluster started

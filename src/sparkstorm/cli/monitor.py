@@ -1,5 +1,7 @@
-"""``sparkstorm monitor NAME [-m COMPONENT] [-i SECS] [-s STREAM] [-w emitted|transferred]
-[--count N]``: Storm's ``storm monitor``, a component's throughput every interval.
+"""``sparkstorm monitor``: Storm's ``storm monitor``, a component's throughput.
+
+``sparkstorm monitor NAME [-m COMPONENT] [-i SECS] [-s STREAM] [-w emitted|transferred] [--count
+N]`` prints it every interval.
 
 It reads Nimbus's REST API only: the id from ``/api/v1/topology/summary``, the components
 from ``/api/v1/topology/{id}`` and, every interval, the component's all-time count on the
@@ -120,8 +122,11 @@ class Monitor:
         raise ConfigError(msg, code="MONITOR_COMPONENT_REQUIRED")
 
     def _check_stream(self) -> None:
-        """Refuse a stream the component does not declare (when the spec can be read: it
-        needs the cluster token; without it every stream is taken as is)."""
+        """Refuse a stream the component does not declare.
+
+        Only when the spec can be read: it needs the cluster token; without it every stream is taken
+        as is.
+        """
         try:
             spec = self.client.topology_spec(self.topology_id)
         except NimbusError as exc:

@@ -91,7 +91,7 @@ def _import_file(file: Path) -> ModuleType:
         msg = (f"{exc.filename or file}:{exc.lineno}: {exc.msg}; "
                "fix the syntax error and run again")
         raise TopologyError(msg, code="TOPOLOGY_FILE_SYNTAX_ERROR") from exc
-    except Exception as exc:  # noqa: BLE001 - any error while importing the user's file
+    except Exception as exc:  # any error while importing the user's file
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         msg = (f"{file}: importing it raised {type(exc).__name__}: {exc} "
                f"(at {frame.filename}:{frame.lineno}); fix the file or install what it "

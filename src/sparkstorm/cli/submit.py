@@ -86,8 +86,11 @@ def _check_name_allowed(client: NimbusClient, name: str) -> None:
 
 
 def submit_command(args: argparse.Namespace) -> int:
-    """Validate locally, ask Nimbus whether the name is free, upload, submit, print the
-    topology id; a refusal before the upload leaves Nimbus's disk untouched."""
+    """Validate, check the name, upload, submit and print the topology id.
+
+    Validation runs locally and Nimbus says whether the name is free; a refusal before the upload
+    leaves Nimbus's disk untouched.
+    """
     from sparkstorm.cluster.nimbus.client import NimbusClient  # httpx: only when submitting
 
     overrides = parse_cli_overrides(args.config)

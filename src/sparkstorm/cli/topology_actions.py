@@ -1,5 +1,8 @@
-"""``sparkstorm list``, ``kill NAME``, ``activate NAME``, ``deactivate NAME`` and
-``rebalance NAME [-w secs] [-n workers] [-e component=n]`` (Storm's CLI)."""
+"""Storm's topology commands: list, kill, activate, deactivate and rebalance.
+
+``sparkstorm list``, ``kill NAME``, ``activate NAME``, ``deactivate NAME`` and ``rebalance NAME [-w
+secs] [-n workers] [-e component=n]``.
+"""
 
 from __future__ import annotations
 

@@ -118,6 +118,19 @@ def conf_str_list(conf: Mapping[str, object], key: str) -> list[str]:
     return [str(item) for item in items]
 
 
+def conf_int_list(conf: Mapping[str, object], key: str) -> list[int]:
+    """Return a list-of-ints key (the declared default when unset).
+
+    Raises:
+        ConfigError: ``CONFIG_WRONG_TYPE`` when the value is empty or holds a non-int.
+    """
+    value = _raw(conf, key)
+    if not isinstance(value, list | tuple) or not value or not all(
+            isinstance(item, int) and not isinstance(item, bool) for item in value):
+        raise _wrong_type(key, value, "a non-empty list of ints")
+    return [int(item) for item in value]
+
+
 def local_dir(conf: Mapping[str, object]) -> Path:
     """``storm.local.dir`` as an absolute path: every daemon's state lives under it.
 

@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from sparkstorm.config import conf_bool, local_dir
 from sparkstorm.web import pages
 from sparkstorm.web.actions import forward_action, forward_stack_traces
 from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
@@ -57,8 +58,8 @@ class UiServer:
         self.conf = conf
         self.nimbus_url = nimbus_url
         self.sessions = SessionStore()
-        self.actions_enabled = bool(conf.get("ui.actions.enabled", True))
-        self.local_dir = Path(str(conf.get("storm.local.dir") or "storm-local")).resolve()
+        self.actions_enabled = conf_bool(conf, "ui.actions.enabled")
+        self.local_dir = local_dir(conf)
         self.client = httpx.AsyncClient(base_url=nimbus_url, timeout=10, transport=transport)
 
     # --- sessions ------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import argparse
 import logging
 from typing import Any
 
+from sparkstorm.config import conf_int, conf_str
+
 logger = logging.getLogger(__name__)
 
 
@@ -25,8 +27,8 @@ def build_server(conf: dict[str, object]) -> Any:
     from sparkstorm.web.app import create_app
 
     app = create_app(conf, nimbus_url(conf))
-    host = str(conf.get("ui.host") or "127.0.0.1")
-    port = int(str(conf.get("ui.port") or 8080))
+    host = conf_str(conf, "ui.host")
+    port = conf_int(conf, "ui.port")
     logger.info("sparkstorm UI on http://%s:%d for Nimbus %s", host, port, nimbus_url(conf))
     return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
 

@@ -34,8 +34,10 @@ from tests.integration.zookeeper.zkserver import ZooKeeperServer  # noqa: E402
 @pytest.fixture
 def zk_cluster(zk_server: ZooKeeperServer, tmp_path: Path,  # noqa: F811 - the fixture
                request: pytest.FixtureRequest) -> Iterator[TestCluster]:
-    """A cluster on the ZooKeeper backend (its own root), with short timeouts; a test
-    changes its conf with ``@pytest.mark.parametrize("zk_cluster", [{...}], indirect=True)``."""
+    """A cluster on the ZooKeeper backend (its own root), with short timeouts.
+
+    A test changes its conf with ``@pytest.mark.parametrize("zk_cluster", [{...}], indirect=True)``.
+    """
     test_cluster = TestCluster(
         tmp_path, **{"storm.state.store": "zookeeper",
                      "storm.zookeeper.servers": ["127.0.0.1"],

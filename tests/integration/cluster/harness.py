@@ -1,11 +1,14 @@
-"""A real cluster for tests: Nimbus and a supervisor as subprocesses on a free port and a
-temporary ``storm.local.dir``, configured through a ``sparkstorm.yaml`` named by
-``SPARKSTORM_CONF_FILE``. :meth:`TestCluster.close` kills every process it started, the
-workers included (by process group), and waits until they are gone.
+"""A real cluster for tests.
+
+Nimbus and a supervisor run as subprocesses on a free port and a temporary ``storm.local.dir``,
+configured through a ``sparkstorm.yaml`` named by ``SPARKSTORM_CONF_FILE``.
+:meth:`TestCluster.close` kills every process it started, the workers included (by process group),
+and waits until they are gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -77,8 +80,10 @@ class TestCluster:
 
     def start(self, daemon: str, name: str | None = None,
               env: dict[str, str] | None = None) -> None:
-        """Start ``sparkstorm <daemon>`` in its own process group, logging to
-        ``<name>.log``; ``name`` (default: ``daemon``) is its key in :attr:`daemons`."""
+        """Start ``sparkstorm <daemon>`` in its own process group, logging to ``<name>.log``.
+
+        ``name`` (default: ``daemon``) is its key in :attr:`daemons`.
+        """
         name = name or daemon
         log = (self.tmp / f"{name}.log").open("ab")
         self.daemons[name] = subprocess.Popen(
@@ -104,8 +109,10 @@ class TestCluster:
                  message=f"worker {record['worker_id']} gone")
 
     def start_named_supervisor(self, name: str, **conf: Any) -> str:
-        """Start one more supervisor with its own local dir (and ``conf`` on top); return
-        its supervisor id once Nimbus lists it."""
+        """Start one more supervisor with its own local dir (and ``conf`` on top).
+
+        Returns its supervisor id once Nimbus lists it.
+        """
         local = self.tmp / f"{name}-local"
         self.supervisor_dirs[name] = local
         own = {**self.conf, "storm.local.dir": str(local), "storm.cluster.token": self.token(),
@@ -149,8 +156,10 @@ class TestCluster:
             return False
 
     def worker_records(self, supervisor: str | None = None) -> list[dict[str, Any]]:
-        """The worker records (pid, worker id, ...) of one supervisor (by daemon name), or
-        of all of them."""
+        """The worker records (pid, worker id, ...) of the supervisors.
+
+        Of one supervisor (by daemon name), or of all of them.
+        """
         names = [supervisor] if supervisor else list(self.supervisor_dirs)
         records = []
         for name in names:
@@ -230,17 +239,13 @@ class TestCluster:
 
 
 def _signal(pgid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _kill(process: psutil.Process) -> None:
-    try:
+    with contextlib.suppress(psutil.Error):
         process.kill()
-    except psutil.Error:
-        pass
 
 
 def _running(process: psutil.Process) -> bool:
@@ -273,8 +278,10 @@ def wait_gone(pid: int, timeout: float = 30) -> None:
 
 
 def closed_after(test_cluster: TestCluster, request: Any) -> Iterator[TestCluster]:
-    """Yield ``test_cluster`` to a test, print its logs if the test failed, close it
-    (the body of every cluster fixture: ``yield from closed_after(TestCluster(...), request)``)."""
+    """Yield ``test_cluster`` to a test, print its logs if the test failed, close it.
+
+    The body of every cluster fixture: ``yield from closed_after(TestCluster(...), request)``.
+    """
     try:
         yield test_cluster
     finally:

@@ -1,6 +1,8 @@
-"""Bad uploads and submissions are refused with a stable code and change nothing: not the
-store, not Nimbus's disk (no stormdist folder, no upload, partial or finished, left in the
-inbox: a refused submit removes the upload it names)."""
+"""Bad uploads and submissions are refused with a stable code and change nothing.
+
+Not the store, not Nimbus's disk: no stormdist folder, no upload, partial or finished, left in the
+inbox (a refused submit removes the upload it names).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Nimbus's cleaner as a real process: expired inbox uploads go, and a restarted Nimbus
-removes the stormdist folders of topologies killed while it was down (or whose removal it
-did not finish). No Spark: no supervisor runs."""
+"""Nimbus's cleaner as a real process.
+
+Expired inbox uploads go, and a restarted Nimbus removes the stormdist folders of topologies killed
+while it was down (or whose removal it did not finish). No Spark: no supervisor runs.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""Fail-over on a real cluster with a real ZooKeeper: Nimbus killed with -9 while a topology
-runs (the worker goes on, a new Nimbus resumes from the store), and a supervisor lost with
-its worker (Nimbus moves the worker to the other supervisor after the timeout)."""
+"""Fail-over on a real cluster with a real ZooKeeper.
+
+Nimbus killed with -9 while a topology runs (the worker goes on, a new Nimbus resumes from the
+store), and a supervisor lost with its worker (Nimbus moves the worker to the other supervisor after
+the timeout).
+"""
 
 from __future__ import annotations
 

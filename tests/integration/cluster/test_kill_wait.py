@@ -1,6 +1,8 @@
-"""``sparkstorm kill NAME -w SECS`` end to end: during the wait the topology is listed as
-KILLED, its spouts stop emitting and its worker still runs; after the wait the worker is gone
-and the topology is no longer listed."""
+"""``sparkstorm kill NAME -w SECS`` end to end.
+
+During the wait the topology is listed as KILLED, its spouts stop emitting and its worker still
+runs; after the wait the worker is gone and the topology is no longer listed.
+"""
 
 from __future__ import annotations
 

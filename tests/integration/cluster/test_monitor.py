@@ -1,6 +1,9 @@
-"""``sparkstorm monitor`` against a running cluster: one line per interval with the count
-difference and the throughput; unknown topology, component or stream exit 2 with a message
-that lists what exists. The same cluster answers the spec and name-allowed calls."""
+"""``sparkstorm monitor`` against a running cluster.
+
+One line per interval with the count difference and the throughput; unknown topology, component or
+stream exit 2 with a message that lists what exists. The same cluster answers the spec and
+name-allowed calls.
+"""
 
 from __future__ import annotations
 

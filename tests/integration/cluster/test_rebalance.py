@@ -1,6 +1,9 @@
-"""Rebalance on a real cluster: ``sparkstorm rebalance`` changes a component's executors,
-the worker is replaced by one that runs the new count, and the counts stay exact; a count
-above the task count is refused and changes nothing."""
+"""Rebalance on a real cluster.
+
+``sparkstorm rebalance`` changes a component's executors, the worker is replaced by one that runs
+the new count, and the counts stay exact; a count above the task count is refused and changes
+nothing.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""The supervisor and its workers on a real cluster: a worker whose local heartbeat stops
-(SIGSTOP) is killed and relaunched; a supervisor killed with -9 leaves its worker running,
-and a new supervisor on the same local dir adopts it (no second worker) and restarts it when
-it dies."""
+"""The supervisor and its workers on a real cluster.
+
+A worker whose local heartbeat stops (SIGSTOP) is killed and relaunched; a supervisor killed with -9
+leaves its worker running, and a new supervisor on the same local dir adopts it (no second worker)
+and restarts it when it dies.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""A topology's life on a real cluster: submit through the CLI, run, kill; a killed worker
-comes back. Nimbus, the supervisors and the worker are real processes, the state lives in a
-real ZooKeeper (or the embedded store, for ``sparkstorm cluster``); Spark is local[2]."""
+"""A topology's life on a real cluster: submit through the CLI, run, kill.
+
+A killed worker comes back. Nimbus, the supervisors and the worker are real processes, the state
+lives in a real ZooKeeper (or the embedded store, for ``sparkstorm cluster``); Spark is local[2].
+"""
 
 from __future__ import annotations
 
@@ -78,8 +80,10 @@ def test_submit_runs_to_50_acked_then_kill_removes_everything(zk_cluster: TestCl
 
 def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str,
                                           executors: int) -> None:
-    """Apex's stack trace request: through the heartbeat answer to the worker, which sends
-    its threads and every executor's; token required."""
+    """Apex's stack trace request, token required.
+
+    Through the heartbeat answer to the worker, which sends its threads and every executor's.
+    """
     path = f"/api/v1/topology/{topology_id}/stacktrace"
     assert cluster.request("POST", path, token=None).status_code == 401
     requested = cluster.request("POST", path)
@@ -100,8 +104,11 @@ def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str
 # must not take that gap for a silent worker and move it
 @pytest.mark.parametrize("zk_cluster", [{"nimbus.task.timeout.secs": 30}], indirect=True)
 def test_a_killed_worker_is_restarted_by_its_supervisor(zk_cluster: TestCluster) -> None:
-    """Nimbus, two supervisors and a real ZooKeeper: the worker's own supervisor restarts
-    it in the same slot (a dead process is not a silent worker: Nimbus does not move it)."""
+    """The worker's own supervisor restarts it in the same slot.
+
+    Nimbus, two supervisors and a real ZooKeeper: a dead process is not a silent worker, so Nimbus
+    does not move it.
+    """
     cluster = zk_cluster
     topology_id = _submit_exclamation(cluster, supervisors=2)
     wait_for(lambda: _spout_acked(cluster, topology_id) == 50, 90,

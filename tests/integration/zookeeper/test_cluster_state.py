@@ -1,5 +1,8 @@
-"""The typed cluster state over both backends: records round-trip, ephemeral supervisors,
-error trimming, teardown, watches, and corrupt nodes that never crash a reader."""
+"""The typed cluster state over both backends.
+
+Records round-trip, ephemeral supervisors, error trimming, teardown, watches, and corrupt nodes that
+never crash a reader.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from sparkstorm.cluster.state.cluster_state import (
     encode,
 )
 from sparkstorm.testing.polling import wait_for
-from tests.integration.zookeeper.conftest import BACKENDS, Backend
+from tests.integration.zookeeper.backends import BACKENDS, Backend
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 

@@ -1,5 +1,8 @@
-"""``sparkstorm dev-zookeeper`` as a real process: a kazoo client creates and reads a node,
-SIGTERM stops it cleanly; without ZooKeeper or Java it exits 2 with a code and a hint."""
+"""``sparkstorm dev-zookeeper`` as a real process.
+
+A kazoo client creates and reads a node, SIGTERM stops it cleanly; without ZooKeeper or Java it
+exits 2 with a code and a hint.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.integration.zookeeper.conftest import REPO, _ensure_zookeeper_installed
+from tests.integration.zookeeper.backends import REPO, ensure_zookeeper_installed
 from tests.integration.zookeeper.zkserver import four_letter, free_port
 
 pytestmark = pytest.mark.timeout(120)
@@ -42,7 +45,7 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
 
 def test_dev_zookeeper_serves_kazoo_and_stops_on_sigterm(
         tmp_path: Path, processes: list[subprocess.Popen[str]]) -> None:
-    _ensure_zookeeper_installed()
+    ensure_zookeeper_installed()
     from kazoo.client import KazooClient  # type: ignore[import-untyped]
 
     port = free_port()
@@ -95,7 +98,7 @@ def test_missing_zookeeper_or_java_is_a_clear_error(
 
 def test_a_taken_port_is_a_clear_error(tmp_path: Path,
                                        processes: list[subprocess.Popen[str]]) -> None:
-    _ensure_zookeeper_installed()
+    ensure_zookeeper_installed()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -109,7 +112,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path,
 
 def test_the_server_dies_with_the_command(tmp_path: Path,
                                           processes: list[subprocess.Popen[str]]) -> None:
-    _ensure_zookeeper_installed()
+    ensure_zookeeper_installed()
     port = free_port()
     server = _dev_zookeeper(tmp_path, "-c", f"storm.zookeeper.port={port}")
     processes.append(server)

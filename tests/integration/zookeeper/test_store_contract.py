@@ -22,7 +22,7 @@ from sparkstorm.cluster.state import (
     StoreUnavailableError,
 )
 from sparkstorm.testing.polling import wait_for
-from tests.integration.zookeeper.conftest import BACKENDS, Backend
+from tests.integration.zookeeper.backends import BACKENDS, Backend
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 

@@ -12,14 +12,14 @@ from kazoo.client import KazooClient  # type: ignore[import-untyped]
 from sparkstorm.cluster.state import StateStore, StoreUnavailableError, open_store
 from sparkstorm.cluster.state.zookeeper import ZooKeeperStore
 from sparkstorm.testing.polling import wait_for
-from tests.integration.zookeeper.conftest import BASE_CONF, _ensure_zookeeper_installed
+from tests.integration.zookeeper.backends import BASE_CONF, ensure_zookeeper_installed
 from tests.integration.zookeeper.zkserver import ZooKeeperServer, free_port
 
 
 @pytest.fixture
 def own_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ZooKeeperServer]:
     """A server of this test alone, since the test stops and restarts it."""
-    _ensure_zookeeper_installed()
+    ensure_zookeeper_installed()
     server = ZooKeeperServer(tmp_path / "zookeeper")
     server.start()
     request.node.zk_log_mark = (server, 0)

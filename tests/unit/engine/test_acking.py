@@ -21,6 +21,7 @@ from sparkstorm.engine.failures import Failure
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
+from tests.fakes import FakeClock
 
 TIMEOUT = 30.0
 
@@ -46,14 +47,6 @@ def pipeline() -> TopologySpec:
         count = Count.spec(inputs={split: Grouping.fields("word")}, num_tasks=3)
 
     return Pipeline.topology_spec
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Cluster:
@@ -151,7 +144,7 @@ def verdict(mapping: dict[int, list[int]]) -> dict[int, list[int]]:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
+    fake = FakeClock(1000.0)
     monkeypatch.setattr(acking, "time", SimpleNamespace(monotonic=fake))
     return fake
 

@@ -12,6 +12,7 @@ import hmac
 import logging
 import reprlib
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -51,8 +52,10 @@ class SubmitTopology(BaseModel):
     @field_validator("conf")
     @classmethod
     def _not_too_deep(cls, conf: dict[str, Any]) -> dict[str, Any]:
-        """A conf override nested deeper than a spec's config may be is refused (400s, not
-        a RecursionError when the conf is copied)."""
+        """Refuse a conf override nested deeper than a spec's config may be.
+
+        A 400, not a RecursionError when the conf is copied.
+        """
         for key, value in conf.items():
             if value_depth(value) > MAX_VALUE_DEPTH:
                 msg = (f"conf[{key!r}] is nested more than {MAX_VALUE_DEPTH} lists or objects "
@@ -103,7 +106,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http(_: Request, exc: HTTPException) -> JSONResponse:
-        code = "NOT_FOUND" if exc.status_code == 404 else "BAD_REQUEST"
+        code = "NOT_FOUND" if exc.status_code == HTTPStatus.NOT_FOUND else "BAD_REQUEST"
         return _error(exc.status_code, str(exc.detail), code)
 
     @app.exception_handler(Exception)
@@ -136,7 +139,7 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     _topology_routes(app, nimbus, auth)
     views = UiViews(nimbus)
     _ui_routes(app, views, ComponentPage(nimbus, views))
-    _worker_routes(app, Umbilical(nimbus), auth)
+    _worker_routes(app, nimbus.umbilical, auth)
     return app
 
 

@@ -1,5 +1,7 @@
-"""Assignments and the monitor: which slot runs each topology's worker, and reassigning
-workers whose heartbeats stopped or whose supervisor went away.
+"""Assignments and the monitor.
+
+Which slot runs each topology's worker, and reassigning workers whose heartbeats stopped or whose
+supervisor went away.
 
 As in JStorm's ``TopologyAssign``, every (re)assignment is an event in one FIFO queue,
 taken by one assignment thread: submissions, rebalances and the monitor's reassignments
@@ -15,11 +17,16 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sparkstorm.cluster.nimbus.scheduler import Scheduler
+from sparkstorm.cluster.nimbus.stormdist import StormDist
+from sparkstorm.cluster.nimbus.topologies import storms
+from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import (
     Assignment,
     ExecutorId,
@@ -28,16 +35,18 @@ from sparkstorm.cluster.state.records import (
     TopologyStatus,
     WorkerSlot,
 )
-
-if TYPE_CHECKING:
-    from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.config import conf_float
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
 
 def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
-    """Storm's executor ids: tasks numbered from 1 over the components sorted by id, each
-    component's tasks split into ``par`` contiguous ranges."""
+    """Storm's executor ids of a topology spec.
+
+    Tasks are numbered from 1 over the components sorted by id, each component's tasks split into
+    ``par`` contiguous ranges.
+    """
     executors: list[ExecutorId] = []
     next_task = 1
     for component in sorted(spec["components"], key=lambda c: str(c["name"])):
@@ -52,9 +61,11 @@ def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
 
 
 def topology_tasks(spec: dict[str, Any]) -> dict[int, str]:
-    """Each task id's component id, numbered as :func:`topology_executors` numbers them
-    (from 1 over the components sorted by id); Nimbus stores it at submit as the task
-    infos."""
+    """Each task id's component id.
+
+    Numbered as :func:`topology_executors` numbers them (from 1 over the components sorted by id);
+    Nimbus stores it at submit as the task infos.
+    """
     tasks: dict[int, str] = {}
     for component in sorted(spec["components"], key=lambda c: str(c["name"])):
         for _ in range(int(component.get("num_tasks", 1))):
@@ -78,28 +89,75 @@ ASSIGN_WAIT_SECS = 60.0
 stays queued and still runs)."""
 
 
+MIN_PERIOD_SECS = 0.1
+"""The monitor's shortest period: a configured 0 must not spin a core."""
+
+
+@dataclass(frozen=True)
+class MonitorTimes:
+    """The monitor's timings, in seconds.
+
+    Attributes:
+        period: how often the monitor runs (``nimbus.monitor.freq.secs``).
+        task_timeout: a worker silent this long moves (``nimbus.task.timeout.secs``).
+        launch_timeout: a new worker's time to its first heartbeat
+            (``nimbus.task.launch.secs``).
+    """
+
+    period: float
+    task_timeout: float
+    launch_timeout: float
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, object]) -> MonitorTimes:
+        """The timings Nimbus's conf sets (the declared defaults where unset)."""
+        return cls(conf_float(conf, "nimbus.monitor.freq.secs"),
+                   conf_float(conf, "nimbus.task.timeout.secs"),
+                   conf_float(conf, "nimbus.task.launch.secs"))
+
+
 class Assigner:
     """Assigns topologies to slots (one FIFO queue, one thread) and runs the monitor loop.
 
     Args:
-        nimbus: the Nimbus whose state, conf, clock and lock it uses.
+        state: the cluster state (StormBases, assignments, supervisors, heartbeats).
+        stormdist: the submitted specs, read at each assignment.
         scheduler: where executors go.
+        lock: Nimbus's lock, held while an assignment reads and writes the state.
+        times: the monitor's period and timeouts.
+        clock: epoch seconds.
+        on_kill_due: removes a killed topology whose wait is over (Nimbus's ``remove``).
+        on_rebalance_due: applies a rebalance whose wait is over (Nimbus's
+            ``do_rebalance``).
     """
 
-    def __init__(self, nimbus: Nimbus, scheduler: Scheduler) -> None:
-        self.nimbus = nimbus
+    def __init__(self, state: ClusterState, stormdist: StormDist, scheduler: Scheduler,
+                 lock: threading.RLock, times: MonitorTimes, *,
+                 clock: Callable[[], float] = time.time,
+                 on_kill_due: Callable[[str], object],
+                 on_rebalance_due: Callable[[str], object]) -> None:
+        self.state = state
+        self.stormdist = stormdist
         self.scheduler = scheduler
+        self.lock = lock
+        self.times = times
+        self.clock = clock
+        self.started = clock()
+        """A restarted Nimbus gives every worker a full timeout from here (see
+        :meth:`_dead_reason`)."""
+        self.on_kill_due = on_kill_due
+        self.on_rebalance_due = on_rebalance_due
         self.events: queue.Queue[AssignEvent | None] = queue.Queue()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._monitor = PeriodicThread("nimbus-monitor", max(MIN_PERIOD_SECS, times.period),
+                                       self.check_all, first_now=False)
         self._assign_thread: threading.Thread | None = None
 
     def request(self, topology_id: str, reason: str) -> Assignment | None:
         """Queue an assign event and wait until the assignment thread ran it.
 
         Without a running assignment thread (Nimbus used as a library, unit tests) the
-        event runs in the caller. Must not be called with ``nimbus.lock`` held: the
-        assignment thread takes it.
+        event runs in the caller. Must not be called with ``lock`` held: the assignment
+        thread takes it.
         """
         event = AssignEvent(topology_id, reason)
         thread = self._assign_thread
@@ -122,7 +180,7 @@ class Assigner:
     def _run(self, event: AssignEvent) -> None:
         try:
             event.result = self.assign(event.topology_id)
-        except Exception:  # noqa: BLE001 - one bad event must not stop the queue
+        except Exception:  # one bad event must not stop the queue
             logger.exception("assigning %s (%s) failed", event.topology_id, event.reason)
         finally:
             event.done.set()
@@ -133,37 +191,36 @@ class Assigner:
         The topology's own slots count as free: a reassigned worker may land in the same
         slot, where the supervisor replaces the old worker (its id changed).
         """
-        nimbus = self.nimbus
-        with nimbus.lock:
-            supervisors = nimbus.state.all_supervisor_info()
+        with self.lock:
+            supervisors = self.state.all_supervisor_info()
             free = self._free_slots(topology_id, supervisors)
-            spec = nimbus.topology_spec(topology_id)
+            spec = self.stormdist.spec(topology_id)
             placed = self.scheduler.schedule(topology_executors(spec), 1, free)
             if not placed:
                 logger.warning("no free slot for topology %s (supervisors: %s)", topology_id,
                                sorted(supervisors) or "none")
                 return None
-            now = int(nimbus.clock())
+            now = int(self.clock())
             workers = {slot: str(uuid.uuid4()) for slot in set(placed.values())}
             assignment = Assignment(topology_id, placed, dict.fromkeys(placed, now), workers,
                                     {s.node: supervisors[s.node].hostname for s in workers})
             self._forget_old_workers(topology_id)
-            nimbus.state.set_assignment(topology_id, assignment)
+            self.state.set_assignment(topology_id, assignment)
             logger.info("assigned %s to %s", topology_id, sorted(workers.items()))
             return assignment
 
     def _forget_old_workers(self, topology_id: str) -> None:
         # the replaced workers' heartbeats would otherwise linger in the UI's statistics
-        old = self.nimbus.state.get_assignment(topology_id)
+        old = self.state.get_assignment(topology_id)
         for worker_id in old.worker_ids.values() if old else ():
-            self.nimbus.state.remove_worker_heartbeat(topology_id, worker_id)
+            self.state.remove_worker_heartbeat(topology_id, worker_id)
 
     def _free_slots(self, topology_id: str,
                     supervisors: dict[str, SupervisorInfo]) -> list[WorkerSlot]:
         used: set[WorkerSlot] = set()
-        for other in self.nimbus.state.assignments():
+        for other in self.state.assignments():
             if other != topology_id:
-                assignment = self.nimbus.state.get_assignment(other)
+                assignment = self.state.get_assignment(other)
                 used |= assignment.slots() if assignment else set()
         return [WorkerSlot(sid, port) for sid, info in supervisors.items()
                 for port in info.ports if WorkerSlot(sid, port) not in used]
@@ -171,45 +228,38 @@ class Assigner:
     # --- monitor ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the assignment thread, and :meth:`check_all` every
-        ``nimbus.monitor.freq.secs`` on the monitor thread."""
+        """Start the assignment thread and the monitor thread.
+
+        The monitor runs :meth:`check_all` every ``times.period`` seconds, the first round after one
+        period.
+        """
         self._assign_thread = threading.Thread(target=self._assign_loop, name="nimbus-assign",
                                                daemon=True)
         self._assign_thread.start()
-        self._thread = threading.Thread(target=self._loop, name="nimbus-monitor", daemon=True)
-        self._thread.start()
+        self._monitor.start()
 
     def stop(self) -> None:
         """Stop the monitor, then the assignment thread once the queued events ran."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
+        self._monitor.stop(10)
         if self._assign_thread is not None:
             self.events.put(None)
             self._assign_thread.join(10)
 
-    def _loop(self) -> None:
-        period = float(str(self.nimbus.conf.get("nimbus.monitor.freq.secs") or 10))
-        while not self._stop.wait(period):
-            try:
-                self.check_all()
-            except Exception:  # noqa: BLE001 - the monitor must outlive one bad round
-                logger.exception("nimbus monitor round failed; trying again next round")
-
     def check_all(self) -> None:
-        """One monitor round: finish due kills and rebalances, assign the unassigned,
-        reassign the dead."""
-        nimbus = self.nimbus
-        supervisors = set(nimbus.state.supervisors())
-        for topology_id, base in nimbus.storms().items():
+        """Run one monitor round.
+
+        Finish due kills and rebalances, assign the unassigned, reassign the dead.
+        """
+        supervisors = set(self.state.supervisors())
+        for topology_id, base in storms(self.state).items():
             if base.status == TopologyStatus.KILLED:
                 self._maybe_remove(topology_id, base)
                 continue
             if base.status == TopologyStatus.REBALANCING:
-                if nimbus.clock() >= float(base.action_options.get("rebalance_at", 0)):
-                    nimbus.do_rebalance(topology_id)
+                if self.clock() >= float(base.action_options.get("rebalance_at", 0)):
+                    self.on_rebalance_due(topology_id)
                 continue
-            assignment = nimbus.state.get_assignment(topology_id)
+            assignment = self.state.get_assignment(topology_id)
             reason = "unassigned" if assignment is None else \
                 self._dead_reason(assignment, supervisors)
             if reason is not None:
@@ -219,8 +269,8 @@ class Assigner:
 
     def _maybe_remove(self, topology_id: str, base: StormBase) -> None:
         kill_at = float(base.action_options.get("kill_at", 0))
-        if self.nimbus.clock() >= kill_at:
-            self.nimbus.remove(topology_id)
+        if self.clock() >= kill_at:
+            self.on_kill_due(topology_id)
 
     def _dead_reason(self, assignment: Assignment, supervisors: set[str]) -> str | None:
         """Why the assignment's worker must move, or None when it is fine.
@@ -231,14 +281,14 @@ class Assigner:
         gap between the old session's expiry and the new registration), while a lost node
         takes its worker with it.
         """
-        conf, now = self.nimbus.conf, self.nimbus.clock()
+        now = self.clock()
         # a restarted Nimbus gives every worker a full timeout from its own start: the
         # heartbeats that arrived while no Nimbus was up were lost, not missing (Storm's
         # heartbeat cache starts empty for the same reason)
-        since_start = self.nimbus.started
-        timeout = float(str(conf.get("nimbus.task.timeout.secs") or 30))
+        since_start = self.started
+        timeout = self.times.task_timeout
         for slot, worker_id in assignment.worker_ids.items():
-            beat = self.nimbus.state.get_worker_heartbeat(assignment.topology_id, worker_id)
+            beat = self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
             silent = beat is not None and now - max(since_start, beat.time_secs) > timeout
             if slot.node not in supervisors:
                 if beat is None or silent:
@@ -246,7 +296,7 @@ class Assigner:
             elif beat is None:
                 launched = max(since_start, min(assignment.executor_start_time_secs.values(),
                                                 default=now))
-                limit = float(str(conf.get("nimbus.task.launch.secs") or 120))
+                limit = self.times.launch_timeout
                 if now - launched > limit:
                     return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
             elif silent:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +16,16 @@ import httpx
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import read_token
+from sparkstorm.config import conf_int, conf_str
 
 CHUNK_BYTES = 1 << 20
 
 
 def nimbus_url(conf: Mapping[str, object]) -> str:
     """``http://<nimbus.host>:<nimbus.port>`` (0.0.0.0 means: this machine)."""
-    host = str(conf.get("nimbus.host") or "127.0.0.1")
+    host = conf_str(conf, "nimbus.host")
     host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{host}:{conf.get('nimbus.port') or 6627}"
+    return f"http://{host}:{conf_int(conf, 'nimbus.port')}"
 
 
 class NimbusClient:
@@ -65,7 +67,7 @@ class NimbusClient:
             msg = (f"cannot reach Nimbus at {self.url} ({type(exc).__name__}: {exc}); is "
                    "'sparkstorm nimbus' running, and do nimbus.host/nimbus.port point at it?")
             raise NimbusError(msg, code="NIMBUS_UNAVAILABLE") from exc
-        if response.status_code >= 400:
+        if response.status_code >= HTTPStatus.BAD_REQUEST:
             raise _error_from(response)
         return response
 
@@ -117,8 +119,11 @@ class NimbusClient:
         return spec
 
     def name_allowed(self, name: str) -> dict[str, Any]:
-        """Storm's ``isTopologyNameAllowed``: ``{"name", "allowed", "reason", "code"}``, with
-        the reason and code of the refusal when not allowed."""
+        """Storm's ``isTopologyNameAllowed``.
+
+        Returns ``{"name", "allowed", "reason", "code"}``, with the reason and code of the refusal
+        when not allowed.
+        """
         answer: dict[str, Any] = self.call("GET", "/api/v1/topologies/name-allowed",
                                            params={"name": name})
         return answer

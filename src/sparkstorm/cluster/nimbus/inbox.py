@@ -132,8 +132,10 @@ class Inbox:
         return done
 
     def discard(self, upload_id: str) -> list[str]:
-        """Delete an upload, finished or partial, when a submit naming it is refused;
-        return the file names deleted (none for an id that is not ours)."""
+        """Delete an upload, finished or partial, when a submit naming it is refused.
+
+        Returns the file names deleted (none for an id that is not ours).
+        """
         if not UPLOAD_ID.match(upload_id):
             return []
         removed = []
@@ -146,8 +148,10 @@ class Inbox:
         return removed
 
     def remove_older_than(self, cutoff: float) -> list[str]:
-        """Delete uploads (finished or partial) last written before epoch ``cutoff``;
-        return their file names."""
+        """Delete uploads (finished or partial) last written before epoch ``cutoff``.
+
+        Returns their file names.
+        """
         removed = []
         for path in sorted(self.folder.glob("stormjar-*")):
             try:

@@ -12,18 +12,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from sparkstorm.cluster.nimbus.assigner import Assigner, topology_tasks
+from sparkstorm.cluster.nimbus.assigner import Assigner, MonitorTimes, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
-from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
+from sparkstorm.cluster.nimbus.stormdist import SPEC, StormDist
+from sparkstorm.cluster.nimbus.topologies import require_storm
+from sparkstorm.cluster.nimbus.topologies import storms as all_storms
+from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import StormBase, TaskInfo, TopologyStatus
-from sparkstorm.config import component_conf, validate_conf
+from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, validate_conf
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
@@ -34,13 +36,12 @@ SECRET_KEYS = ("storm.cluster.token",)
 """Keys never stored with a topology's conf (the conf is served to workers and the UI)."""
 
 
-def local_dir(conf: Mapping[str, object]) -> Path:
-    """``storm.local.dir`` as an absolute path."""
-    return Path(str(conf.get("storm.local.dir") or "storm-local")).resolve()
-
-
 class Nimbus:
     """The master's operations; :mod:`.api` exposes them over HTTP.
+
+    It builds its collaborators from its parts: :attr:`assigner` (assignments and the
+    monitor; due kills and rebalances call back :meth:`remove` and :meth:`do_rebalance`),
+    :attr:`cleaner` and :attr:`umbilical` (the worker calls).
 
     Args:
         conf: Nimbus's effective configuration.
@@ -57,12 +58,18 @@ class Nimbus:
         self.clock = clock
         self.lock = threading.RLock()
         root = local_dir(conf) / "nimbus"
-        max_bytes = int(str(conf.get("nimbus.upload.max.bytes") or 1 << 28))
+        max_bytes = conf_int(conf, "nimbus.upload.max.bytes")
         self.inbox = Inbox(root / "inbox", max_bytes)
         self.stormdist = StormDist(root / "stormdist")
-        self.assigner = Assigner(self, scheduler or EvenScheduler())
-        self.cleaner = Cleaner(self)
-        self.started = clock()
+        self.assigner = Assigner(state, self.stormdist, scheduler or EvenScheduler(), self.lock,
+                                 MonitorTimes.from_conf(conf), clock=clock,
+                                 on_kill_due=self.remove, on_rebalance_due=self.do_rebalance)
+        self.cleaner = Cleaner(
+            state, self.inbox, self.stormdist, self.lock, clock=clock,
+            expiration_secs=conf_float(conf, "nimbus.inbox.jar.expiration.secs"),
+            period_secs=conf_float(conf, "nimbus.cleanup.inbox.freq.secs"))
+        self.umbilical = Umbilical(state, self.stormdist, clock)
+        self.started = self.assigner.started
 
     # --- submit -------------------------------------------------------------------------------
 
@@ -118,18 +125,21 @@ class Nimbus:
         return topology_id
 
     def _setup_state(self, topology_id: str, spec: dict[str, Any]) -> None:
-        """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task: written before
-        the StormBase, so a topology in the store always has them (if the submit dies in
-        between, the cleaner removes them with the topology's folder)."""
+        """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task.
+
+        Written before the StormBase, so a topology in the store always has them (if the submit dies
+        in between, the cleaner removes them with the topology's folder).
+        """
         self.state.setup_heartbeats(topology_id)
         for task_id, component_id in topology_tasks(spec).items():
             self.state.set_task_info(topology_id, task_id, TaskInfo(component_id))
 
     def name_refusal(self, name: str) -> SparkstormError | None:
-        """Storm's ``isTopologyNameAllowed``: why a topology could not be submitted under
-        ``name`` right now (an invalid name, ``INVALID_TOPOLOGY_NAME``, or a live topology
-        of that name, killed ones included until removed, ``TOPOLOGY_ALREADY_ALIVE``), or
-        None when it could."""
+        """Storm's ``isTopologyNameAllowed``: why ``name`` cannot be submitted now.
+
+        An invalid name (``INVALID_TOPOLOGY_NAME``) or a live topology of that name, killed ones
+        included until removed (``TOPOLOGY_ALREADY_ALIVE``); None when it can.
+        """
         try:
             validate_topology_name(name)
             self._check_name_free(name)
@@ -156,9 +166,10 @@ class Nimbus:
     @staticmethod
     def _storm_base(name: str, spec: TopologySpec, conf: Mapping[str, object], now: int,
                     active: bool, owner: str) -> StormBase:
-        if int(str(conf.get("topology.workers") or 1)) > 1:
+        workers = conf_int(conf, "topology.workers")
+        if workers > 1:
             logger.warning("topology %s asks for %s workers; this version runs one worker "
-                           "per topology (its Spark driver)", name, conf["topology.workers"])
+                           "per topology (its Spark driver)", name, workers)
         return StormBase(name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE,
                          now, 1, {c.name or "?": c.par for c in spec.components}, owner)
 
@@ -175,8 +186,8 @@ class Nimbus:
         with self.lock:
             base = self.storm(topology_id)
             if wait_secs is None:
-                wait_secs = int(self.topology_conf(topology_id).get(
-                    "topology.message.timeout.secs") or 30)
+                wait_secs = conf_int(self.topology_conf(topology_id),
+                                     "topology.message.timeout.secs")
             prev = base.prev_status if base.status == TopologyStatus.KILLED else base.status
             self.state.update_storm(topology_id, status=TopologyStatus.KILLED, prev_status=prev,
                                     action_options={"wait_secs": wait_secs,
@@ -195,8 +206,10 @@ class Nimbus:
     def rebalance(self, topology_id: str, wait_secs: int | None = None,
                   num_workers: int | None = None,
                   executors: Mapping[str, int] | None = None) -> None:
-        """Storm's rebalance: deactivate now, and after ``wait_secs`` (default: the message
-        timeout) set the new executor counts and restart the worker with them.
+        """Storm's rebalance: deactivate now, change the executor counts later.
+
+        After ``wait_secs`` (default: the message timeout) the new executor counts are set and the
+        worker restarts with them.
 
         The new counts and the due time are kept in the StormBase (status REBALANCING), so a
         restarted Nimbus finishes the rebalance. Executors change up to the component's task
@@ -223,8 +236,8 @@ class Nimbus:
                 msg = f"numWorkers must be a positive integer, got {num_workers!r}"
                 raise NimbusError(msg, code="REBALANCE_INVALID")
             if wait_secs is None:
-                wait_secs = int(self.topology_conf(topology_id).get(
-                    "topology.message.timeout.secs") or 30)
+                wait_secs = conf_int(self.topology_conf(topology_id),
+                                     "topology.message.timeout.secs")
             wait_secs = max(0, int(wait_secs))
             options: dict[str, Any] = {"wait_secs": wait_secs,
                                        "rebalance_at": self.clock() + wait_secs,
@@ -260,9 +273,12 @@ class Nimbus:
         return counts
 
     def do_rebalance(self, topology_id: str) -> None:
-        """Apply a due rebalance: new executor counts into the spec, the previous status
-        back, and a new assignment (new worker ids: the supervisor replaces the worker,
-        and the new one starts with the new counts)."""
+        """Apply a due rebalance.
+
+        New executor counts go into the spec, the previous status comes back, and a new assignment
+        follows (new worker ids: the supervisor replaces the worker, and the new one starts with the
+        new counts).
+        """
         with self.lock:
             base = self.storm(topology_id)
             if base.status != TopologyStatus.REBALANCING:
@@ -285,8 +301,9 @@ class Nimbus:
         self.assigner.request(topology_id, "rebalanced")  # outside the lock: it takes it
 
     def set_active(self, topology_id: str, active: bool) -> None:
-        """Activate or deactivate a topology's spouts (the worker learns it at its next
-        heartbeat).
+        """Activate or deactivate a topology's spouts.
+
+        The worker learns it at its next heartbeat.
 
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``; ``TOPOLOGY_BEING_KILLED`` for a killed one.
@@ -305,12 +322,7 @@ class Nimbus:
 
     def storms(self) -> dict[str, StormBase]:
         """Every topology's StormBase by id."""
-        found = {}
-        for topology_id in self.state.active_storms():
-            base = self.state.get_storm(topology_id)
-            if base is not None:
-                found[topology_id] = base
-        return found
+        return all_storms(self.state)
 
     def storm(self, topology_id: str) -> StormBase:
         """One topology's StormBase.
@@ -318,20 +330,15 @@ class Nimbus:
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``.
         """
-        base = self.state.get_storm(topology_id)
-        if base is None:
-            msg = (f"no topology with id {topology_id!r}; list them with 'sparkstorm list' "
-                   "or GET /api/v1/topology/summary")
-            raise NimbusError(msg, code="TOPOLOGY_NOT_FOUND")
-        return base
+        return require_storm(self.state, topology_id)
 
     def topology_spec(self, topology_id: str) -> dict[str, Any]:
         """The submitted spec (JSON form)."""
-        return self.stormdist.read_json(topology_id, SPEC)
+        return self.stormdist.spec(topology_id)
 
     def topology_conf(self, topology_id: str) -> dict[str, Any]:
         """The effective conf the topology runs with."""
-        return self.stormdist.read_json(topology_id, CONF)
+        return self.stormdist.conf(topology_id)
 
 
 def parse_spec(data: object) -> TopologySpec:

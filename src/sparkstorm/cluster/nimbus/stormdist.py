@@ -56,6 +56,14 @@ class StormDist:
         data: dict[str, Any] = json.loads((self.folder(topology_id) / name).read_text())
         return data
 
+    def spec(self, topology_id: str) -> dict[str, Any]:
+        """The submitted spec (JSON form, executor counts as last rebalanced)."""
+        return self.read_json(topology_id, SPEC)
+
+    def conf(self, topology_id: str) -> dict[str, Any]:
+        """The effective conf the topology runs with."""
+        return self.read_json(topology_id, CONF)
+
     def write_json(self, topology_id: str, name: str, data: dict[str, Any]) -> None:
         """Replace the spec or conf of a topology atomically (a rebalance's new counts)."""
         path = self.folder(topology_id) / name

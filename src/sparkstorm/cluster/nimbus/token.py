@@ -13,6 +13,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from sparkstorm.config import conf_optional_str, local_dir
+
 logger = logging.getLogger(__name__)
 
 TOKEN_ENV = "SPARKSTORM_STORM_CLUSTER_TOKEN"
@@ -22,13 +24,13 @@ through it, never on their (visible) command line."""
 
 def token_file(conf: Mapping[str, object]) -> Path:
     """Where Nimbus keeps a generated token."""
-    return Path(str(conf.get("storm.local.dir") or "storm-local")).resolve() / "nimbus" / "token"
+    return local_dir(conf) / "nimbus" / "token"
 
 
 def read_token(conf: Mapping[str, object]) -> str | None:
     """The token a client presents: the configured one, else the file's, else None."""
-    configured = conf.get("storm.cluster.token")
-    if isinstance(configured, str) and configured:
+    configured = conf_optional_str(conf, "storm.cluster.token")
+    if configured:
         return configured
     try:
         return token_file(conf).read_text().strip() or None

@@ -26,6 +26,7 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     window_pretty,
 )
 from sparkstorm.cluster.state.records import Assignment, StormBase
+from sparkstorm.config import conf_int, conf_str
 from sparkstorm.engine.collector import FAIL_CAUSES
 
 if TYPE_CHECKING:
@@ -110,8 +111,8 @@ class UiViews:
         """``GET /api/v1/nimbus/summary``: this Nimbus, the leader (no HA yet)."""
         conf = self.nimbus.conf
         uptime = max(0.0, self.nimbus.clock() - self.nimbus.started)
-        host = str(conf.get("nimbus.host") or "127.0.0.1")
-        return {"nimbuses": [{"host": host, "port": int(str(conf.get("nimbus.port") or 6627)),
+        host = conf_str(conf, "nimbus.host")
+        return {"nimbuses": [{"host": host, "port": conf_int(conf, "nimbus.port"),
                               "status": "Leader", "version": VERSION,
                               "nimbusUpTime": pretty_uptime(uptime),
                               "nimbusUpTimeSeconds": int(uptime), "nimbusLogLink": ""}]}
@@ -268,7 +269,7 @@ class UiViews:
                            for r in stats.get(spout["spoutId"], {}).get("failure_reasons", []))
         return {**self._topology_row(topology_id, base), "user": "", "window": window,
                 "windowHint": window_pretty(window),
-                "msgTimeout": int(conf.get("topology.message.timeout.secs") or 30),
+                "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
                 "debug": False, "samplingPct": 10, "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],
                 "bugtracker-url": None, "central-log-url": None,

@@ -22,9 +22,14 @@ topology is REBALANCING (its spouts are paused; the worker is replaced at the du
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import Any
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.stormdist import StormDist
+from sparkstorm.cluster.nimbus.topologies import require_storm
+from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import (
     Assignment,
     ErrorInfo,
@@ -32,9 +37,7 @@ from sparkstorm.cluster.state.records import (
     WorkerHeartbeat,
     WorkerSlot,
 )
-
-if TYPE_CHECKING:
-    from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.config import conf_float, conf_int
 
 worker_log = logging.getLogger("sparkstorm.nimbus.workers")
 """Where workers' ``log`` calls go, in Nimbus's own log."""
@@ -43,10 +46,19 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARN
 
 
 class Umbilical:
-    """Answers the worker calls of one Nimbus."""
+    """Answers the worker calls of one Nimbus.
 
-    def __init__(self, nimbus: Nimbus) -> None:
-        self.nimbus = nimbus
+    Args:
+        state: the cluster state (StormBases, assignments; heartbeats and errors go there).
+        stormdist: the submitted specs and confs a starting worker gets.
+        clock: epoch seconds (heartbeat and error times).
+    """
+
+    def __init__(self, state: ClusterState, stormdist: StormDist,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.state = state
+        self.stormdist = stormdist
+        self.clock = clock
         self.stack_requests: set[str] = set()
         """Workers whose next heartbeat answer asks for their stack traces."""
         self.stacks: dict[str, dict[str, dict[str, Any]]] = {}
@@ -55,8 +67,8 @@ class Umbilical:
 
     def request_stack_traces(self, topology_id: str) -> int:
         """Ask every worker of ``topology_id`` for its stack traces; returns how many."""
-        self.nimbus.storm(topology_id)
-        assignment = self.nimbus.state.get_assignment(topology_id)
+        require_storm(self.state, topology_id)
+        assignment = self.state.get_assignment(topology_id)
         workers = set(assignment.worker_ids.values()) if assignment else set()
         self.stack_requests |= workers
         return len(workers)
@@ -66,12 +78,12 @@ class Umbilical:
         assignment, slot = self._find(worker_id, body.get("topology_id"))
         self.stacks.setdefault(assignment.topology_id, {})[worker_id] = {
             "workerId": worker_id, "host": assignment.node_host.get(slot.node, slot.node),
-            "port": slot.port, "timeSecs": self.nimbus.clock(),
+            "port": slot.port, "timeSecs": self.clock(),
             "stacks": str(body.get("stacks") or "")}
 
     def stack_traces(self, topology_id: str) -> dict[str, Any]:
         """The latest stack traces of ``topology_id``'s workers (oldest request first)."""
-        self.nimbus.storm(topology_id)
+        require_storm(self.state, topology_id)
         workers = sorted(self.stacks.get(topology_id, {}).values(),
                          key=lambda w: float(w["timeSecs"]))
         return {"topologyId": topology_id, "workers": workers,
@@ -79,7 +91,7 @@ class Umbilical:
                     self._worker_ids(topology_id)))}
 
     def _worker_ids(self, topology_id: str) -> list[str]:
-        assignment = self.nimbus.state.get_assignment(topology_id)
+        assignment = self.state.get_assignment(topology_id)
         return list(assignment.worker_ids.values()) if assignment else []
 
     def _find(self, worker_id: str, topology_id: str | None) -> tuple[Assignment, WorkerSlot]:
@@ -88,7 +100,7 @@ class Umbilical:
         Raises:
             NimbusError: ``WORKER_NOT_ASSIGNED``.
         """
-        state = self.nimbus.state
+        state = self.state
         candidates = [topology_id] if topology_id else state.assignments()
         for candidate in candidates:
             assignment = state.get_assignment(candidate)
@@ -104,15 +116,15 @@ class Umbilical:
         """What a starting worker needs: its topology, spec, conf and timings."""
         assignment, slot = self._find(worker_id, topology_id)
         tid = assignment.topology_id
-        base = self.nimbus.storm(tid)
-        conf = self.nimbus.topology_conf(tid)
+        base = require_storm(self.state, tid)
+        conf = self.stormdist.conf(tid)
         return {
             "topology_id": tid, "topology_name": base.name, "worker_id": worker_id,
             "node": slot.node, "port": slot.port,
-            "spec": self.nimbus.topology_spec(tid), "conf": conf,
+            "spec": self.stormdist.spec(tid), "conf": conf,
             "active": base.status == TopologyStatus.ACTIVE,
-            "heartbeat_interval_secs": float(conf.get("worker.heartbeat.frequency.secs") or 1),
-            "window_ms": int(conf.get("topology.window.ms") or 500),
+            "heartbeat_interval_secs": conf_float(conf, "worker.heartbeat.frequency.secs"),
+            "window_ms": conf_int(conf, "topology.window.ms"),
         }
 
     def heartbeat(self, worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -121,12 +133,12 @@ class Umbilical:
         try:
             assignment, slot = self._find(worker_id, topology_id if isinstance(
                 topology_id, str) else None)
-            base = self.nimbus.storm(assignment.topology_id)
+            base = require_storm(self.state, assignment.topology_id)
         except NimbusError:
             return _response(shutdown=True, active=False)
         stats = body.get("stats")
-        self.nimbus.state.worker_heartbeat(WorkerHeartbeat(
-            assignment.topology_id, worker_id, self.nimbus.clock(),
+        self.state.worker_heartbeat(WorkerHeartbeat(
+            assignment.topology_id, worker_id, self.clock(),
             stats if isinstance(stats, dict) else {},
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
@@ -158,9 +170,9 @@ class Umbilical:
         """Record a component's (or the worker's) error."""
         assignment, slot = self._find(worker_id, body.get("topology_id"))
         host = assignment.node_host.get(slot.node, slot.node)
-        self.nimbus.state.report_error(assignment.topology_id, ErrorInfo(
+        self.state.report_error(assignment.topology_id, ErrorInfo(
             str(body.get("component") or "__worker"), str(body.get("error") or ""),
-            float(body.get("time_secs") or self.nimbus.clock()), host, slot.port))
+            float(body.get("time_secs") or self.clock()), host, slot.port))
 
 
 def _response(*, shutdown: bool, active: bool) -> dict[str, Any]:

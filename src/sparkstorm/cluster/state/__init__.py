@@ -52,7 +52,7 @@ def open_store(conf: Mapping[str, object]) -> StateStore:
             ``CONFIG_WRONG_TYPE`` for a state-store key of the wrong type.
         StoreUnavailableError: the store cannot be opened or reached.
     """
-    from sparkstorm.cluster.state._conf import conf_str
+    from sparkstorm.config import conf_str
 
     kind = conf_str(conf, "storm.state.store")
     if kind == "embedded":

@@ -105,8 +105,11 @@ def connect(file: Path, busy_timeout_ms: int) -> sqlite3.Connection:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Run a write transaction: ``BEGIN IMMEDIATE`` takes the write lock up front, so two
-    writers never deadlock upgrading read locks; any exception rolls back."""
+    """Run a write transaction; any exception rolls back.
+
+    ``BEGIN IMMEDIATE`` takes the write lock up front, so two writers never deadlock upgrading read
+    locks.
+    """
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn

@@ -44,6 +44,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from types import TracebackType
@@ -60,8 +61,9 @@ DataCallback = Callable[[bytes | None, int], object]
 
 
 class Watch:
-    """Handle of a persistent watch returned by :meth:`StateStore.watch_children` and
-    :meth:`StateStore.watch_data`.
+    """Handle of a persistent watch.
+
+    Returned by :meth:`StateStore.watch_children` and :meth:`StateStore.watch_data`.
 
     Args:
         entry: the backend's bookkeeping of the watch.
@@ -225,10 +227,8 @@ class StateStore(ABC):
         """Create ``path`` and its ancestors as empty persistent nodes unless they exist."""
         if self.exists(path):
             return
-        try:
+        with contextlib.suppress(NodeExistsError):  # another client won the race: fine
             self.create(path)
-        except NodeExistsError:
-            pass  # another client won the race; the node is what we wanted
 
     def __enter__(self) -> Self:
         return self

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import zlib
@@ -74,8 +75,11 @@ ZLIB_MAGIC = b"x"
 
 
 def encode_compressed(record: _Record) -> bytes:
-    """A record's JSON, zlib-compressed: for heartbeats, which carry statistics over
-    several windows every second (about 10x smaller; ZooKeeper nodes hold at most 1 MiB)."""
+    """A record's JSON, zlib-compressed.
+
+    For heartbeats, which carry statistics over several windows every second (about 10x smaller;
+    ZooKeeper nodes hold at most 1 MiB).
+    """
     return zlib.compress(encode(record), 1)
 
 
@@ -100,8 +104,9 @@ def decode(path: str, raw: bytes, parse: Callable[[object], R], kind: str) -> R:
 
 
 class ClusterState:
-    """Storms, assignments, task infos, supervisors, worker heartbeats, errors and committed
-    windows.
+    """The cluster state, typed.
+
+    Storms, assignments, task infos, supervisors, worker heartbeats, errors and committed windows.
 
     Thread-safe as the store is. Creates the top-level directories on construction.
 
@@ -142,10 +147,8 @@ class ClusterState:
         return decode(path, raw, parse, kind)
 
     def _delete(self, path: str, *, recursive: bool = False) -> None:
-        try:
+        with contextlib.suppress(NoNodeError):  # already gone: deleting is idempotent here
             self.store.delete(path, recursive=recursive)
-        except NoNodeError:
-            pass  # already gone: deleting is idempotent here
 
     def _children(self, path: str) -> list[str]:
         try:
@@ -173,8 +176,9 @@ class ClusterState:
         change: Callable[[StormBase], StormBase] | None = None,
         **fields: Any,
     ) -> StormBase:
-        """Change a :class:`StormBase` atomically: compare-and-set, re-read and re-applied
-        when another writer got in between.
+        """Change a :class:`StormBase` atomically.
+
+        Compare-and-set: re-read and re-applied when another writer got in between.
 
         Examples: ``state.update_storm(tid, status=TopologyStatus.INACTIVE)``;
         ``state.update_storm(tid, lambda b: replace(b, num_workers=b.num_workers + 1))``.
@@ -208,9 +212,10 @@ class ClusterState:
         return self._children(layout.STORMS)
 
     def remove_storm(self, topology_id: str) -> None:
-        """Remove a topology's task infos, assignment and StormBase (Storm's
-        ``remove-storm!``); its worker heartbeats, errors and committed window stay until
-        :meth:`teardown_topology`."""
+        """Remove a topology's task infos, assignment and StormBase (Storm's ``remove-storm!``).
+
+        Its worker heartbeats, errors and committed window stay until :meth:`teardown_topology`.
+        """
         self._delete(layout.tasks_dir(topology_id), recursive=True)
         self._delete(layout.assignment_path(topology_id))
         self._delete(layout.storm_path(topology_id))
@@ -241,8 +246,10 @@ class ClusterState:
     # --- task infos ---------------------------------------------------------------------------
 
     def set_task_info(self, topology_id: str, task_id: int, info: TaskInfo) -> None:
-        """Write which component a task belongs to (Storm's ``set-task!``); Nimbus writes
-        every task's at submit, before the StormBase."""
+        """Write which component a task belongs to (Storm's ``set-task!``).
+
+        Nimbus writes every task's at submit, before the StormBase.
+        """
         self._put(layout.task_path(topology_id, task_id), encode(info))
 
     def task_info(self, topology_id: str, task_id: int) -> TaskInfo | None:
@@ -255,8 +262,10 @@ class ClusterState:
                           "TaskInfo")
 
     def task_infos(self, topology_id: str) -> dict[int, TaskInfo]:
-        """Return every task's :class:`TaskInfo` by task id, ascending (Storm's
-        ``task-ids`` with their infos); corrupt nodes are logged and skipped."""
+        """Return every task's :class:`TaskInfo` by task id, ascending.
+
+        Storm's ``task-ids`` with their infos; corrupt nodes are logged and skipped.
+        """
         directory = layout.tasks_dir(topology_id)
         found = self._read_all(directory, lambda name: self._read(
             f"{directory}/{layout.encode(name)}", TaskInfo.from_json, "TaskInfo"))
@@ -324,8 +333,10 @@ class ClusterState:
     # --- worker heartbeats --------------------------------------------------------------------
 
     def setup_heartbeats(self, topology_id: str) -> None:
-        """Create the topology's (empty) heartbeat directory, as Storm's
-        ``setup-heartbeats!`` does at submit; idempotent."""
+        """Create the topology's (empty) heartbeat directory; idempotent.
+
+        As Storm's ``setup-heartbeats!`` does at submit.
+        """
         self.store.ensure_path(layout.worker_beats_dir(topology_id))
 
     def worker_heartbeat(self, heartbeat: WorkerHeartbeat) -> None:
@@ -343,8 +354,10 @@ class ClusterState:
                           WorkerHeartbeat.from_json, "WorkerHeartbeat")
 
     def get_worker_heartbeats(self, topology_id: str) -> dict[str, WorkerHeartbeat]:
-        """Return the latest heartbeat of each worker of a topology, by worker id; corrupt
-        nodes are logged and skipped."""
+        """Return the latest heartbeat of each worker of a topology, by worker id.
+
+        Corrupt nodes are logged and skipped.
+        """
         return self._read_all(layout.worker_beats_dir(topology_id),
                               lambda worker: self.get_worker_heartbeat(topology_id, worker))
 
@@ -422,8 +435,10 @@ class ClusterState:
     # --- teardown -----------------------------------------------------------------------------
 
     def teardown_topology(self, topology_id: str) -> None:
-        """Delete everything of a topology: StormBase, assignment, task infos, worker
-        heartbeats, errors and committed window. Idempotent."""
+        """Delete everything of a topology. Idempotent.
+
+        Its StormBase, assignment, task infos, worker heartbeats, errors and committed window.
+        """
         self.remove_storm(topology_id)
         self._delete(layout.worker_beats_dir(topology_id), recursive=True)
         self._delete(layout.errors_dir(topology_id), recursive=True)

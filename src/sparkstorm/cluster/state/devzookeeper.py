@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sparkstorm.child_process import die_with_parent
 from sparkstorm.cluster.state.errors import DevZooKeeperError
+from sparkstorm.config import conf_int, conf_optional_str, local_dir
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +66,11 @@ class ServerSettings:
     max_session_timeout_ms: int | None = None
 
     def zoo_cfg(self) -> str:
-        """The config file's text: loopback only, no admin web server (it would take port
-        8080), the ``ruok`` and ``srvr`` four-letter words for health checks."""
+        """The config file's text.
+
+        Loopback only, no admin web server (it would take port 8080), the ``ruok`` and ``srvr``
+        four-letter words for health checks.
+        """
         lines = [f"tickTime={self.tick_ms}", f"dataDir={self.data_dir}",
                  f"clientPort={self.port}", "clientPortAddress=127.0.0.1", "maxClientCnxns=0",
                  "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr"]
@@ -119,8 +123,10 @@ def server_command(cfg: Path, env: Mapping[str, str] = os.environ) -> list[str]:
 
 
 def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
-    """Send a four-letter command (``ruok``, ``srvr``) to 127.0.0.1; its answer, or "" when
-    nothing answers."""
+    """Send a four-letter command (``ruok``, ``srvr``) to 127.0.0.1.
+
+    Returns its answer, or "" when nothing answers.
+    """
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
             sock.sendall(word.encode())
@@ -133,13 +139,14 @@ def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
 
 
 def dev_settings(conf: Mapping[str, object]) -> ServerSettings:
-    """The dev server's settings from a sparkstorm conf: ``storm.zookeeper.port`` and
-    ``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``)."""
-    path = conf.get("dev.zookeeper.path")
-    if not path:
-        path = Path(str(conf.get("storm.local.dir") or "storm-local")) / "dev-zookeeper"
-    return ServerSettings(int(str(conf.get("storm.zookeeper.port") or 2181)),
-                          Path(str(path)).resolve())
+    """The dev server's settings from a sparkstorm conf.
+
+    ``storm.zookeeper.port`` and ``dev.zookeeper.path`` (unset:
+    ``<storm.local.dir>/dev-zookeeper``).
+    """
+    path = conf_optional_str(conf, "dev.zookeeper.path")
+    folder = Path(path).resolve() if path else local_dir(conf) / "dev-zookeeper"
+    return ServerSettings(conf_int(conf, "storm.zookeeper.port"), folder)
 
 
 class DevZooKeeper:

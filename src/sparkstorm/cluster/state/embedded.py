@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sparkstorm.cluster.state import _sessions, _sqlite
-from sparkstorm.cluster.state._conf import conf_int, conf_str
 from sparkstorm.cluster.state._paths import Chroot, ancestors, name_of, parent_of, validate
 from sparkstorm.cluster.state._watches import WatchEntry, WatchKind
 from sparkstorm.cluster.state.base import ChildrenCallback, DataCallback, StateStore, Watch
@@ -40,6 +39,8 @@ from sparkstorm.cluster.state.errors import (
     NotEmptyError,
     StoreUnavailableError,
 )
+from sparkstorm.config import conf_int, conf_str, local_dir
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -96,11 +97,10 @@ class EmbeddedStore(StateStore):
         self._lock = threading.RLock()  # guards self._conn (one statement stream at a time)
         self._hb_lock = threading.Lock()  # guards self._hb_conn, the heartbeat's connection
         self._session_lock = threading.Lock()
-        self._stop = threading.Event()
         self._closed = False
         self._watches: list[WatchEntry] = []
-        self._threads: list[threading.Thread] = []
-        self._watch_thread: threading.Thread | None = None
+        self._timers: list[PeriodicThread] = []
+        self._watch_timer: PeriodicThread | None = None
         self._conn = self._open()
         self._session_id = _sessions.new_session_id()
         try:
@@ -111,14 +111,16 @@ class EmbeddedStore(StateStore):
             self._conn.close()
             raise
         if background:
-            self._spawn("heartbeat", self._heartbeat_loop)
+            self._spawn("heartbeat", max(self._timeout_ms / 3000, 0.01), self._heartbeat_round)
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, object]) -> EmbeddedStore:
-        """Open the store the way ``storm.*`` keys say (see :func:`~sparkstorm.cluster.
-        state.open_store`)."""
+        """Open the store the way ``storm.*`` keys say.
+
+        See :func:`~sparkstorm.cluster.state.open_store`.
+        """
         return cls(
-            store_file(conf_str(conf, "storm.local.dir")),
+            store_file(local_dir(conf)),
             root=conf_str(conf, "storm.zookeeper.root"),
             session_timeout_ms=conf_int(conf, "storm.zookeeper.session.timeout"),
             poll_interval_ms=conf_int(conf, "storm.state.embedded.poll.ms"),
@@ -181,11 +183,31 @@ class EmbeddedStore(StateStore):
         with self._lock:
             return self._guard(what, path, run)
 
-    def _spawn(self, name: str, target: Callable[[], None]) -> threading.Thread:
-        thread = threading.Thread(target=target, name=f"sparkstorm-state-{name}", daemon=True)
-        self._threads.append(thread)
-        thread.start()
-        return thread
+    def _spawn(self, name: str, interval: float,
+               action: Callable[[], object]) -> PeriodicThread | None:
+        """Start a background job (first round after one ``interval``); None once closed.
+
+        Called under ``_lock`` (or before the store is shared): :meth:`close` marks the
+        store closed under it, then stops every timer started before.
+        """
+        if self._closed:
+            return None
+        timer = PeriodicThread(f"sparkstorm-state-{name}", interval, action, first_now=False)
+        self._timers.append(timer)
+        timer.start()
+        return timer
+
+    def _background(self, what: str, action: Callable[[], object]) -> None:
+        """Run one round of a background job.
+
+        An unreachable store is retried next round, quietly once the store is closed (its timer is
+        being stopped).
+        """
+        try:
+            action()
+        except StoreUnavailableError as exc:
+            if not self._closed:
+                logger.warning("state store %s failed, will retry: %s", what, exc)
 
     # --- sessions -----------------------------------------------------------------------------
 
@@ -195,9 +217,12 @@ class EmbeddedStore(StateStore):
         _sessions.sweep(conn, self._now_ms())  # clean up after clients that died unclosed
 
     def _live_session(self, conn: sqlite3.Connection) -> str:
-        """Return this store's session id inside a write transaction, renewing it when it
-        expired: an ephemeral must never be owned by a swept session (nobody would delete
-        it). Lock order everywhere: SQLite write lock first, then ``_session_lock``."""
+        """Return this store's session id inside a write transaction.
+
+        The session is renewed when it expired: an ephemeral must never be owned by a swept session
+        (nobody would delete it). Lock order everywhere: SQLite write lock first, then
+        ``_session_lock``.
+        """
         with self._session_lock:
             if not _sessions.session_alive(conn, self._session_id):
                 old, self._session_id = self._session_id, _sessions.new_session_id()
@@ -247,18 +272,14 @@ class EmbeddedStore(StateStore):
             logger.info("state store expired sessions %s", ", ".join(expired))
         return expired
 
-    def _heartbeat_loop(self) -> None:
-        interval = max(self._timeout_ms / 3000, 0.01)
-        while not self._stop.wait(interval):
-            try:
-                self.heartbeat()
-                self.sweep_expired_sessions()
-            except StoreUnavailableError as exc:
-                if self._closed:
-                    return
-                logger.warning("state store heartbeat failed, will retry: %s", exc)
-            except Exception:  # a dead heartbeat thread would expire the session for good
-                logger.exception("state store heartbeat failed, will retry")
+    def _heartbeat_round(self) -> None:
+        # a dead heartbeat thread would expire the session for good: PeriodicThread logs
+        # any other failure and runs the next round anyway
+        self._background("heartbeat", self._heartbeat_and_sweep)
+
+    def _heartbeat_and_sweep(self) -> None:
+        self.heartbeat()
+        self.sweep_expired_sessions()
 
     @property
     def session_id(self) -> str:
@@ -340,7 +361,7 @@ class EmbeddedStore(StateStore):
 
         def run(conn: sqlite3.Connection) -> int:
             current = _version(conn, full, path)
-            if version != -1 and version != current:
+            if version not in (-1, current):
                 raise _bad_version(path, version, current)
             conn.execute("UPDATE nodes SET data = ?, version = ?, mtime_ms = ? WHERE path = ?",
                          (payload, current + 1, self._now_ms(), full))
@@ -417,8 +438,11 @@ class EmbeddedStore(StateStore):
         return (None, -1) if row is None else (bytes(row[0]), int(row[1]))
 
     def _snapshot(self, entry: WatchEntry) -> object:
-        """Read the counter, then the value: any later change moves the counter past
-        ``entry.seen_counter``, so the poller cannot miss it."""
+        """Read the counter, then the value.
+
+        Any later change moves the counter past ``entry.seen_counter``, so the poller cannot miss
+        it.
+        """
 
         def run(conn: sqlite3.Connection) -> object:
             entry.seen_counter = _sqlite.read_counter(conn)
@@ -433,8 +457,8 @@ class EmbeddedStore(StateStore):
         entry.deliver(self._snapshot(entry))
         with self._lock:
             self._watches.append(entry)
-            if self._watch_thread is None:
-                self._watch_thread = self._spawn("watch", self._watch_loop)
+            if self._watch_timer is None:
+                self._watch_timer = self._spawn("watch", self._poll_s, self._watch_round)
         return Watch(entry)
 
     def watch_children(self, path: str, callback: ChildrenCallback) -> Watch:
@@ -461,16 +485,10 @@ class EmbeddedStore(StateStore):
             if entry.seen_counter != counter and not entry.cancelled:
                 entry.deliver(self._snapshot(entry))
 
-    def _watch_loop(self) -> None:
-        while not self._stop.wait(self._poll_s):
-            try:
-                self.poll_watches()
-            except StoreUnavailableError as exc:
-                if self._closed:
-                    return
-                logger.warning("state store watch poll failed, will retry: %s", exc)
-            except Exception:  # keep watching: one bad poll must not end every watch
-                logger.exception("state store watch poll failed, will retry")
+    def _watch_round(self) -> None:
+        # keep watching: one bad poll must not end every watch (PeriodicThread logs any
+        # other failure and polls again)
+        self._background("watch poll", self.poll_watches)
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -486,10 +504,8 @@ class EmbeddedStore(StateStore):
             except StoreUnavailableError as exc:
                 logger.warning("state store could not end its session cleanly: %s", exc)
             self._closed = True
-        self._stop.set()
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join()
+        for timer in self._timers:
+            timer.stop()  # joins it, unless close runs on the timer's own thread
         self._conn.close()
         self._hb_conn.close()
 

@@ -84,9 +84,11 @@ class CorruptStateError(StateStoreError, ValueError):
 
 
 class DevZooKeeperError(StateStoreError, RuntimeError):
-    """The development ZooKeeper server cannot run: Java or ZooKeeper is not installed
-    (``DEV_ZOOKEEPER_JAVA_MISSING``, ``DEV_ZOOKEEPER_JAR_MISSING``) or the server exited at
-    start (its port taken, for example)."""
+    """The development ZooKeeper server cannot run.
+
+    Java or ZooKeeper is not installed (``DEV_ZOOKEEPER_JAVA_MISSING``,
+    ``DEV_ZOOKEEPER_JAR_MISSING``) or the server exited at start (its port taken, for example).
+    """
 
     default_code = "DEV_ZOOKEEPER_EXITED"
 

@@ -1,5 +1,6 @@
-"""Where the cluster state lives in the store: Storm's paths (``ClusterUtils``), plus
-``/committed``.
+"""Where the cluster state lives in the store.
+
+Storm's paths (``ClusterUtils``), plus ``/committed``.
 
 ::
 
@@ -91,8 +92,10 @@ def supervisor_path(supervisor_id: str) -> str:
 
 
 def worker_beats_dir(topology_id: str) -> str:
-    """Directory of a topology's worker heartbeats (created at submit, as Storm's
-    ``setup-heartbeats!`` does)."""
+    """Directory of a topology's worker heartbeats.
+
+    Created at submit, as Storm's ``setup-heartbeats!`` does.
+    """
     return f"{WORKERBEATS}/{encode(topology_id, 'topology id')}"
 
 

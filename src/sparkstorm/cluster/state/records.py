@@ -28,8 +28,11 @@ _MISSING = object()
 
 
 class RecordError(ValueError):
-    """A JSON object that does not fit a record; :class:`ClusterState` turns it into a
-    :class:`~sparkstorm.cluster.state.errors.CorruptStateError` naming the node."""
+    """A JSON object that does not fit a record.
+
+    :class:`ClusterState` turns it into a
+    :class:`~sparkstorm.cluster.state.errors.CorruptStateError` naming the node.
+    """
 
 
 class TopologyStatus(StrEnum):
@@ -84,8 +87,12 @@ def _int(value: object, what: str) -> int:
     return value
 
 
+_EXECUTOR_ID_PARTS = 2
+"""An executor id is ``[first task, last task]``."""
+
+
 def _executor(value: object, what: str) -> ExecutorId:
-    if not isinstance(value, list) or len(value) != 2:
+    if not isinstance(value, list) or len(value) != _EXECUTOR_ID_PARTS:
         msg = f"{what} is {value!r}, not [first task, last task]"
         raise RecordError(msg)
     return _int(value[0], what), _int(value[1], what)
@@ -219,8 +226,9 @@ class Assignment:
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """Which component a task belongs to (``/tasks/<id>/<task id>``), as Storm 0.7's
-    ``TaskInfo``; written once at submit (tasks are fixed for the topology's life).
+    """Which component a task belongs to (``/tasks/<id>/<task id>``).
+
+    As Storm 0.7's ``TaskInfo``; written once at submit (tasks are fixed for the topology's life).
 
     Attributes:
         component_id: the component's id.

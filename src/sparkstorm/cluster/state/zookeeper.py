@@ -27,7 +27,6 @@ from kazoo.protocol.states import (
 )
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from sparkstorm.cluster.state._conf import conf_int, conf_str, conf_str_list
 from sparkstorm.cluster.state._paths import Chroot, validate
 from sparkstorm.cluster.state._watches import WatchEntry, WatchKind
 from sparkstorm.cluster.state.base import ChildrenCallback, DataCallback, StateStore, Watch
@@ -41,6 +40,7 @@ from sparkstorm.cluster.state.errors import (
     StateStoreError,
     StoreUnavailableError,
 )
+from sparkstorm.config import conf_int, conf_str, conf_str_list
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +51,9 @@ _UNAVAILABLE = (*_RETRYABLE, RetryFailedError, KazooTimeoutError, kz.ZookeeperSt
 
 
 class ZooKeeperStore(StateStore):
-    """State store in a ZooKeeper ensemble; see :class:`~sparkstorm.cluster.state.base.
-    StateStore`.
+    """State store in a ZooKeeper ensemble.
+
+    See :class:`~sparkstorm.cluster.state.base.StateStore`.
 
     Args:
         servers: ensemble hosts (``storm.zookeeper.servers``); ``"host:port"`` entries keep
@@ -145,7 +146,7 @@ class ZooKeeperStore(StateStore):
     # --- connection ---------------------------------------------------------------------------
 
     def _on_state(self, state: str) -> None:
-        """kazoo listener, called on kazoo's connection thread: must not block."""
+        """Kazoo listener, called on kazoo's connection thread: must not block."""
         if self._closed:
             return
         if state == KazooState.CONNECTED:
@@ -203,8 +204,10 @@ class ZooKeeperStore(StateStore):
 
     @property
     def client_id(self) -> tuple[int, bytes] | None:
-        """The session id and password (what a second client needs to take the session
-        over, as the tests do to expire a session)."""
+        """The session id and password.
+
+        What a second client needs to take the session over, as the tests do to expire a session.
+        """
         client_id = self._client.client_id
         return None if client_id is None else (int(client_id[0]), bytes(client_id[1]))
 
@@ -300,8 +303,11 @@ class ZooKeeperStore(StateStore):
 
 
 class _ZkWatch:
-    """A persistent watch over kazoo's one-shot ones (kazoo's ``ChildrenWatch``/``DataWatch``,
-    plus: works while the node does not exist, survives deletion, and de-duplicates)."""
+    """A persistent watch over kazoo's one-shot ones.
+
+    Like kazoo's ``ChildrenWatch``/``DataWatch``, plus: works while the node does not exist,
+    survives deletion, and de-duplicates.
+    """
 
     def __init__(self, client: KazooClient, entry: WatchEntry, full: str) -> None:
         self._client = client
@@ -310,7 +316,7 @@ class _ZkWatch:
         self._lock = threading.Lock()
 
     def _on_event(self, event: WatchedEvent) -> None:
-        """kazoo watcher, called on kazoo's callback thread: hand the read to a new one."""
+        """Kazoo watcher, called on kazoo's callback thread: hand the read to a new one."""
         if event.type != EventType.NONE:  # NONE: connection lost; _on_state re-arms later
             self._client.handler.spawn(self.refresh)
 

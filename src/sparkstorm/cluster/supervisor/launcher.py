@@ -9,6 +9,7 @@ adopts the workers still running: the start time guards against a recycled pid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,6 +27,10 @@ from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
 
 logger = logging.getLogger(__name__)
+
+SAME_START_SECS = 0.5
+"""A live pid is our worker only if its process started within this of the recorded start
+time (otherwise the pid was reused by another process)."""
 
 @dataclass(frozen=True)
 class WorkerProcess:
@@ -101,14 +106,16 @@ class Launcher:
             return False
         try:
             proc = psutil.Process(process.pid)
-            return bool(abs(proc.create_time() - process.create_time) < 0.5
+            return bool(abs(proc.create_time() - process.create_time) < SAME_START_SECS
                         and proc.status() != psutil.STATUS_ZOMBIE)
         except psutil.Error:
             return False
 
     def last_heartbeat(self, process: WorkerProcess) -> float | None:
-        """Epoch seconds of the worker's latest local heartbeat, or None when this
-        incarnation of the worker has written none yet."""
+        """Epoch seconds of the worker's latest local heartbeat.
+
+        None when this incarnation of the worker has written none yet.
+        """
         path = self.root / process.worker_id / LOCAL_HEARTBEAT
         try:
             beat = json.loads(path.read_text())
@@ -119,8 +126,10 @@ class Launcher:
         return time_secs if time_secs >= process.create_time - 1.0 else None
 
     def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
-        """SIGTERM (and SIGCONT) the worker's group, wait the grace period, SIGKILL what is
-        left, then every process the worker had started.
+        """Stop a worker and everything it started.
+
+        SIGTERM (and SIGCONT) the worker's group, wait the grace period, SIGKILL what is left, then
+        every process the worker had started.
 
         The final SIGKILL also reaps what a killed worker left behind (its Spark JVM stays
         in its group); executor processes run in sessions of their own, so they are taken
@@ -146,8 +155,10 @@ class Launcher:
         logger.info("stopped worker %s (pid %s)", process.worker_id, process.pid)
 
     def _owns_group(self, process: WorkerProcess) -> bool:
-        """Whether the process group still belongs to that worker: a member of it started
-        no earlier than the worker did (pids and so group ids get recycled)."""
+        """Whether the process group still belongs to that worker.
+
+        A member of it started no earlier than the worker did (pids and so group ids get recycled).
+        """
         for proc in psutil.process_iter(["pid", "create_time"]):
             try:
                 if (os.getpgid(proc.info["pid"]) == process.pid
@@ -166,14 +177,10 @@ def _descendants(pid: int) -> list[psutil.Process]:
 
 
 def _kill(process: psutil.Process) -> None:
-    try:
+    with contextlib.suppress(psutil.Error):
         process.kill()  # psutil checks the pid still names the same process
-    except psutil.Error:
-        pass
 
 
 def _signal_group(pgid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
         os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already

@@ -27,12 +27,13 @@ from pathlib import Path
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import safe_extract
-from sparkstorm.cluster.nimbus.service import local_dir
 from sparkstorm.cluster.nimbus.ui_views import VERSION
 from sparkstorm.cluster.state.base import Watch
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
+from sparkstorm.config import conf_float, conf_int_list, local_dir
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -65,69 +66,62 @@ class Supervisor:
         self.root = local_dir(conf) / "supervisor"
         self.id = _supervisor_id(self.root)
         self.hostname = socket.gethostname()
-        ports = conf.get("supervisor.slots.ports")
-        self.ports = tuple(int(str(p)) for p in (ports if isinstance(ports, list) else [6700]))
+        self.ports = tuple(conf_int_list(conf, "supervisor.slots.ports"))
         token = client.http.headers.get("authorization", "").removeprefix("Bearer ") or None
-        self.launcher = Launcher(self.root, client.url, token, float(str(
-            conf.get("supervisor.worker.shutdown.sleep.secs") or 3)))
+        self.launcher = Launcher(self.root, client.url, token, conf_float(
+            conf, "supervisor.worker.shutdown.sleep.secs"))
         self.workers: dict[str, WorkerProcess] = self.launcher.adopt()
-        self.worker_timeout = float(str(conf.get("supervisor.worker.timeout.secs") or 30))
-        self.start_timeout = float(str(conf.get("supervisor.worker.start.timeout.secs")
-                                       or 120))
+        self.worker_timeout = conf_float(conf, "supervisor.worker.timeout.secs")
+        self.start_timeout = conf_float(conf, "supervisor.worker.start.timeout.secs")
         self.started = time.time()
         self._assignment_watches: dict[str, Watch] = {}
         self._watches_lock = threading.Lock()  # watch callbacks run on the store's threads
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._stopping = False  # under _watches_lock: no new watch once stop began
+        self._timer: PeriodicThread | None = None
 
     def start(self) -> None:
         """Register, then run the sync loop on a daemon thread."""
         self.register()
         self.state.on_assignments_change(self._watch_assignments)
-        self._thread = threading.Thread(target=self._loop, name="supervisor", daemon=True)
-        self._thread.start()
+        self._timer = PeriodicThread("supervisor", conf_float(
+            self.conf, "supervisor.monitor.frequency.secs"), self.sync)
+        self._timer.start()
         logger.info("supervisor %s started with slots %s", self.id, list(self.ports))
 
     def stop(self, *, kill_workers: bool = False) -> None:
         """Stop the loop; leave the workers running (a restart adopts them) unless asked."""
-        self._stop.set()
-        self._wake.set()
         with self._watches_lock:
+            self._stopping = True
             for watch in self._assignment_watches.values():
                 watch.cancel()
             self._assignment_watches.clear()
-        if self._thread is not None:
-            self._thread.join(30)
+        if self._timer is not None:
+            self._timer.stop(30)
         if kill_workers:
             for process in list(self.workers.values()):
                 self.launcher.kill(process)
             self.workers.clear()
 
     def _watch_assignments(self, topology_ids: list[str]) -> None:
-        """Wake the loop when an assignment appears or goes, and when one changes (a worker
-        moved here or away, a rebalance gave it new worker ids): each topology's assignment
-        node gets its own data watch, so the supervisor acts at once, not at its next
-        round."""
+        """Wake the loop when an assignment appears, goes or changes.
+
+        A change moves a worker here or away, or gives it new worker ids (a rebalance): each
+        topology's assignment node gets its own data watch, so the supervisor acts at once, not at
+        its next round.
+        """
         with self._watches_lock:
-            if self._stop.is_set():
+            if self._stopping:
                 return
             for gone in set(self._assignment_watches) - set(topology_ids):
                 self._assignment_watches.pop(gone).cancel()
             for topology_id in set(topology_ids) - set(self._assignment_watches):
                 self._assignment_watches[topology_id] = self.state.on_assignment_change(
-                    topology_id, lambda _assignment: self._wake.set())
-        self._wake.set()
+                    topology_id, lambda _assignment: self._wake())
+        self._wake()
 
-    def _loop(self) -> None:
-        period = float(str(self.conf.get("supervisor.monitor.frequency.secs") or 3))
-        while not self._stop.is_set():
-            self._wake.clear()
-            try:
-                self.sync()
-            except Exception:  # noqa: BLE001 - the loop must outlive one bad round
-                logger.exception("supervisor sync failed; trying again next round")
-            self._wake.wait(period)
+    def _wake(self) -> None:
+        if self._timer is not None:
+            self._timer.wake()
 
     def register(self) -> None:
         """Publish (refresh) this supervisor's ephemeral record."""
@@ -161,8 +155,10 @@ class Supervisor:
         self.register()
 
     def silence(self, process: WorkerProcess, now: float | None = None) -> str | None:
-        """Why a running worker counts as hung (its local heartbeat is too old, or it wrote
-        none within the start timeout), or None while it heartbeats."""
+        """Why a running worker counts as hung, or None while it heartbeats.
+
+        Hung: its local heartbeat is too old, or it wrote none within the start timeout.
+        """
         now = time.time() if now is None else now
         beat = self.launcher.last_heartbeat(process)
         if beat is None:

@@ -1,5 +1,7 @@
-"""The worker process: init context from Nimbus, a :class:`TopologyDriver` on Spark, and a
-heartbeat every ``worker.heartbeat.frequency.secs`` whose answer it obeys.
+"""The worker process.
+
+Init context from Nimbus, a :class:`TopologyDriver` on Spark, and a heartbeat every
+``worker.heartbeat.frequency.secs`` whose answer it obeys.
 
 The first heartbeat goes out before Spark starts, so Nimbus sees the worker alive during
 the slow part of its start. When Nimbus is unreachable the worker keeps running and keeps
@@ -23,7 +25,9 @@ from typing import Any
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.config import conf_float
 from sparkstorm.multilang.shell import with_code_resources
+from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +74,8 @@ class ClusterWorker:
             return EXIT_OK
         # heartbeats go on while Spark starts (the slow part), so a short
         # nimbus.task.timeout.secs never mistakes a starting worker for a dead one
-        beats = threading.Thread(target=self._heartbeats, name="worker-heartbeat",
-                                 args=(float(context.get("heartbeat_interval_secs") or 1.0),),
-                                 daemon=True)
+        beats = PeriodicThread("worker-heartbeat", _heartbeat_interval(context),
+                               self._heartbeat_round, first_now=False)
         beats.start()
         self._start_runner(context)
         for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark, which sets its own
@@ -81,7 +84,7 @@ class ClusterWorker:
             if self.runner.stopped.is_set():
                 break
         self.stop.set()
-        beats.join(5)
+        beats.stop(5)
         return self._shutdown()
 
     def _start_runner(self, context: dict[str, Any]) -> None:
@@ -108,21 +111,26 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.warning("log message not delivered to nimbus: %s", exc)
 
-    def _heartbeats(self, interval: float) -> None:
-        while not self.stop.wait(interval):
-            orders = self._beat()
-            if orders.get("shutdown"):
-                logger.info("nimbus says shut down")
-                self.stop.set()
-                return
-            if orders.get("stack_trace"):
-                threading.Thread(target=self._send_stack_traces, name="stack-traces",
-                                 daemon=True).start()
-            if "active" in orders:
-                with self._lock:
-                    self.active = bool(orders["active"])
-                    if self.runner is not None:
-                        self.runner.set_active(self.active)
+    def _heartbeat_round(self) -> None:
+        """One heartbeat, and what its answer orders.
+
+        The main loop stops the timer once :attr:`stop` is set.
+        """
+        if self.stop.is_set():
+            return
+        orders = self._beat()
+        if orders.get("shutdown"):
+            logger.info("nimbus says shut down")
+            self.stop.set()
+            return
+        if orders.get("stack_trace"):
+            threading.Thread(target=self._send_stack_traces, name="stack-traces",
+                             daemon=True).start()
+        if "active" in orders:
+            with self._lock:
+                self.active = bool(orders["active"])
+                if self.runner is not None:
+                    self.runner.set_active(self.active)
 
     def _beat(self) -> dict[str, Any]:
         runner = self.runner
@@ -153,8 +161,11 @@ class ClusterWorker:
             logger.warning("stack traces not delivered: %s", exc)
 
     def _report_errors(self, errors: Any) -> None:
-        """Send the components' new errors to Nimbus (its error store feeds the UI's last
-        error and error lists); what cannot be sent waits for the next heartbeat."""
+        """Send the components' new errors to Nimbus.
+
+        Its error store feeds the UI's last error and error lists; what cannot be sent waits for the
+        next heartbeat.
+        """
         while errors:
             error = errors[0]
             try:
@@ -167,8 +178,10 @@ class ClusterWorker:
             errors.popleft()
 
     def _local_heartbeat(self, body: dict[str, Any]) -> None:
-        """Write the heartbeat to ``heartbeat.json`` in the worker's folder too (Storm's
-        local worker heartbeat): the supervisor and people read it even when Nimbus is down."""
+        """Write the heartbeat to ``heartbeat.json`` in the worker's folder too.
+
+        Storm's local worker heartbeat: the supervisor and people read it even when Nimbus is down.
+        """
         if self.local_dir is None:
             return
         path = self.local_dir / LOCAL_HEARTBEAT
@@ -181,8 +194,7 @@ class ClusterWorker:
 
     def _shutdown(self) -> int:
         self._log("info", "shutting down")
-        self.runner.stop(float(self.runner.conf.get("topology.shutdown.timeout.secs") or 10)
-                         + 30)
+        self.runner.stop(conf_float(self.runner.conf, "topology.shutdown.timeout.secs") + 30)
         failure = self.runner.failure
         if failure is None:
             return EXIT_OK
@@ -193,6 +205,15 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.warning("could not report the failure to nimbus: %s", exc)
         return EXIT_FAILED
+
+
+def _heartbeat_interval(context: dict[str, Any]) -> float:
+    """The heartbeat period of the init context, at least 0.1 s.
+
+    The topology's ``worker.heartbeat.frequency.secs``, as the umbilical sends it; a configured 0
+    must not flood Nimbus.
+    """
+    return max(0.1, float(context["heartbeat_interval_secs"]))
 
 
 def main(argv: list[str] | None = None) -> int:

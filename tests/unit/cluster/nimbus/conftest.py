@@ -11,28 +11,13 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.embedded import EmbeddedStore
 from sparkstorm.config import load_config
-
-SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
-                        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
-                        "inputs": [], "par": 1, "num_tasks": 1}]}
-
-BOLT = {"name": "split", "kind": "bolt", "component": "t:B",
-        "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
-        "inputs": [{"source": "word", "stream": "default", "grouping": {"type": "SHUFFLE"}}],
-        "par": 1, "num_tasks": 4}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes import FakeClock
+from tests.unit.cluster.nimbus.helpers import BOLT, SPEC
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock(1_000_000.0)
 
 
 @pytest.fixture
@@ -42,7 +27,7 @@ def state(tmp_path: Path) -> Iterator[ClusterState]:
 
 
 @pytest.fixture
-def nimbus(tmp_path: Path, state: ClusterState, clock: Clock) -> Nimbus:
+def nimbus(tmp_path: Path, state: ClusterState, clock: FakeClock) -> Nimbus:
     conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
                                     "nimbus.task.timeout.secs": 30,
                                     "nimbus.task.launch.secs": 120})

@@ -1,5 +1,8 @@
-"""Helpers of the in-process Nimbus API tests: a code archive, an upload through the API,
-and the whole store as a dict (for "nothing changed" checks)."""
+"""Helpers of the in-process Nimbus API tests.
+
+A code archive, an upload through the API, and the whole store as a dict (for "nothing changed"
+checks).
+"""
 
 from __future__ import annotations
 

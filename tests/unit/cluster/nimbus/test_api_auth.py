@@ -1,6 +1,8 @@
-"""Every call that changes state, hands out code or belongs to a worker refuses a missing or
-wrong cluster token and changes nothing; the right token is accepted; Nimbus listens on
-loopback unless told otherwise. FastAPI's test client, one real bind."""
+"""The cluster token guards every call that changes state, hands out code or is a worker's.
+
+A missing or wrong token is refused and changes nothing; the right token is accepted; Nimbus listens
+on loopback unless told otherwise. FastAPI's test client, one real bind.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.config import load_config
 from sparkstorm.testing.polling import wait_for
-from tests.unit.cluster.nimbus.conftest import SPEC
+from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import code_zip, dump_store, sha256
 
 TOKEN = "secret"

@@ -1,5 +1,7 @@
-"""The assign queue (JStorm's TopologyAssign): one FIFO queue, one thread, submitters wait
-for their event."""
+"""The assign queue (JStorm's TopologyAssign).
+
+One FIFO queue, one thread, submitters wait for their event.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from sparkstorm.cluster.nimbus.assigner import Assigner
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import Assignment
-from tests.unit.cluster.nimbus.test_service import _register, _submit
+from tests.unit.cluster.nimbus.helpers import register, submit
 
 
 @pytest.fixture
@@ -38,17 +40,17 @@ def _recording(assigner: Assigner) -> list[tuple[str, str]]:
 
 def test_a_submit_is_assigned_by_the_assign_thread_before_it_returns(
         running: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
+    register(state, "s1", 6700)
     seen = _recording(running.assigner)
-    topology_id = _submit(running)
+    topology_id = submit(running)
     assert seen == [(topology_id, "nimbus-assign")]
     assert state.get_assignment(topology_id) is not None, "submit waits for its event"
 
 
 def test_events_run_one_at_a_time_in_the_order_they_were_queued(
         running: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700, 6701, 6702)
-    ids = [_submit(running, name) for name in ("a", "b", "c")]
+    register(state, "s1", 6700, 6701, 6702)
+    ids = [submit(running, name) for name in ("a", "b", "c")]
     seen = _recording(running.assigner)
     gate = threading.Event()
     # hold the assign thread on the Nimbus lock, queue three events, then let it go
@@ -66,8 +68,8 @@ def test_events_run_one_at_a_time_in_the_order_they_were_queued(
 
 def test_a_rebalance_without_wait_reassigns_at_once(running: Nimbus,
                                                    state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(running)
+    register(state, "s1", 6700)
+    topology_id = submit(running)
     first = state.get_assignment(topology_id)
     assert first is not None
     running.rebalance(topology_id, 0, None, {})
@@ -76,7 +78,7 @@ def test_a_rebalance_without_wait_reassigns_at_once(running: Nimbus,
 
 
 def test_without_the_thread_the_caller_assigns(nimbus: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
+    register(state, "s1", 6700)
     seen = _recording(nimbus.assigner)
-    topology_id = _submit(nimbus)
+    topology_id = submit(nimbus)
     assert seen == [(topology_id, threading.current_thread().name)]

@@ -1,5 +1,8 @@
-"""``sparkstorm monitor``'s logic without processes: component choice against a real Nimbus
-(FastAPI's test client), the line arithmetic and the option checks."""
+"""``sparkstorm monitor``'s logic without processes.
+
+Component choice against a real Nimbus (FastAPI's test client), the line arithmetic and the option
+checks.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +16,7 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.errors import ConfigError
-from tests.unit.cluster.nimbus.conftest import SPEC
-from tests.unit.cluster.nimbus.test_service import _register, _submit
+from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
 
 
 def _client(nimbus: Nimbus) -> NimbusClient:
@@ -26,14 +28,14 @@ def _client(nimbus: Nimbus) -> NimbusClient:
 
 def test_without_m_the_only_spout_is_watched_and_several_must_be_chosen(
         nimbus: Nimbus, state: ClusterState, monkeypatch: pytest.MonkeyPatch) -> None:
-    _register(state, "s1", 6700, 6701)
-    _submit(nimbus, "one")
+    register(state, "s1", 6700, 6701)
+    submit(nimbus, "one")
     single = Monitor(_client(nimbus), "one", None, "default", "emitted")
     single.resolve()
     assert single.component == "word" and single.sample().count == 0
     other = {**SPEC["components"][0], "name": "lines"}
     monkeypatch.setitem(SPEC, "components", [*SPEC["components"], other])
-    _submit(nimbus, "two")
+    submit(nimbus, "two")
     with pytest.raises(ConfigError) as caught:
         Monitor(_client(nimbus), "two", None, "default", "emitted").resolve()
     assert caught.value.code == "MONITOR_COMPONENT_REQUIRED"

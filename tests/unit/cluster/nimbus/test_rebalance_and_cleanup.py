@@ -1,5 +1,7 @@
-"""Rebalance, the restart grace of the monitor and the cleaner, on an embedded store with a
-fake clock. No HTTP, no Spark."""
+"""Rebalance, the restart grace of the monitor and the cleaner.
+
+On an embedded store with a fake clock. No HTTP, no Spark.
+"""
 
 from __future__ import annotations
 
@@ -9,47 +11,39 @@ import pytest
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import TopologyStatus
-from tests.unit.cluster.nimbus.conftest import Clock
-from tests.unit.cluster.nimbus.test_service import _register, _submit
-
-
-def _worker(state: ClusterState, topology_id: str) -> str:
-    assignment = state.get_assignment(topology_id)
-    assert assignment is not None
-    (worker_id,) = assignment.worker_ids.values()
-    return worker_id
+from tests.fakes import FakeClock
+from tests.unit.cluster.nimbus.helpers import only_worker, register, submit
 
 
 @pytest.mark.usefixtures("two_components")
 def test_rebalance_waits_deactivated_then_reassigns_with_the_new_counts(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    first = _worker(state, topology_id)
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    first = only_worker(state, topology_id)
     nimbus.rebalance(topology_id, 10, None, {"split": 3})
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.REBALANCING
-    answer = Umbilical(nimbus).heartbeat(first, {"topology_id": topology_id})
+    answer = nimbus.umbilical.heartbeat(first, {"topology_id": topology_id})
     assert answer["active"] is False and answer["rebalance"]["num_executors"] == {"split": 3}
     with pytest.raises(NimbusError) as caught:
         nimbus.rebalance(topology_id, 0, None, {"split": 2})
     assert caught.value.code == "TOPOLOGY_BEING_REBALANCED"
     nimbus.assigner.check_all()
-    assert _worker(state, topology_id) == first, "not before the wait is over"
+    assert only_worker(state, topology_id) == first, "not before the wait is over"
     clock.now += 11
     nimbus.assigner.check_all()
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.ACTIVE
     assert base.component_executors["split"] == 3 and base.action_options == {}
-    second = _worker(state, topology_id)
+    second = only_worker(state, topology_id)
     assert second != first
-    context = Umbilical(nimbus).init_context(second, topology_id)
+    context = nimbus.umbilical.init_context(second, topology_id)
     assert {c["name"]: c["par"] for c in context["spec"]["components"]} == {"word": 1,
                                                                            "split": 3}
-    assert Umbilical(nimbus).heartbeat(first, {"topology_id": topology_id})["shutdown"]
+    assert nimbus.umbilical.heartbeat(first, {"topology_id": topology_id})["shutdown"]
 
 
 @pytest.mark.usefixtures("two_components")
@@ -62,8 +56,8 @@ def test_rebalance_waits_deactivated_then_reassigns_with_the_new_counts(
 def test_bad_rebalances_are_refused_and_change_nothing(
         nimbus: Nimbus, state: ClusterState, executors: dict[str, int], workers: int | None,
         code: str) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
     before = (state.get_storm(topology_id), state.get_assignment(topology_id),
               nimbus.topology_spec(topology_id))
     with pytest.raises(NimbusError) as caught:
@@ -74,25 +68,25 @@ def test_bad_rebalances_are_refused_and_change_nothing(
 
 
 def test_a_restarted_nimbus_gives_workers_a_full_timeout(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    worker_id = _worker(state, topology_id)
-    Umbilical(nimbus).heartbeat(worker_id, {"topology_id": topology_id})
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    worker_id = only_worker(state, topology_id)
+    nimbus.umbilical.heartbeat(worker_id, {"topology_id": topology_id})
     clock.now += 100  # Nimbus was down for 100 s; the worker's beats went nowhere
     restarted = Nimbus(nimbus.conf, state, clock=clock)
     restarted.assigner.check_all()
-    assert _worker(state, topology_id) == worker_id
+    assert only_worker(state, topology_id) == worker_id
     clock.now += 31
     restarted.assigner.check_all()
-    assert _worker(state, topology_id) != worker_id, "still silent after a full timeout"
+    assert only_worker(state, topology_id) != worker_id, "still silent after a full timeout"
 
 
 def test_cleaner_drops_expired_uploads_and_dead_topologies(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    _register(state, "s1", 6700)
-    alive = _submit(nimbus)
-    dead = _submit(nimbus, "dead")
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700)
+    alive = submit(nimbus)
+    dead = submit(nimbus, "dead")
     state.teardown_topology(dead)  # as if Nimbus died before deleting the files
     (nimbus.stormdist.root / ".x-1-1.tmp").mkdir()
     old, fresh = nimbus.inbox.begin(), nimbus.inbox.begin()

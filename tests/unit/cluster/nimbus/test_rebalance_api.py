@@ -1,5 +1,7 @@
-"""``POST /api/v1/topology/{id}/rebalance/{wait}`` with Storm UI's body, through FastAPI's
-test client (no server process, no Spark)."""
+"""``POST /api/v1/topology/{id}/rebalance/{wait}`` with Storm UI's body.
+
+Through FastAPI's test client (no server process, no Spark).
+"""
 
 from __future__ import annotations
 
@@ -12,17 +14,16 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import TopologyStatus
 from sparkstorm.errors import ConfigError
-from tests.unit.cluster.nimbus.test_rebalance_and_cleanup import _worker
-from tests.unit.cluster.nimbus.test_service import _register, _submit
+from tests.unit.cluster.nimbus.helpers import only_worker, register, submit
 
 AUTH = {"Authorization": "Bearer secret"}
 
 
 @pytest.mark.usefixtures("two_components")
 def test_rest_rebalance_takes_storm_ui_s_body(nimbus: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    first = _worker(state, topology_id)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    first = only_worker(state, topology_id)
     client = TestClient(create_app(nimbus, "secret"))
     path = f"/api/v1/topology/{topology_id}/rebalance"
     assert client.post(f"{path}/0", json={}).json()["code"] == "AUTH_TOKEN_MISSING"
@@ -37,7 +38,7 @@ def test_rest_rebalance_takes_storm_ui_s_body(nimbus: Nimbus, state: ClusterStat
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.ACTIVE
     assert base.component_executors == {"word": 1, "split": 4}
-    assert _worker(state, topology_id) != first
+    assert only_worker(state, topology_id) != first
     # the pages show the executors it runs now, not the submitted ones
     page = client.get(f"/api/v1/topology/{topology_id}").json()
     assert {b["boltId"]: b["executors"] for b in page["bolts"]} == {"split": 4}

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import sparkstorm.cluster.nimbus as nimbus_package
 from sparkstorm.cluster.nimbus.assigner import topology_executors
-from sparkstorm.cluster.nimbus.errors import CODES, NimbusError
+from sparkstorm.cluster.nimbus.errors import CODES, DEFAULT_STATUS, NimbusError, status_of
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, sort_slots
 from sparkstorm.cluster.state.records import WorkerSlot
+from sparkstorm.errors import ConfigError
 
 
 def test_slots_interleave_across_supervisors_most_free_first() -> None:
@@ -30,8 +35,21 @@ def test_executor_ids_split_tasks_per_component_sorted_by_id() -> None:
     assert topology_executors(spec) == [(1, 3), (4, 5), (6, 6)]
 
 
-def test_error_codes_are_sorted_unique_upper_snake_with_statuses() -> None:
-    codes = list(CODES)
-    assert codes == sorted(codes) and len(codes) == len(set(codes))
-    assert all(c.replace("_", "").isalpha() and c.isupper() for c in codes)
+def test_every_code_nimbus_raises_has_its_own_status() -> None:
+    """Every code Nimbus raises has its own HTTP status.
+
+    A code missing from CODES would silently answer 400: every ``NimbusError(..., code="X")`` in the
+    nimbus package must name a declared code.
+    """
+    raised: set[str] = set()
+    for path in Path(nimbus_package.__file__).parent.glob("*.py"):
+        raised |= set(re.findall(r'NimbusError\([^()]*?code="([A-Z_]+)"', path.read_text()))
+    assert {"UPLOAD_TOO_LARGE", "TOPOLOGY_NOT_FOUND"} <= raised, "the scan finds the raises"
+    assert sorted(raised - set(CODES)) == []
+    assert list(CODES) == sorted(CODES), "kept sorted, so a reader finds a code"
+
+
+def test_statuses_of_nimbus_and_validation_errors() -> None:
     assert NimbusError("x", code="UPLOAD_TOO_LARGE").status == 413
+    assert NimbusError("x", code="TOPOLOGY_ALREADY_ALIVE").status == 409
+    assert status_of(ConfigError("x", code="CONFIG_WRONG_TYPE")) == DEFAULT_STATUS == 400

@@ -1,40 +1,25 @@
-"""Nimbus's logic on an embedded store with a fake clock: submit, kill with a wait, the
-monitor's reassignments and the umbilical's answers. No HTTP, no Spark."""
+"""Nimbus's logic on an embedded store with a fake clock.
+
+Submit, kill with a wait, the monitor's reassignments and the umbilical's answers. No HTTP, no
+Spark.
+"""
 
 from __future__ import annotations
-
-import hashlib
-import io
-import zipfile
 
 import pytest
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo, TaskInfo, TopologyStatus
-from tests.unit.cluster.nimbus.conftest import SPEC, Clock
-
-
-def _register(state: ClusterState, sid: str, *ports: int) -> None:
-    state.register_supervisor(SupervisorInfo(sid, "host-" + sid, ports))
-
-
-def _submit(nimbus: Nimbus, name: str = "t") -> str:
-    upload_id = nimbus.inbox.begin()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("t.py", "")
-    nimbus.inbox.chunk(upload_id, buffer.getvalue())
-    nimbus.inbox.finish(upload_id, hashlib.sha256(buffer.getvalue()).hexdigest())
-    return nimbus.submit(name, upload_id, SPEC, {"storm.cluster.token": "secret"})
+from sparkstorm.cluster.state.records import TaskInfo, TopologyStatus
+from tests.fakes import FakeClock
+from tests.unit.cluster.nimbus.helpers import register, submit
 
 
 def test_submit_writes_stormdist_storm_base_and_assignment(nimbus: Nimbus,
                                                            state: ClusterState) -> None:
-    _register(state, "s1", 6701, 6700)
-    topology_id = _submit(nimbus)
+    register(state, "s1", 6701, 6700)
+    topology_id = submit(nimbus)
     assert topology_id == "t-1-1000000"
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.ACTIVE
@@ -43,14 +28,14 @@ def test_submit_writes_stormdist_storm_base_and_assignment(nimbus: Nimbus,
     conf = nimbus.topology_conf(topology_id)
     assert conf["storm.id"] == topology_id and "storm.cluster.token" not in conf
     with pytest.raises(NimbusError) as caught:
-        _submit(nimbus)
+        submit(nimbus)
     assert caught.value.code == "TOPOLOGY_ALREADY_ALIVE"
 
 
 def test_kill_waits_then_the_monitor_removes_everything(nimbus: Nimbus, state: ClusterState,
-                                                        clock: Clock) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
+                                                        clock: FakeClock) -> None:
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
     nimbus.kill(topology_id, 10)
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.KILLED
@@ -64,10 +49,10 @@ def test_kill_waits_then_the_monitor_removes_everything(nimbus: Nimbus, state: C
 
 
 def test_monitor_reassigns_silent_workers_and_vanished_supervisors(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    umbilical = Umbilical(nimbus)
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    umbilical = nimbus.umbilical
     first = state.get_assignment(topology_id)
     assert first is not None
     (worker_id,) = first.worker_ids.values()
@@ -82,23 +67,26 @@ def test_monitor_reassigns_silent_workers_and_vanished_supervisors(
     assert second is not None and second.worker_ids != first.worker_ids
     assert umbilical.heartbeat(worker_id, {"topology_id": topology_id})["shutdown"] is True
     state.store.delete("/supervisors/s1")  # the supervisor's session ended
-    _register(state, "s2", 6700)
+    register(state, "s2", 6700)
     nimbus.assigner.check_all()
     third = state.get_assignment(topology_id)
     assert third is not None and {s.node for s in third.slots()} == {"s2"}
 
 
 def test_a_heartbeating_worker_outlives_its_supervisor_s_session(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    """A supervisor restarting (its old session expired, the new one not registered yet)
-    must not cost its running worker the assignment; a lost node (no heartbeats) does."""
-    _register(state, "s1", 6700)
-    _register(state, "s2", 6700)
-    topology_id = _submit(nimbus)
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    """A restarting supervisor keeps its worker's assignment; a lost node does not.
+
+    A supervisor restarting (its old session expired, the new one not registered yet) must not cost
+    its running worker the assignment; a lost node (no heartbeats) does.
+    """
+    register(state, "s1", 6700)
+    register(state, "s2", 6700)
+    topology_id = submit(nimbus)
     first = state.get_assignment(topology_id)
     assert first is not None
     ((slot, worker_id),) = first.worker_ids.items()
-    umbilical = Umbilical(nimbus)
+    umbilical = nimbus.umbilical
     umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
     state.store.delete(f"/supervisors/{slot.node}")
     clock.now += 20  # heartbeats keep coming, within nimbus.task.timeout.secs
@@ -113,12 +101,12 @@ def test_a_heartbeating_worker_outlives_its_supervisor_s_session(
 
 def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
         nimbus: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
     assignment = state.get_assignment(topology_id)
     assert assignment is not None
     (worker_id,) = assignment.worker_ids.values()
-    umbilical = Umbilical(nimbus)
+    umbilical = nimbus.umbilical
     context = umbilical.init_context(worker_id, None)
     assert context["topology_id"] == topology_id and context["spec"]["components"]
     nimbus.set_active(topology_id, False)
@@ -130,11 +118,13 @@ def test_deactivate_reaches_the_worker_and_init_context_has_the_spec(
 
 @pytest.mark.usefixtures("two_components")
 def test_submit_writes_task_infos_and_the_heartbeat_dir_and_removal_takes_them(
-        nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit; tasks are
-    numbered from 1 over the components sorted by id, as the executors are."""
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit.
+
+    Tasks are numbered from 1 over the components sorted by id, as the executors are.
+    """
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
     assert state.task_infos(topology_id) == {
         1: TaskInfo("split"), 2: TaskInfo("split"), 3: TaskInfo("split"),
         4: TaskInfo("split"), 5: TaskInfo("word")}

@@ -1,6 +1,8 @@
-"""``GET /api/v1/topology/{id}/spec`` (Storm's getUserTopology, token required) and
-``GET /api/v1/topologies/name-allowed`` (Storm's isTopologyNameAllowed), over FastAPI's test
-client and through :class:`NimbusClient`."""
+"""The spec and name-allowed calls, over the API and through :class:`NimbusClient`.
+
+``GET /api/v1/topology/{id}/spec`` (Storm's getUserTopology, token required) and ``GET
+/api/v1/topologies/name-allowed`` (Storm's isTopologyNameAllowed), over FastAPI's test client.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from tests.unit.cluster.nimbus.conftest import SPEC, Clock
-from tests.unit.cluster.nimbus.test_service import _register, _submit
+from tests.fakes import FakeClock
+from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
 
 AUTH = {"Authorization": "Bearer secret"}
 
@@ -27,8 +29,8 @@ def _client(nimbus: Nimbus, token: str | None = "secret") -> NimbusClient:
 
 def test_spec_needs_the_token_and_answers_the_submitted_spec(
         nimbus: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
     http = TestClient(create_app(nimbus, "secret"))
     path = f"/api/v1/topology/{topology_id}/spec"
     refused = http.get(path)
@@ -50,12 +52,12 @@ def test_spec_needs_the_token_and_answers_the_submitted_spec(
 
 
 def test_name_allowed_refuses_invalid_and_live_names(nimbus: Nimbus, state: ClusterState,
-                                                     clock: Clock) -> None:
-    _register(state, "s1", 6700)
+                                                     clock: FakeClock) -> None:
+    register(state, "s1", 6700)
     client = _client(nimbus, token=None)  # a read: no token needed
     assert client.name_allowed("t") == {"name": "t", "allowed": True, "reason": None,
                                         "code": None}
-    topology_id = _submit(nimbus)
+    topology_id = submit(nimbus)
     taken = client.name_allowed("t")
     assert taken["allowed"] is False and taken["code"] == "TOPOLOGY_ALREADY_ALIVE"
     assert topology_id in taken["reason"]

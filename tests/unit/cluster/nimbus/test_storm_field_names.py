@@ -1,6 +1,8 @@
-"""Every Storm UI REST endpoint we serve carries every field Storm documents for it
-(shared/reference/storm-ui-rest-api.md), with Storm's types for counts (int) and latencies
-and capacity (strings with 3 decimals), so dashboards and scripts written for Storm work."""
+"""Every Storm UI REST endpoint we serve carries every field Storm documents for it.
+
+As listed in shared/reference/storm-ui-rest-api.md, with Storm's types for counts (int) and
+latencies and capacity (strings with 3 decimals), so dashboards and scripts written for Storm work.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from tests.unit.cluster.nimbus.test_ui_pages import _client, _running
+from tests.unit.cluster.nimbus.helpers import api_client, running
 
 pytestmark = pytest.mark.usefixtures("two_components")
 
@@ -77,8 +79,8 @@ def _get(client: TestClient, path: str, **params: str) -> dict[str, Any]:
 
 def test_cluster_nimbus_supervisor_and_topology_summaries(nimbus: Nimbus,
                                                           state: ClusterState) -> None:
-    _running(nimbus, state)
-    client = _client(nimbus)
+    running(nimbus, state)
+    client = api_client(nimbus)
     _has(_get(client, "/api/v1/cluster/summary"), CLUSTER)
     for row in _get(client, "/api/v1/nimbus/summary")["nimbuses"]:
         _has(row, NIMBUS)
@@ -103,8 +105,8 @@ def test_cluster_nimbus_supervisor_and_topology_summaries(nimbus: Nimbus,
 @pytest.mark.parametrize("window", ["600", "10800", "86400", ":all-time"])
 def test_topology_page_in_every_window(nimbus: Nimbus, state: ClusterState,
                                        window: str) -> None:
-    topology_id, _ = _running(nimbus, state)
-    client = _client(nimbus)
+    topology_id, _ = running(nimbus, state)
+    client = api_client(nimbus)
     page = _get(client, f"/api/v1/topology/{topology_id}", window=window)
     _has(page, TOPOLOGY)
     assert page["window"] == window
@@ -124,12 +126,11 @@ def test_topology_page_in_every_window(nimbus: Nimbus, state: ClusterState,
 
 
 def test_component_pages(nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, worker_id = _running(nimbus, state)
-    from sparkstorm.cluster.nimbus.umbilical import Umbilical
+    topology_id, worker_id = running(nimbus, state)
 
-    Umbilical(nimbus).report_error(worker_id, {"topology_id": topology_id,
+    nimbus.umbilical.report_error(worker_id, {"topology_id": topology_id,
                                                "component": "word", "error": "boom"})
-    client = _client(nimbus)
+    client = api_client(nimbus)
     spout = _get(client, f"/api/v1/topology/{topology_id}/component/word")
     _has(spout, COMPONENT)
     assert spout["componentType"] == "spout"
@@ -157,8 +158,8 @@ def test_component_pages(nimbus: Nimbus, state: ClusterState) -> None:
 
 
 def test_actions_answer_storm_s_shape(nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, _ = _running(nimbus, state)
-    client = _client(nimbus)
+    topology_id, _ = running(nimbus, state)
+    client = api_client(nimbus)
     headers = {"Authorization": "Bearer secret"}
     for op in ("deactivate", "activate"):
         response = client.post(f"/api/v1/topology/{topology_id}/{op}", headers=headers)

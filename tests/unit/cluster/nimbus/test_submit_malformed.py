@@ -1,9 +1,10 @@
-"""Malformed submissions over the REST API get a 4xx with a stable code naming the place,
-never the generic 500 INTERNAL_ERROR: a spec of the wrong shape (400, the path of the bad
-value in the message), a body of the wrong shape (422 BAD_REQUEST), a name that cannot name a
-folder (400). Nothing is stored, the upload is removed, and Nimbus still accepts a good
-topology afterwards (a ``par: true`` spec once corrupted the StormBase of every later
-submit)."""
+"""Malformed submissions get a 4xx with a stable code naming the place.
+
+Never the generic 500 INTERNAL_ERROR: a spec of the wrong shape (400, the path of the bad value in
+the message), a body of the wrong shape (422 BAD_REQUEST), a name that cannot name a folder (400).
+Nothing is stored, the upload is removed, and Nimbus still accepts a good topology afterwards (a
+``par: true`` spec once corrupted the StormBase of every later submit).
+"""
 
 from __future__ import annotations
 
@@ -94,8 +95,10 @@ def _submit(http: TestClient, spec: Any = VALID, **changes: Any) -> Any:
 
 @pytest.fixture
 def http(nimbus: Nimbus, state: ClusterState) -> TestClient:
-    """The API of a Nimbus with one supervisor; a server error is answered (500), not
-    raised, as a real client would see it."""
+    """The API of a Nimbus with one supervisor.
+
+    A server error is answered (500), not raised, as a real client would see it.
+    """
     state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
     return TestClient(create_app(nimbus, "secret"), raise_server_exceptions=False)
 
@@ -132,8 +135,11 @@ def test_a_malformed_body_is_refused_with_a_code(
 
 def test_after_every_refusal_a_good_topology_is_still_accepted(
         nimbus: Nimbus, http: TestClient) -> None:
-    """``par: true`` used to be accepted and stored as a StormBase executor count of True,
-    which every later read refused (STATE_CORRUPT_NODE); now nothing bad is stored."""
+    """Nothing bad is stored by a refused spec.
+
+    ``par: true`` used to be accepted and stored as a StormBase executor count of True, which every
+    later read refused (STATE_CORRUPT_NODE).
+    """
     for code, _, spec in SPEC_CASES:
         assert _submit(http, spec).json()["code"] == code
     for status, _, _, changes in BODY_CASES:

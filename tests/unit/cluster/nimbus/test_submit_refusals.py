@@ -1,6 +1,8 @@
-"""A refused submission changes nothing on disk: Nimbus deletes the upload a refused submit
-names, and ``sparkstorm submit`` asks Nimbus whether the name is allowed (Storm's
-StormSubmitter) and validates locally before it uploads anything."""
+"""A refused submission changes nothing on disk.
+
+Nimbus deletes the upload a refused submit names, and ``sparkstorm submit`` asks Nimbus whether the
+name is allowed (Storm's StormSubmitter) and validates locally before it uploads anything.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +22,7 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.errors import SparkstormError
-from tests.unit.cluster.nimbus.conftest import SPEC
-from tests.unit.cluster.nimbus.test_service import _submit
+from tests.unit.cluster.nimbus.helpers import SPEC, submit
 
 TOPOLOGY_FILE = '''
 from sparkstorm import Spout, Topology
@@ -77,7 +78,7 @@ def test_a_refused_submit_removes_its_upload(nimbus: Nimbus, name: str, spec: An
 
 
 def test_a_duplicate_name_or_unfinished_upload_is_refused_and_removed(nimbus: Nimbus) -> None:
-    first = _submit(nimbus)
+    first = submit(nimbus)
     assert _inbox(nimbus) == [], "a submitted upload moves to stormdist"
     upload_id = _finished_upload(nimbus)
     with pytest.raises(NimbusError) as caught:

@@ -1,6 +1,8 @@
-"""Every validation code of :mod:`sparkstorm.topology.validate` is refused at submission: a
-raw spec JSON over the REST API gets HTTP 400 with the stable code, and neither the store
-nor Nimbus's files change (the upload the submit names is removed too)."""
+"""Every validation code of :mod:`sparkstorm.topology.validate` is refused at submission.
+
+A raw spec JSON over the REST API gets HTTP 400 with the stable code, and neither the store nor
+Nimbus's files change (the upload the submit names is removed too).
+"""
 
 from __future__ import annotations
 
@@ -98,8 +100,10 @@ def _submit(http: TestClient, name: str, spec: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def http(nimbus: Nimbus, state: ClusterState) -> TestClient:
-    """The API of a Nimbus with one supervisor and one running topology (a refusal must
-    not touch what is there either)."""
+    """The API of a Nimbus with one supervisor and one running topology.
+
+    A refusal must not touch what is there either.
+    """
     state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
     client = TestClient(create_app(nimbus, "secret"))
     assert _submit(client, "running", VALID).status_code == 200

@@ -1,75 +1,41 @@
-"""Storm UI pages of Nimbus through FastAPI's test client (no server process, no Spark):
-nimbus summary, component page, visualization, cluster and topology conf."""
+"""Storm UI pages of Nimbus through FastAPI's test client (no server process, no Spark).
+
+Nimbus summary, component page, visualization, cluster and topology conf.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.engine.stats import ComponentCounters
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from tests.unit.cluster.nimbus.conftest import Clock
-from tests.unit.cluster.nimbus.test_rebalance_and_cleanup import _worker
-from tests.unit.cluster.nimbus.test_service import _register, _submit
+from tests.fakes import FakeClock
+from tests.unit.cluster.nimbus.helpers import (
+    api_client,
+    register,
+    running,
+    submit,
+)
 
 
-def heartbeat_stats(now: float) -> dict[str, Any]:
-    """What a worker's heartbeat carries, made by the engine's own TopologyStats: one
-    window in which the spout ``word`` (task 5) emitted 10 and had 9 acked and 1 failed
-    explicitly, and the bolt ``split`` (tasks 1-4, one executor) executed 10 and emitted 30."""
-    stats = TopologyStats(10, {0: ExecutorRange("split", 1, 4), 1: ExecutorRange("word", 5, 5)})
-    stats.started = now - 60
-    spout = ComponentCounters(emitted={"default": 10}, transferred={"default": 10},
-                              acked={"default": 9}, failed={"default": 1},
-                              complete_count=9, complete_total_ms=22.5,
-                              complete_values=[2.5] * 9, complete_ms={"default": 22.5},
-                              fail_causes={("explicit", "split: bad word"): 1})
-    bolt = ComponentCounters(emitted={"default": 30}, transferred={"default": 30},
-                             executed={"word:default": 10}, acked={"word:default": 10},
-                             busy_ms=2.5, execute_ms={"word:default": 2.0},
-                             process_ms={"word:default": 5.0})
-    stats.record(WindowRecord(0, now - 2, 1.0, {"word": spout, "split": bolt},
-                              {0: bolt, 1: spout}))
-    return stats.summary(now)
-
-
-def _client(nimbus: Nimbus) -> TestClient:
-    return TestClient(create_app(nimbus, "secret"))
-
-
-def _running(nimbus: Nimbus, state: ClusterState) -> tuple[str, str]:
-    """A submitted topology whose worker sent one heartbeat: (topology id, worker id)."""
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    worker_id = _worker(state, topology_id)
-    Umbilical(nimbus).heartbeat(worker_id, {
-        "topology_id": topology_id, "uptime_secs": 65,
-        "stats": heartbeat_stats(nimbus.clock())})
-    return topology_id, worker_id
-
-
-def test_nimbus_summary(nimbus: Nimbus, clock: Clock) -> None:
+def test_nimbus_summary(nimbus: Nimbus, clock: FakeClock) -> None:
     clock.now += 3725
-    body = _client(nimbus).get("/api/v1/nimbus/summary").json()
+    body = api_client(nimbus).get("/api/v1/nimbus/summary").json()
     assert body == {"nimbuses": [{
         "host": "127.0.0.1", "port": 6627, "status": "Leader", "version": "0.1.0",
         "nimbusUpTime": "1h 2m 5s", "nimbusUpTimeSeconds": 3725, "nimbusLogLink": ""}]}
 
 
 @pytest.mark.usefixtures("two_components")
-def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: Clock) -> None:
-    topology_id, worker_id = _running(nimbus, state)
-    umbilical = Umbilical(nimbus)
+def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    topology_id, worker_id = running(nimbus, state)
+    umbilical = nimbus.umbilical
     for text, when in (("first", clock.now - 20), ("second\n  at x", clock.now - 5)):
         umbilical.report_error(worker_id, {"topology_id": topology_id, "component": "split",
                                            "error": text, "time_secs": when})
-    response = _client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split")
+    response = api_client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split")
     assert response.status_code == 200, response.text
     page = response.json()
     assert {k: page[k] for k in ("id", "encodedId", "name", "componentType", "executors",
@@ -107,8 +73,8 @@ def test_component_page_of_a_bolt(nimbus: Nimbus, state: ClusterState, clock: Cl
 
 @pytest.mark.usefixtures("two_components")
 def test_component_page_of_a_spout(nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, _ = _running(nimbus, state)
-    page = _client(nimbus).get(f"/api/v1/topology/{topology_id}/component/word").json()
+    topology_id, _ = running(nimbus, state)
+    page = api_client(nimbus).get(f"/api/v1/topology/{topology_id}/component/word").json()
     assert page["componentType"] == "spout" and page["componentErrors"] == []
     assert page["spoutSummary"][-1] == {
         "window": ":all-time", "windowPretty": "All time", "emitted": 10, "transferred": 10,
@@ -126,9 +92,9 @@ def test_component_page_of_a_spout(nimbus: Nimbus, state: ClusterState) -> None:
 @pytest.mark.usefixtures("two_components")
 def test_component_page_before_any_heartbeat_has_zero_counts(nimbus: Nimbus,
                                                              state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    page = _client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split").json()
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    page = api_client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split").json()
     assert page["boltStats"][0]["executed"] == 0 and page["inputStats"] == []
     assert page["executorStats"] == [] and page["recentWindows"] == []
 
@@ -136,8 +102,8 @@ def test_component_page_before_any_heartbeat_has_zero_counts(nimbus: Nimbus,
 @pytest.mark.usefixtures("two_components")
 def test_component_page_unknown_topology_or_component(nimbus: Nimbus,
                                                       state: ClusterState) -> None:
-    topology_id, _ = _running(nimbus, state)
-    client = _client(nimbus)
+    topology_id, _ = running(nimbus, state)
+    client = api_client(nimbus)
     missing = client.get("/api/v1/topology/nope-1-1/component/split")
     assert missing.status_code == 404 and missing.json()["code"] == "TOPOLOGY_NOT_FOUND"
     unknown = client.get(f"/api/v1/topology/{topology_id}/component/count")
@@ -150,9 +116,9 @@ def test_component_page_unknown_topology_or_component(nimbus: Nimbus,
 @pytest.mark.usefixtures("two_components")
 def test_visualization_is_open_and_has_inputs_and_groupings(nimbus: Nimbus,
                                                             state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)
-    client = _client(nimbus)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)
+    client = api_client(nimbus)
     response = client.get(f"/api/v1/topology/{topology_id}/visualization")  # no token
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
@@ -173,7 +139,7 @@ def test_visualization_is_open_and_has_inputs_and_groupings(nimbus: Nimbus,
 
 def test_cluster_configuration_masks_the_token(nimbus: Nimbus) -> None:
     nimbus.conf["storm.cluster.token"] = "secret"
-    client = _client(nimbus)
+    client = api_client(nimbus)
     for path in ("/api/v1/nimbus/conf", "/api/v1/cluster/configuration"):
         conf = client.get(path).json()
         assert conf["storm.cluster.token"] == "********", path
@@ -182,9 +148,9 @@ def test_cluster_configuration_masks_the_token(nimbus: Nimbus) -> None:
 
 
 def test_topology_conf(nimbus: Nimbus, state: ClusterState) -> None:
-    _register(state, "s1", 6700)
-    topology_id = _submit(nimbus)  # submitted with storm.cluster.token in its overrides
-    client = _client(nimbus)
+    register(state, "s1", 6700)
+    topology_id = submit(nimbus)  # submitted with storm.cluster.token in its overrides
+    client = api_client(nimbus)
     response = client.get(f"/api/v1/topology/{topology_id}/conf")
     assert response.status_code == 200, response.text
     conf = response.json()
@@ -198,8 +164,8 @@ def test_topology_conf(nimbus: Nimbus, state: ClusterState) -> None:
 @pytest.mark.usefixtures("two_components")
 def test_topology_page_windows_failures_and_recent_windows(nimbus: Nimbus,
                                                            state: ClusterState) -> None:
-    topology_id, _ = _running(nimbus, state)
-    client = _client(nimbus)
+    topology_id, _ = running(nimbus, state)
+    client = api_client(nimbus)
     page = client.get(f"/api/v1/topology/{topology_id}", params={"window": "600"}).json()
     assert (page["window"], page["windowHint"]) == ("600", "10m 0s")
     assert [row["window"] for row in page["topologyStats"]] == ["600", "10800", "86400",

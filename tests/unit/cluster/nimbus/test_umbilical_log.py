@@ -1,5 +1,8 @@
-"""The umbilical's ``log`` call (Apex): a worker's message lands in Nimbus's log with the
-worker's topology, host and port; only assigned workers, only with the token."""
+"""The umbilical's ``log`` call (Apex).
+
+A worker's message lands in Nimbus's log with the worker's topology, host and port; only assigned
+workers, only with the token.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import pytest
 
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from tests.unit.cluster.nimbus.test_ui_pages import _client, _running
+from tests.unit.cluster.nimbus.helpers import api_client, running
 
 AUTH = {"Authorization": "Bearer secret"}
 
@@ -17,8 +20,8 @@ AUTH = {"Authorization": "Bearer secret"}
 @pytest.mark.usefixtures("two_components")
 def test_worker_log_lines_reach_nimbus_s_log(nimbus: Nimbus, state: ClusterState,
                                              caplog: pytest.LogCaptureFixture) -> None:
-    topology_id, worker_id = _running(nimbus, state)
-    client = _client(nimbus)
+    topology_id, worker_id = running(nimbus, state)
+    client = api_client(nimbus)
     path = f"/api/v1/worker/{worker_id}/log"
     with caplog.at_level(logging.INFO, logger="sparkstorm.nimbus.workers"):
         response = client.post(path, headers=AUTH, json={

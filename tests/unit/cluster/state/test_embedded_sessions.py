@@ -10,28 +10,16 @@ import pytest
 
 from sparkstorm.cluster.state.embedded import EmbeddedStore
 from sparkstorm.testing.polling import wait_for
+from tests.fakes import FakeClock
 
 TIMEOUT_MS = 1000
 
 Opener = Callable[..., EmbeddedStore]
 
 
-class FakeClock:
-    """Wall-clock seconds that move only when told."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(1_700_000_000.0)
 
 
 @pytest.fixture

@@ -1,11 +1,15 @@
-"""The embedded store's own promises: the file, WAL, persistence, several processes,
-a corrupt file, and open_store."""
+"""The embedded store's own promises.
+
+The file, WAL, persistence, several processes, a corrupt file, open_store and its background
+threads.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ import pytest
 from sparkstorm.cluster.state import StoreUnavailableError, open_store
 from sparkstorm.cluster.state.embedded import EmbeddedStore, store_file
 from sparkstorm.errors import ConfigError
+from sparkstorm.testing.polling import wait_for
 
 
 def test_open_store_puts_the_file_under_the_local_dir(tmp_path: Path) -> None:
@@ -33,6 +38,7 @@ def test_open_store_rejects_bad_conf(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         open_store({"storm.local.dir": str(tmp_path), "storm.zookeeper.session.timeout": "20s"})
     assert caught.value.code == "CONFIG_WRONG_TYPE"
+    assert "'storm.zookeeper.session.timeout' must be an int, got '20s'" in str(caught.value)
 
 
 def test_file_uses_wal_and_data_survives_reopening(tmp_path: Path) -> None:
@@ -120,3 +126,20 @@ def test_a_file_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailableError) as caught:
         EmbeddedStore(path)
     assert caught.value.code == "STATE_STORE_CORRUPT" and "schema version 99" in str(caught.value)
+
+
+def test_close_stops_the_heartbeat_and_watch_threads(tmp_path: Path) -> None:
+    def state_threads() -> list[str]:
+        return sorted(t.name for t in threading.enumerate()
+                      if t.name.startswith("sparkstorm-state-"))
+
+    before = state_threads()
+    store = EmbeddedStore(tmp_path / "store.sqlite", session_timeout_ms=30)
+    seen: list[list[str]] = []
+    store.watch_children("/", seen.append)
+    store.create("/x")
+    wait_for(lambda: ["x"] in seen, 10, message="the watch thread delivers the change")
+    assert state_threads() == sorted([*before, "sparkstorm-state-heartbeat",
+                                      "sparkstorm-state-watch"])
+    store.close()
+    assert state_threads() == before, "close joins its background threads"

@@ -1,5 +1,7 @@
-"""The launcher's reading of a worker's local heartbeat (only this incarnation's counts) and
-the supervisor's verdict on a silent worker, with a fixed clock."""
+"""The launcher's reading of a worker's local heartbeat, and the verdict on a silent one.
+
+Only this incarnation's heartbeat counts; the supervisor's verdict uses a fixed clock.
+"""
 
 from __future__ import annotations
 
@@ -51,8 +53,11 @@ def test_silence_gives_the_start_timeout_before_the_first_heartbeat(tmp_path: Pa
 
 
 def test_a_changed_assignment_wakes_the_supervisor_at_once(tmp_path: Path) -> None:
-    """A move or a rebalance changes an existing assignment: the supervisor must act on it
-    now, not at its next round (an hour away here)."""
+    """A changed assignment wakes the supervisor at once.
+
+    A move or a rebalance changes an existing assignment: the supervisor must act on it now, not at
+    its next round (an hour away here).
+    """
     from sparkstorm.cluster.state.records import Assignment, WorkerSlot
     from sparkstorm.testing.polling import wait_for
 
