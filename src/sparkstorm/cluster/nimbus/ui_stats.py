@@ -127,10 +127,30 @@ class TopologyStatsView:
 
 
 def top_reasons(reasons: list[dict[str, Any]], limit: int = 20) -> list[dict[str, Any]]:
-    """Merge equal (cause, reason) rows and keep the ``limit`` most frequent."""
-    counts: dict[tuple[str, str], int] = {}
+    """Merge rows of the same (cause, kind of reason) from several workers and keep the
+    ``limit`` most frequent, the most recently seen first among equals (so new kinds are
+    not crowded out by old ones of the same count), each with its first and last time and
+    its latest text.
+
+    Example:
+        >>> top_reasons([{"cause": "explicit", "reason": "r", "count": 2, "lastSeen": 5.0},
+        ...              {"cause": "explicit", "reason": "r", "count": 1, "lastSeen": 9.0,
+        ...               "example": "r 9"}])
+        [{'cause': 'explicit', 'reason': 'r', 'count': 3, 'firstSeen': None, 'lastSeen': 9.0, \
+'example': 'r 9'}]
+    """
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
     for row in reasons:
         key = (str(row.get("cause")), str(row.get("reason")))
-        counts[key] = counts.get(key, 0) + int(row.get("count") or 0)
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [{"cause": c, "reason": r, "count": n} for (c, r), n in ranked[:limit]]
+        mine = merged.setdefault(key, {"cause": key[0], "reason": key[1], "count": 0,
+                                       "firstSeen": None, "lastSeen": None,
+                                       "example": row.get("example") or key[1]})
+        mine["count"] += int(row.get("count") or 0)
+        first, last = row.get("firstSeen"), row.get("lastSeen")
+        if first is not None and (mine["firstSeen"] is None or first < mine["firstSeen"]):
+            mine["firstSeen"] = first
+        if last is not None and (mine["lastSeen"] is None or last >= mine["lastSeen"]):
+            mine["lastSeen"] = last
+            mine["example"] = row.get("example") or key[1]
+    ranked = sorted(merged.values(), key=lambda r: (-r["count"], -(r["lastSeen"] or 0.0)))
+    return ranked[:limit]

@@ -278,7 +278,8 @@ class UiViews:
                 "workers": self._workers(topology_id, base, assignment, view),
                 "spouts": spouts, "bolts": bolts,
                 "failuresByCause": causes,
-                "failureReasons": sorted(reasons, key=lambda r: -int(r["count"]))[:20],
+                "failureReasons": sorted(reasons, key=lambda r: (
+                    -int(r["count"]), -float(r.get("lastSeen") or 0.0)))[:20],
                 "recentWindows": [recent_window(r, spout_names)
                                   for r in view.recent_windows()]}
 
