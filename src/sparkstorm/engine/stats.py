@@ -177,7 +177,7 @@ class ComponentCounters:
         """The most frequent kinds of (cause, reason), most frequent first, the most
         recently seen first among equals; each with its first and last time and latest
         text (``example``)."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         for (cause, reason), n in self.fail_causes.items():
             seen = self.fail_seen.get((cause, reason))
             rows.append({"cause": cause, "reason": reason, "count": n,

@@ -81,6 +81,22 @@ class WorkerBeat:
     def stats(self) -> dict[str, Any]:
         return self.beat.executor_stats if self.beat is not None else {}
 
+    @property
+    def resources(self) -> dict[str, Any]:
+        """The worker's processes as its heartbeat measured them: ``worker`` and
+        ``executors`` (by executor id), each ``{"pid", "cpuPercent", "memoryMb"}``."""
+        found = self.stats.get("resources")
+        return found if isinstance(found, dict) else {}
+
+    def process_totals(self) -> dict[str, float]:
+        """CPU (percent of one core) and memory (MB, resident) of the worker and its
+        executor processes together."""
+        processes = [self.resources.get("worker") or {},
+                     *(self.resources.get("executors") or {}).values()]
+        return {"cpuPercent": round(sum(float(p.get("cpuPercent") or 0.0)
+                                        for p in processes), 1),
+                "memoryMb": round(sum(float(p.get("memoryMb") or 0.0) for p in processes), 1)}
+
     def window(self, window: str) -> dict[str, Any]:
         """This worker's ``{"components": ..., "executors": ...}`` for ``window``."""
         windowed = self.stats.get("windowed") or {}
@@ -107,14 +123,16 @@ class TopologyStatsView:
             stats["failure_reasons"] = top_reasons(stats.get("failure_reasons") or [])
         return merged
 
-    def executors(self, window: str, component: str) -> list[tuple[WorkerBeat, dict[str, Any]]]:
-        """``component``'s executor rows for ``window``, each with its worker."""
+    def executors(self, window: str, component: str
+                  ) -> list[tuple[WorkerBeat, str, dict[str, Any]]]:
+        """``component``'s executor rows for ``window``, each with its worker and executor
+        id."""
         rows = []
         for worker in self.beats:
-            for row in (worker.window(window).get("executors") or {}).values():
+            for gid, row in (worker.window(window).get("executors") or {}).items():
                 if row.get("component") == component:
-                    rows.append((worker, row))
-        return sorted(rows, key=lambda item: int(item[1].get("first_task", 0)))
+                    rows.append((worker, str(gid), row))
+        return sorted(rows, key=lambda item: int(item[2].get("first_task", 0)))
 
     def recent_windows(self) -> list[dict[str, Any]]:
         """The recent windows of the worker that reported most of them, oldest first."""
