@@ -362,9 +362,10 @@ class UiViews:
     def _last_error(self, topology_id: str, component: str) -> dict[str, Any]:
         error = self.state.last_error(topology_id, component)
         if error is None:
-            return {"lastError": "", "errorHost": "", "errorPort": None,
+            return {"lastError": "", "lastErrorLine": "", "errorHost": "", "errorPort": None,
                     "errorWorkerLogLink": "", "errorTime": None, "errorLapsedSecs": None}
-        return {"lastError": error.error[:200], "errorHost": error.host,
+        return {"lastError": error.error[:200], "lastErrorLine": exception_line(error.error),
+                "errorHost": error.host,
                 "errorPort": error.port,
                 "errorWorkerLogLink": self.error_log_link(topology_id, error.port),
                 "errorTime": int(error.time_secs),
@@ -449,6 +450,18 @@ class UiViews:
                          "sparkUiUrl": None if killed else
                          worker.stats.get("spark_ui_url") or None})
         return rows
+
+
+def exception_line(error: str) -> str:
+    """The line of a traceback that says what was raised (its last non-empty line; the
+    whole text's first 200 characters, Storm's ``lastError``, are the traceback's head).
+
+    Example:
+        >>> exception_line("Traceback (most recent call last):\n  File x\nValueError: boom\n")
+        'ValueError: boom'
+    """
+    lines = [line for line in error.splitlines() if line.strip()]
+    return lines[-1].strip()[:1000] if lines else ""
 
 
 def log_link(topology_id: str, worker_id: str, source: str = "worker") -> str:

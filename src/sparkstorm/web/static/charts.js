@@ -46,7 +46,7 @@ const Charts = (() => {
     return 10 * power;
   }
 
-  const clock = (t) => new Date(t * 1000).toISOString().slice(11, 19);
+  const clock = (t) => new Date(t * 1000).toLocaleTimeString("en-GB");
   const short = (v) => Math.abs(v) >= 1000 ? (v / 1000).toFixed(1) + "k" :
     String(Math.abs(v) >= 1 || v === 0 ? +v.toFixed(2) : +v.toPrecision(2));
 
@@ -81,6 +81,14 @@ const Charts = (() => {
       run.push(`${x(i).toFixed(1)},${y(p.v).toFixed(1)}`);
     });
     flush();
+    // hover values: one target per point, its window's time and value in a tooltip
+    points.forEach((p, i) => {
+      if (p.v === null || !Number.isFinite(p.v)) return;
+      const hit = UI.svg("circle", {class: "hit", r: 4, cx: x(i).toFixed(1), cy: y(p.v).toFixed(1),
+        "data-key": p.key, "data-value": p.v.toFixed(3)});
+      hit.append(UI.svg("title", {}, `${clock(p.t)}: ${short(p.v)} ${opts.unit}`));
+      svg.append(hit);
+    });
     if (points.length) {
       svg.append(UI.svg("text", {x: L, y: H - 8}, clock(points[0].t)));
       svg.append(UI.svg("text", {x: W - R, y: H - 8, "text-anchor": "end"},
