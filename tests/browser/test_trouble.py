@@ -222,3 +222,20 @@ def test_tables_sort_by_a_clicked_column(trouble: UiCluster, page: Any) -> None:
     # chart points say their value on hover
     page.wait_for_selector("#chart-executed-svg circle.hit title", state="attached")
     assert "/s" in page.text_content("#chart-executed-svg circle.hit title")
+
+
+def test_each_chart_point_links_to_its_windows_spark_job(trouble: UiCluster,
+                                                         page: Any) -> None:
+    ui = trouble
+    recent = wait_for(lambda: [w for w in ui.topology()["recentWindows"] if w["jobs"]], 60,
+                      message="windows with their Spark jobs")
+    assert all(isinstance(j, int) for w in recent for j in w["jobs"])
+    spark = wait_for(lambda: ui.topology()["workers"][0]["sparkUiUrl"], 30,
+                     message="the worker's Spark UI")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#chart-emitted-svg a.job-link", state="attached")
+    links = page.eval_on_selector_all("#chart-emitted-svg a.job-link",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    assert links and all(re.fullmatch(re.escape(spark.rstrip("/")) + r"/jobs/job/\?id=\d+", link)
+                         for link in links), links
+    assert httpx.get(links[-1], timeout=10, follow_redirects=True).is_success

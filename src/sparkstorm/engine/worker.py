@@ -197,7 +197,8 @@ class TopologyRunner:
         """Run window ``self.window`` as one Spark job and absorb its result."""
         window, started = self.window, time.time()
         sc = self._spark.sparkContext
-        sc.setJobGroup(f"{self.name}-{window}", f"sparkstorm {self.name} window {window}")
+        group = f"{self.name}-{window}"
+        sc.setJobGroup(group, f"sparkstorm {self.name} window {window}")
         first = self._stages[0]
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
         rdd = rdd.mapPartitionsWithIndex(partial(_run_spout_stage, first, window))
@@ -210,7 +211,9 @@ class TopologyRunner:
             self._job_failed(window, exc)
             results = []
         self.window += 1
-        self._absorb(window, started, results)
+        # the window's Spark job(s), so that the UI links each chart point to its job
+        jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(group)]
+        self._absorb(window, started, results, jobs)
 
     def _spout_payloads(self, stage: StageInfo) -> list[list[tuple[int, Any]]]:
         payloads: list[list[tuple[int, Any]]] = [[] for _ in stage.gids]
@@ -240,7 +243,8 @@ class TopologyRunner:
         self._fail_all = True
         self._deliveries = {}
 
-    def _absorb(self, window: int, started: float, results: list[Any]) -> None:
+    def _absorb(self, window: int, started: float, results: list[Any],
+                jobs: list[int] | None = None) -> None:
         metas = []
         for key, (_, meta_blob, deliveries) in results:
             if key != DRIVER:
@@ -251,7 +255,7 @@ class TopologyRunner:
         self._verdicts = self.acker.process_window(metas)
         components, executors = self._counters(metas)
         self.stats.record(WindowRecord(window, started, time.time() - started, components,
-                                       executors))
+                                       executors, jobs or []))
         self.stats.restarts = self.pool.restarts
 
     def _counters(self, metas: list[dict[str, Any]]

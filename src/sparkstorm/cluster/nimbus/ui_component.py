@@ -194,7 +194,7 @@ def _recent(record: dict[str, Any], name: str) -> dict[str, Any]:
     """One chart point of component ``name``."""
     brief = (record.get("components") or {}).get(name) or {}
     return {"window": record.get("window"), "time": record.get("started"),
-            "seconds": record.get("seconds"),
+            "seconds": record.get("seconds"), "jobs": list(record.get("jobs") or []),
             **{k: int(brief.get(k) or 0) for k in _COUNTS},
             "completeLatency": brief.get("complete_latency_ms"),
             "executeLatency": brief.get("execute_latency_ms"),

@@ -457,7 +457,7 @@ def exception_line(error: str) -> str:
     whole text's first 200 characters, Storm's ``lastError``, are the traceback's head).
 
     Example:
-        >>> exception_line("Traceback (most recent call last):\n  File x\nValueError: boom\n")
+        >>> exception_line("Traceback (most recent call last):\\n  File x\\nValueError: boom")
         'ValueError: boom'
     """
     lines = [line for line in error.splitlines() if line.strip()]
@@ -507,7 +507,7 @@ def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:
     weighted = sum(float(c["complete_latency_ms"]) * int(c["acked"] or 0)
                    for c in mine if c["complete_latency_ms"] is not None)
     return {"window": record.get("window"), "time": record.get("started"),
-            "seconds": record.get("seconds"),
+            "seconds": record.get("seconds"), "jobs": list(record.get("jobs") or []),
             "emitted": sum(int(c["emitted"] or 0) for c in users),
             "transferred": sum(int(c["transferred"] or 0) for c in users),
             "acked": acked, "failed": sum(int(c["failed"] or 0) for c in mine),

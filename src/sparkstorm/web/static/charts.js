@@ -86,8 +86,14 @@ const Charts = (() => {
       if (p.v === null || !Number.isFinite(p.v)) return;
       const hit = UI.svg("circle", {class: "hit", r: 4, cx: x(i).toFixed(1), cy: y(p.v).toFixed(1),
         "data-key": p.key, "data-value": p.v.toFixed(3)});
-      hit.append(UI.svg("title", {}, `${clock(p.t)}: ${short(p.v)} ${opts.unit}`));
-      svg.append(hit);
+      const job = opts.sparkUi && p.jobs && p.jobs.length ? p.jobs[p.jobs.length - 1] : null;
+      hit.append(UI.svg("title", {}, `${clock(p.t)}: ${short(p.v)} ${opts.unit}` +
+                                     (job === null ? "" : ` (Spark job ${job}: click to open)`)));
+      if (job === null) { svg.append(hit); return; }
+      const link = UI.svg("a", {href: `${opts.sparkUi.replace(/\/$/, "")}/jobs/job/?id=${job}`,
+                                target: "_blank", rel: "noopener noreferrer", class: "job-link"});
+      link.append(hit);
+      svg.append(link);
     });
     if (points.length) {
       svg.append(UI.svg("text", {x: L, y: H - 8}, clock(points[0].t)));
@@ -101,12 +107,14 @@ const Charts = (() => {
     document.getElementById(containerId).replaceChildren(svg);
   }
 
-  /* Draw each [containerId, valueOf(window), opts] chart of a series. */
-  function drawAll(series, charts) {
+  /* Draw each [containerId, valueOf(window), opts] chart of a series; with sparkUi, each
+  point links to its window's Spark job. */
+  function drawAll(series, charts, sparkUi) {
     const windows = series.sorted();
     for (const [id, valueOf, opts] of charts) {
       if (!document.getElementById(id)) continue;
-      draw(id, windows.map((w) => ({t: w.time, key: `${w.time}|${w.window}`, v: valueOf(w)})), opts);
+      draw(id, windows.map((w) => ({t: w.time, key: `${w.time}|${w.window}`, v: valueOf(w),
+                                    jobs: w.jobs})), {...opts, sparkUi});
     }
     document.body.dataset.chartPoints = String(windows.length);
   }

@@ -162,13 +162,19 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     if (wait) wait.disabled = status === "KILLED";
   }
 
+  /* The Spark UI of the topology's worker (its jobs are the windows), if it has one. */
+  function sparkUi() {
+    const url = latest && latest.workers && latest.workers.length ? latest.workers[0].sparkUiUrl : null;
+    return url ? UI.safeUrl(url) : null;
+  }
+
   function drawCharts() {
     Charts.drawAll(series, [
       ["chart-emitted", Charts.rate("emitted"), {label: "tuples emitted per second", unit: "/s"}],
       ["chart-acked", Charts.rate("acked"), {label: "tuple trees acked per second", unit: "/s", cls: "ok"}],
       ["chart-failed", Charts.rate("failed"), {label: "tuple trees failed per second", unit: "/s", cls: "bad"}],
       ["chart-latency", Charts.level("completeLatency"), {label: "complete latency (ms)", unit: "ms", cls: "lat", join: true,
-        empty: "no tree completed yet"}]]);
+        empty: "no tree completed yet"}]], sparkUi());
   }
 
   async function loadGraph(t) {
