@@ -33,8 +33,20 @@ CHARTS = ("chart-emitted", "chart-acked", "chart-failed", "chart-latency")
 LOAD_CLASSES = {f"load-{n}" for n in range(5)}
 
 
+_VALUE = "c => [c.dataset.field, c.dataset.value ?? c.textContent.trim()]"
+"""A cell's API value: its ``data-value`` (the text shows it formatted for people), else its
+text."""
+
+
 def _cells(page: Any, row_selector: str) -> dict[str, str]:
-    """The ``data-field`` cells of one table row, as text."""
+    """The ``data-field`` cells of one table row, as the API values they show."""
+    values = page.eval_on_selector_all(f"{row_selector} td[data-field]",
+                                       f"cells => cells.map({_VALUE})")
+    return dict(values)
+
+
+def _texts(page: Any, row_selector: str) -> dict[str, str]:
+    """The ``data-field`` cells of one table row, as the text people see."""
     values = page.eval_on_selector_all(
         f"{row_selector} td[data-field]",
         "cells => cells.map(c => [c.dataset.field, c.textContent.trim()])")
@@ -42,12 +54,17 @@ def _cells(page: Any, row_selector: str) -> dict[str, str]:
 
 
 def _table(page: Any, table: str, key: str) -> dict[str, dict[str, str]]:
-    """Every row of a table by its ``data-<key>``, as ``data-field`` texts."""
+    """Every row of a table by its ``data-<key>``, as ``data-field`` API values."""
     rows = page.eval_on_selector_all(
         f"#{table} tbody tr", f"""rows => rows.map(r => [r.dataset.{key},
-            Object.fromEntries([...r.querySelectorAll('td[data-field]')].map(
-                c => [c.dataset.field, c.textContent.trim()]))])""")
+            Object.fromEntries([...r.querySelectorAll('td[data-field]')].map({_VALUE}))])""")
     return dict(rows)
+
+
+def _question(page: Any) -> str:
+    """The question of the page's action dialog (open)."""
+    page.wait_for_selector("#token-dialog[open]")
+    return str(page.text_content("#confirm-question"))
 
 
 def _acked(ui: UiCluster) -> int:
@@ -125,9 +142,8 @@ def test_cluster_page_shows_what_the_rest_api_returns(ui_cluster: UiCluster, pag
 
 def _nimbus_rows(page: Any) -> list[dict[str, str]]:
     return list(page.eval_on_selector_all(
-        "#nimbus tbody tr", """rows => rows.map(r => Object.fromEntries(
-            [...r.querySelectorAll('td[data-field]')].map(c => [c.dataset.field,
-                                                           c.textContent.trim()])))"""))
+        "#nimbus tbody tr", f"""rows => rows.map(r => Object.fromEntries(
+            [...r.querySelectorAll('td[data-field]')].map({_VALUE})))"""))
 
 
 def _seconds(pretty: str) -> int:
@@ -286,7 +302,8 @@ def test_workers_link_to_their_spark_ui(ui_cluster: UiCluster, page: Any) -> Non
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     cells = _table(page, "workers", "port")
     assert cells[str(workers[0]["port"])]["host"] == workers[0]["host"]
-    link = page.get_attribute(f'#workers tr[data-port="{workers[0]["port"]}"] a', "href")
+    link = page.get_attribute(
+        f'#workers tr[data-port="{workers[0]["port"]}"] td[data-field=sparkUiUrl] a', "href")
     assert link.rstrip("/") == url.rstrip("/")
     assert httpx.get(link, timeout=10, follow_redirects=True).is_success
 
@@ -347,8 +364,7 @@ def test_deactivate_is_refused_without_the_token_then_works_with_it(ui_cluster: 
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
 
     page.click("button[data-action=deactivate]")
-    page.wait_for_selector("#token-dialog[open]")
-    assert confirms and "Deactivate" in confirms[-1]
+    assert "Deactivate" in _question(page) and not confirms
     page.click("#token-cancel")
     page.wait_for_selector("#action-status[data-result=refused]")
     assert "token" in page.text_content("#action-status")
@@ -611,8 +627,7 @@ def test_stack_traces_are_refused_without_the_token(ui_cluster: UiCluster, page:
     _accept_dialogs(page, confirms)
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     page.click("button[data-action=stacktrace]")
-    page.wait_for_selector("#token-dialog[open]")
-    assert confirms and "stack traces" in confirms[-1]
+    assert "stack traces" in _question(page) and not confirms
     page.click("#token-cancel")
     page.wait_for_selector("#action-status[data-result=refused]")
     assert "token" in page.text_content("#action-status")
@@ -672,9 +687,8 @@ def test_activate_rebalance_and_kill_are_refused_without_the_right_token(
     for action, question in questions.items():
         refused = f"#action-status[data-result=refused]:text('{action} refused')"
         # no token: cancelled
-        asked = len(confirms)
         _start(page, action)
-        assert len(confirms) == asked + 1 and question in confirms[-1], confirms
+        assert question in _question(page) and not confirms
         page.click("#token-cancel")
         page.wait_for_selector(refused)
         assert "token is needed" in page.text_content("#action-status")
@@ -705,8 +719,8 @@ def test_stack_traces_show_each_workers_threads_and_executors(ui_cluster: UiClus
     worker = ui.topology()["workers"][0]
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     page.click("button[data-action=stacktrace]")
-    page.wait_for_selector("#token-dialog[open]")  # a new session: the token is asked for
-    assert "Take stack traces" in confirms[-1]
+    # a new session: the token is asked for in the same dialog
+    assert "Take stack traces" in _question(page) and page.is_visible("#token-input")
     page.fill("#token-input", ui.cluster.token())
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
@@ -750,11 +764,11 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     page.click("#rebalance-ok")
     page.wait_for_selector("#rebalance-error:text('1 to 2')")
     screenshot(page, "topology-rebalance-dialog")
-    assert not confirms and page.is_visible("#rebalance-dialog")
+    assert page.is_hidden("#token-dialog") and page.is_visible("#rebalance-dialog")
     page.fill(field, "1")
     page.click("#rebalance-ok")
-    page.wait_for_selector("#token-dialog[open]")  # a new session: the token is asked for
-    assert "exclaim1 → 1 executors" in confirms[-1] and "after 1 s" in confirms[-1]
+    question = _question(page)  # a new session: the token is asked for too
+    assert "exclaim1 → 1 executors" in question and "after 1 s" in question
     page.fill("#token-input", ui.cluster.token())
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
@@ -784,15 +798,30 @@ def test_activate_then_kill_with_a_wait_time(ui_cluster: UiCluster, page: Any) -
     page.wait_for_selector("#action-status[data-result=ok]")
     wait_for(lambda: ui.status() == "ACTIVE", 10, message="topology active again")
 
-    # the token is asked once per session: kill goes through without the dialog
+    # the token is asked once per session: kill's dialog only asks to confirm
     page.fill("#kill-wait", "3")
     page.click("button[data-action=kill]")
+    question = _question(page)
+    assert "Kill topology" in question and "after 3 s" in question
+    assert page.is_hidden("#token-field")
+    page.click("#token-ok")
     killed_at = time.monotonic()
     page.wait_for_selector('#topology-summary td[data-field=status]:text("KILLED")')
-    assert "Kill topology" in confirms[-1] and "after 3 s" in confirms[-1]
-    assert not page.is_visible("#token-dialog")
+    assert not page.is_visible("#token-dialog") and not confirms
+    # KILLED: every action is disabled and no worker links to a Spark UI any more
+    page.wait_for_selector("button[data-action=kill]:disabled")
+    assert page.eval_on_selector_all("#actions button[data-action]",
+                                     "bs => bs.every(b => b.disabled)")
+    page.wait_for_selector("#workers td[data-field=sparkUiUrl]:text('not available')")
     page.wait_for_selector("body[data-gone='1']", timeout=30_000)
     assert time.monotonic() - killed_at >= 2.5, "the kill waited"
     assert ui.status() is None
     page.wait_for_selector("#error:text('no longer exists')")
+    # gone: no stale figures left on the page, the actions stay disabled
+    for table in ("spouts", "bolts", "workers", "topology-stats"):
+        assert page.eval_on_selector_all(f"#{table} tbody tr", "rs => rs.map(r => r.className)") \
+            == ["gone"], table
+    assert page.eval_on_selector_all("#workers a", "links => links.length") == 0
+    assert page.eval_on_selector_all("#actions button[data-action]",
+                                     "bs => bs.every(b => b.disabled)")
     screenshot(page, "topology-killed")

@@ -51,6 +51,10 @@ class FakeNimbus:
         if path == f"/api/v1/topology/{TOPOLOGY}/stacktrace":
             return httpx.Response(200, json=STACKS) if auth == f"Bearer {TOKEN}" else \
                 httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
+        if path == f"/api/v1/topology/{TOPOLOGY}/logs":
+            return httpx.Response(200, json={"query": request.url.query.decode()}) \
+                if auth == f"Bearer {TOKEN}" else \
+                httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
         if path == f"/api/v1/topology/{TOPOLOGY}":
             return httpx.Response(200, json={"id": TOPOLOGY, "name": "exclamation"})
         if path == f"/api/v1/topology/{TOPOLOGY}/visualization" and self.visualization:
@@ -195,9 +199,9 @@ def test_the_dag_comes_from_the_local_spec_or_from_nimbus_with_the_token(
 
 
 def test_spec_paths_cannot_leave_stormdist(nimbus: FakeNimbus, tmp_path: Path) -> None:
-    from sparkstorm.web.app import UiServer
+    from sparkstorm.web.app import UiServer, UiSettings
 
-    server = UiServer({"storm.local.dir": str(tmp_path)}, "http://nimbus.test")
+    server = UiServer(UiSettings.of({"storm.local.dir": str(tmp_path)}), "http://nimbus.test")
     (tmp_path / "stormcode.json").write_text("{}")
     assert server.spec_file("../../stormcode.json") is None
     assert server.spec_file("..") is None
@@ -270,3 +274,34 @@ def test_pages_load_only_their_own_scripts_and_styles(nimbus: FakeNimbus,
         text = client.get(f"/static/{name}").text
         assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
         assert "https://" not in text and "@import" not in text, name
+
+
+def test_the_favicon_is_served_and_linked(nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert icon.content.startswith(b"<svg")
+    assert '<link rel="icon" href="/favicon.ico"' in client.get("/").text
+
+
+def test_logs_are_read_with_the_session_token_and_have_a_page(nimbus: FakeNimbus,
+                                                              tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    path = f"/api/v1/topology/{TOPOLOGY}/logs"
+    assert client.get(path, params={"worker": "w-1"}).status_code == 403  # no UI session
+    page = client.get(f"/topology/{TOPOLOGY}/logs", params={"worker": "w-1",
+                                                            "source": "executor-2"})
+    assert page.status_code == 200 and 'data-worker="w-1"' in page.text
+    assert 'data-source="executor-2"' in page.text and "logs.js" in page.text
+    missing = client.get(path, params={"worker": "w-1"})
+    assert missing.status_code == 401 and missing.json()["code"] == "AUTH_TOKEN_MISSING"
+    assert not [c for c in nimbus.calls if c[1] == path], "nothing asked without the token"
+    client.post("/ui/session/token", json={"token": TOKEN},
+                headers={"X-CSRF-Token": _csrf_of(page.text)})
+    read = client.get(path, params={"worker": "w-1", "source": "executor-2"})
+    assert read.json() == {"query": "worker=w-1&source=executor-2"}
+    assert nimbus.calls[-1] == ("GET", path, f"Bearer {TOKEN}")
+
+
+def _csrf_of(page: str) -> str:
+    return page.split('name="csrf-token" content="')[1].split('"')[0]

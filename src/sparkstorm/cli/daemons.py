@@ -114,6 +114,20 @@ def _start_ui(conf: dict[str, object]) -> tuple[Any, threading.Thread]:
     return ui_server, thread
 
 
+def where_to_look(conf: dict[str, object], nimbus: str, supervisor_root: Any) -> str:
+    """What ``sparkstorm cluster`` prints once up: the UI, Nimbus and where logs go.
+
+    Example:
+        >>> print(where_to_look({"ui.port": 8080}, "http://127.0.0.1:6627", "/tmp/sup"))
+        sparkstorm cluster: UI http://127.0.0.1:8080, Nimbus http://127.0.0.1:6627
+        worker logs: /tmp/sup/workers/<worker id>/worker.log (and live in the UI)
+    """
+    from sparkstorm.web.cli import ui_url
+
+    return (f"sparkstorm cluster: UI {ui_url(conf)}, Nimbus {nimbus}\n"
+            f"worker logs: {supervisor_root}/workers/<worker id>/worker.log (and live in the UI)")
+
+
 def cluster_command(args: argparse.Namespace) -> int:
     """Nimbus, one supervisor and the web UI on the same store.
 
@@ -134,6 +148,7 @@ def cluster_command(args: argparse.Namespace) -> int:
         supervisor = Supervisor(conf, state, client)
         supervisor.start()
         ui_server, ui_thread = _start_ui(conf)
+        print(where_to_look(conf, nimbus_url(conf), supervisor.root), flush=True)
         try:
             _serve(server)
         finally:

@@ -114,6 +114,9 @@ def run_command(args: argparse.Namespace) -> int:
         console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
                       f"({topology.__name__}) on Spark local mode ...")
         runner = cluster.submit_topology(name, topology)
+        console.print(f"Spark UI: {runner.spark_ui_url or 'off (spark.ui.enabled: false)'}; "
+                      f"executor logs: {runner.pool.workdir}/executor-<id>.log",
+                      highlight=False, soft_wrap=True)
         # after Spark started: PySpark's own SIGINT handler would cancel the running job
         signal.signal(signal.SIGINT, lambda *_: stop.set())
         signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -201,7 +201,8 @@ class TopologyDriver:
         """Run window ``self.window`` as one Spark job and absorb its result."""
         window, started = self.window, time.time()
         sc = self._spark.sparkContext
-        sc.setJobGroup(f"{self.name}-{window}", f"sparkstorm {self.name} window {window}")
+        group = f"{self.name}-{window}"
+        sc.setJobGroup(group, f"sparkstorm {self.name} window {window}")
         first = self._stages[0]
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
         rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window))
@@ -214,7 +215,9 @@ class TopologyDriver:
             self._job_failed(window, exc)
             results = []
         self.window += 1
-        self._absorb(window, started, results)
+        # the window's Spark job(s), so that the UI links each chart point to its job
+        jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(group)]
+        self._absorb(window, started, results, jobs)
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
@@ -248,7 +251,8 @@ class TopologyDriver:
         self._fail_all = True
         self._deliveries = {}
 
-    def _absorb(self, window: int, started: float, results: list[Any]) -> None:
+    def _absorb(self, window: int, started: float, results: list[Any],
+                jobs: list[int] | None = None) -> None:
         metas = []
         for key, (meta_blob, deliveries) in results:
             if key != DRIVER:
@@ -262,7 +266,7 @@ class TopologyDriver:
         self._verdicts = self.acker.process_window(metas)
         components, executors = self._counters(metas)
         self.stats.record(WindowRecord(window, started, time.time() - started, components,
-                                       executors))
+                                       executors, jobs or []))
         self.stats.restarts = self.pool.restarts
 
     def _executor_lost(self, window: int, meta: WindowMeta) -> None:

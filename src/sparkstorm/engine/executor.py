@@ -151,15 +151,19 @@ class BoltExecutor(ExecutorHost):
         with self.lock:
             started = time.perf_counter()
             batches = [batch for blob in blobs for batch in unpack(blob)]
-            for position, batch in enumerate(batches):
-                try:
-                    self._process_batch(*batch)
-                except ComponentFailure:
-                    self._fail_rest(batches[position + 1:])
-                    raise
-            self._end_window()
-            if batches:  # an idle window is not execute time: it would skew the average
-                self.stats.busy_seconds += time.perf_counter() - started
+            try:
+                for position, batch in enumerate(batches):
+                    try:
+                        self._process_batch(*batch)
+                    except ComponentFailure as failure:
+                        self._fail_rest(batches[position + 1:], str(failure))
+                        raise
+                self._end_window()
+            finally:
+                # a window that raised was busy too: its executed tuples count (an idle
+                # window is not execute time: it would skew the average)
+                if batches:
+                    self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
 
     def _end_window(self) -> None:
@@ -211,12 +215,13 @@ class BoltExecutor(ExecutorHost):
                             xor[root] = xor.get(root, 0) ^ edge ^ val
         except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
             self.record_error(task, exc)
+            reason = f"{type(exc).__name__}: {exc}"
             if self.auto_fail:  # pystorm: without auto_fail the tuple is left to time out
-                collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
+                collector.fail(tup, reason, FAIL_ERROR)
             self.must_restart = True
             self._fail_rest([[task, src, stream, values_list[done + 1:],
-                              anchors_list[done + 1:]]])
-            raise ComponentFailure(str(exc)) from exc
+                              anchors_list[done + 1:]]], reason)
+            raise ComponentFailure(reason) from exc
         finally:
             collector.current = None
             self.next_tuple_id = next_id
@@ -230,13 +235,15 @@ class BoltExecutor(ExecutorHost):
                 # an auto-acked tuple's process latency is its own execute time
                 stats.add_ms(stats.process_ms, key, spent_ms * auto_acked / done)
 
-    def _fail_rest(self, batches: list[list[Any]]) -> None:
-        """Fail the tuples after a crash, so their trees replay now instead of timing out."""
-        reason = f"{self.info.component}: executor restarting after an error"
+    def _fail_rest(self, batches: list[list[Any]], reason: str) -> None:
+        """Fail the window's tuples after the one that raised, so their trees replay now
+        instead of timing out. They fail because of that error: same cause and reason as
+        the tuple that raised (not a crash)."""
+        why = f"{self.info.component}: {reason}"
         for batch in batches:
             for anchors in batch[4]:
                 if anchors:
-                    mark_failed(self.output, anchors, FAIL_CRASH, reason)
+                    mark_failed(self.output, anchors, FAIL_ERROR, why)
 
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window, explicit fails through the collectors included."""

@@ -4,12 +4,47 @@
 from __future__ import annotations
 
 import random
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.engine.failures import FAIL_CAUSES
 
 _SAMPLE_LIMIT = 2000
+MAX_FAILURE_REASONS = 32
+"""Kinds of failure reasons kept per component (and per rolling bucket): a bolt that fails
+with a new message every time must not grow a spout's statistics without end."""
+OTHER_REASONS = "(other reasons: more kinds than are kept)"
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|[0-9a-fA-F]{8,}|\d+(?:\.\d+)?")
+
+
+def reason_template(reason: str) -> str:
+    """The kind of a failure reason: quoted values become ``'…'`` and numbers (and long hex
+    ids) ``<n>``, so reasons that differ only in their data are counted together.
+
+    Example:
+        >>> reason_template("count: ValueError: no word 'foo' in line 17")
+        "count: ValueError: no word '…' in line <n>"
+    """
+    return _NUMBER.sub("<n>", _QUOTED.sub("'…'", reason))
+
+
+@dataclass
+class ReasonSeen:
+    """When a kind of failure reason was first and last seen (epoch seconds), and its
+    latest text."""
+
+    first: float
+    last: float
+    example: str
+
+    def merge(self, other: ReasonSeen) -> None:
+        """Widen to ``other``'s times; the later one's example wins."""
+        if other.last >= self.last:
+            self.last, self.example = other.last, other.example
+        self.first = min(self.first, other.first)
 
 
 class LatencySample:
@@ -67,7 +102,11 @@ class ComponentCounters:
     timed_out: int = 0
     errors: int = 0
     fail_causes: dict[tuple[str, str], int] = field(default_factory=dict)
-    """Failed trees of a spout by (cause, reason); see ``engine.failures.FAIL_CAUSES``."""
+    """Failed trees of a spout by (cause, kind of reason); see
+    ``engine.failures.FAIL_CAUSES`` and :func:`reason_template`. At most
+    :data:`MAX_FAILURE_REASONS` kinds, the rest counted under :data:`OTHER_REASONS`."""
+    fail_seen: dict[tuple[str, str], ReasonSeen] = field(default_factory=dict)
+    """First and last time of each ``fail_causes`` key."""
     execute_ms: dict[str, float] = field(default_factory=dict)
     """A bolt's time in ``process`` per input stream, summed."""
     process_ms: dict[str, float] = field(default_factory=dict)
@@ -75,9 +114,33 @@ class ComponentCounters:
     complete_ms: dict[str, float] = field(default_factory=dict)
     """A spout's complete latencies per output stream, summed over its acked trees."""
 
+    def __post_init__(self) -> None:
+        """Group raw (cause, reason) counts by kind of reason, seen now."""
+        if self.fail_causes and not self.fail_seen:
+            raw, self.fail_causes = self.fail_causes, {}
+            now = time.time()
+            for (cause, reason), n in raw.items():
+                self._count_reason(cause, reason_template(reason), n,
+                                   ReasonSeen(now, now, reason))
+
+    def _count_reason(self, cause: str, kind: str, n: int, seen: ReasonSeen | None) -> None:
+        key = (cause, kind)
+        if key not in self.fail_causes and len(self.fail_causes) >= MAX_FAILURE_REASONS:
+            key = (cause, OTHER_REASONS)
+        self.fail_causes[key] = self.fail_causes.get(key, 0) + n
+        if seen is None:
+            return
+        mine = self.fail_seen.get(key)
+        if mine is None:
+            self.fail_seen[key] = ReasonSeen(seen.first, seen.last, seen.example)
+        else:
+            mine.merge(seen)
+
     def add(self, other: ComponentCounters, *, keep_samples: bool = True) -> None:
         """Add ``other``'s counts into these (and its latency sample, if ``keep_samples``)."""
-        for name in ("emitted", "transferred", "executed", "acked", "failed", "fail_causes",
+        for (cause, kind), n in other.fail_causes.items():
+            self._count_reason(cause, kind, n, other.fail_seen.get((cause, kind)))
+        for name in ("emitted", "transferred", "executed", "acked", "failed",
                      "execute_ms", "process_ms", "complete_ms"):
             mine, theirs = getattr(self, name), getattr(other, name)
             for key, value in theirs.items():
@@ -111,10 +174,18 @@ class ComponentCounters:
         return counts
 
     def failure_reasons(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The most frequent (cause, reason) pairs, most frequent first."""
-        ranked = sorted(self.fail_causes.items(), key=lambda item: (-item[1], item[0]))
-        return [{"cause": cause, "reason": reason, "count": n}
-                for (cause, reason), n in ranked[:limit]]
+        """The most frequent kinds of (cause, reason), most frequent first, the most
+        recently seen first among equals; each with its first and last time and latest
+        text (``example``)."""
+        rows: list[dict[str, Any]] = []
+        for (cause, reason), n in self.fail_causes.items():
+            seen = self.fail_seen.get((cause, reason))
+            rows.append({"cause": cause, "reason": reason, "count": n,
+                         "firstSeen": round(seen.first, 3) if seen else None,
+                         "lastSeen": round(seen.last, 3) if seen else None,
+                         "example": seen.example if seen else reason})
+        rows.sort(key=lambda r: (-r["count"], -(r["lastSeen"] or 0.0)))
+        return rows[:limit]
 
     def summary(self, seconds: float | None = None) -> dict[str, Any]:
         """Totals and latencies in Storm's terms; ``capacity`` is the share of ``seconds``

@@ -27,6 +27,8 @@ class WindowRecord:
     seconds: float
     components: dict[str, ComponentCounters]
     executors: dict[int, ComponentCounters] = field(default_factory=dict)
+    jobs: list[int] = field(default_factory=list)
+    """Its Spark job ids (links from the UI's charts to the Spark UI)."""
 
 
 @dataclass(frozen=True)
@@ -143,4 +145,5 @@ class TopologyStats:
                 brief["capacity"] = round(busiest[name], 3)
             components[name] = brief
         return {"window": record.window, "started": round(record.started, 3),
-                "seconds": round(record.seconds, 3), "components": components}
+                "seconds": round(record.seconds, 3), "components": components,
+                "jobs": list(record.jobs)}

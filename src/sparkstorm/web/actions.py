@@ -19,17 +19,17 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
-from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 if TYPE_CHECKING:
-    from sparkstorm.web.app import UiServer
     from sparkstorm.web.sessions import Session
 
 logger = logging.getLogger(__name__)
@@ -79,43 +79,38 @@ def rebalance_body(body: object) -> dict[str, Any]:
     return {"rebalanceOptions": checked}
 
 
-async def _json_body(request: Request) -> object:
-    raw = await request.body()
+def _json_body(raw: bytes) -> object:
     if not raw.strip():
         return None
     try:
-        return await request.json()
+        return json.loads(raw)
     except ValueError as exc:
         msg = f"the request body is not JSON: {exc}"
         raise HTTPException(422, msg) from exc
 
 
-async def forward_action(request: Request, ui: UiServer, topology_id: str, action: str,
-                         wait: int | None) -> Response:
-    """Check a topology action and forward it to Nimbus with the session's token.
+async def forward_action(client: httpx.AsyncClient, session: Session, topology_id: str,
+                         action: str, wait: int | None, raw_body: bytes) -> Response:
+    """Check a topology action and forward it to Nimbus with the session's token (the
+    caller checked the session, CSRF and that actions are enabled).
 
     Raises:
-        HTTPException: 403 (CSRF, foreign origin, actions disabled), 404 (unknown action),
-            422 (bad rebalance body or wait time).
+        HTTPException: 404 (unknown action), 422 (bad rebalance body or wait time).
     """
-    session = ui.check_post(request)
-    if not ui.actions_enabled:
-        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
     if action not in ACTIONS or (wait is not None and action not in WAIT_ACTIONS):
         raise HTTPException(404, f"unknown action {action!r}; use one of {list(ACTIONS)}")
     if wait is not None and not 0 <= wait <= MAX_WAIT_SECS:
         raise HTTPException(422, f"wait time must be 0 to {MAX_WAIT_SECS} s, got {wait}")
-    body = rebalance_body(await _json_body(request)) if action == "rebalance" else None
+    body = rebalance_body(_json_body(raw_body)) if action == "rebalance" else None
     if session.token is None:
         return _token_missing()
     if action == "stacktrace":
-        return await _request_stack_traces(ui, session, topology_id)
+        return await _request_stack_traces(client, session, topology_id)
     path = f"/api/v1/topology/{quote(topology_id, safe='')}/{action}"
     if wait is not None:
         path += f"/{wait}"
     logger.info("forwarding %s of %s to Nimbus", action, topology_id)
-    return _answer(session, await ui.client.post(path, json=body,
-                                                 headers=_bearer(session)))
+    return _answer(session, await client.post(path, json=body, headers=_bearer(session)))
 
 
 def _token_missing() -> JSONResponse:
@@ -140,32 +135,33 @@ def _stacktrace_path(topology_id: str) -> str:
     return f"/api/v1/topology/{quote(topology_id, safe='')}/stacktrace"
 
 
-async def _request_stack_traces(ui: UiServer, session: Session, topology_id: str) -> Response:
+async def _request_stack_traces(client: httpx.AsyncClient, session: Session,
+                                topology_id: str) -> Response:
     """Read the answers so far, then ask Nimbus for new ones (see the module docstring)."""
     path = _stacktrace_path(topology_id)
-    before = await ui.client.get(path, headers=_bearer(session))
+    before = await client.get(path, headers=_bearer(session))
     if not before.is_success:
         return _answer(session, before)
     previous = {str(w.get("workerId")): w.get("timeSecs")
                 for w in before.json().get("workers", []) if isinstance(w, dict)}
     logger.info("forwarding stacktrace of %s to Nimbus", topology_id)
-    response = await ui.client.post(path, headers=_bearer(session))
+    response = await client.post(path, headers=_bearer(session))
     if not response.is_success:
         return _answer(session, response)
     return JSONResponse({**response.json(), "previousTimeSecs": previous})
 
 
-async def forward_stack_traces(request: Request, ui: UiServer, topology_id: str) -> Response:
+async def forward_stack_traces(client: httpx.AsyncClient, session: Session,
+                               topology_id: str) -> Response:
     """The stack traces the workers of a topology sent, read from Nimbus with the session's
-    token (which never leaves this server).
+    token (which never leaves this server)."""
+    return await forward_token_get(client, session, _stacktrace_path(topology_id))
 
-    Raises:
-        HTTPException: 403 (no session, foreign origin, actions disabled).
-    """
-    session = ui.check_session(request)
-    if not ui.actions_enabled:
-        raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: false)")
+
+async def forward_token_get(client: httpx.AsyncClient, session: Session, path: str,
+                            params: Mapping[str, str] | None = None) -> Response:
+    """A read Nimbus serves only with the cluster token, with the session's token; 401
+    (``AUTH_TOKEN_MISSING``) when the session has none yet."""
     if session.token is None:
         return _token_missing()
-    return _answer(session, await ui.client.get(_stacktrace_path(topology_id),
-                                                headers=_bearer(session)))
+    return _answer(session, await client.get(path, params=params, headers=_bearer(session)))

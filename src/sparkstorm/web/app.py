@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -28,7 +29,7 @@ from starlette.exceptions import HTTPException
 
 from sparkstorm.config import conf_bool, local_dir
 from sparkstorm.web import pages
-from sparkstorm.web.actions import forward_action, forward_stack_traces
+from sparkstorm.web.actions import forward_action, forward_stack_traces, forward_token_get
 from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
 
 logger = logging.getLogger(__name__)
@@ -50,16 +51,30 @@ def _json_error(status: int, message: str, code: str) -> JSONResponse:
     return JSONResponse({"error": message, "code": code}, status_code=status)
 
 
-class UiServer:
-    """State of one UI server: its conf, sessions and Nimbus client."""
+@dataclass(frozen=True)
+class UiSettings:
+    """What the UI server reads of the configuration."""
 
-    def __init__(self, conf: Mapping[str, object], nimbus_url: str,
+    actions_enabled: bool
+    """``ui.actions.enabled``: the action buttons and POST routes."""
+    local_dir: Path
+    """``storm.local.dir``, where a Nimbus on this machine keeps topology specs."""
+
+    @classmethod
+    def of(cls, conf: Mapping[str, object]) -> UiSettings:
+        """The settings in ``conf`` (declared defaults for missing keys)."""
+        return cls(conf_bool(conf, "ui.actions.enabled"), local_dir(conf).resolve())
+
+
+class UiServer:
+    """State of one UI server: its settings, sessions and Nimbus client."""
+
+    def __init__(self, settings: UiSettings, nimbus_url: str,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.conf = conf
         self.nimbus_url = nimbus_url
         self.sessions = SessionStore()
-        self.actions_enabled = conf_bool(conf, "ui.actions.enabled")
-        self.local_dir = local_dir(conf)
+        self.actions_enabled = settings.actions_enabled
+        self.local_dir = settings.local_dir
         self.client = httpx.AsyncClient(base_url=nimbus_url, timeout=10, transport=transport)
 
     # --- sessions ------------------------------------------------------------------------------
@@ -186,7 +201,7 @@ def graph_of(spec: Mapping[str, Any]) -> dict[str, Any]:
 def create_app(conf: Mapping[str, object], nimbus_url: str,
                transport: httpx.AsyncBaseTransport | None = None) -> FastAPI:
     """The UI app for the Nimbus at ``nimbus_url``."""
-    ui = UiServer(conf, nimbus_url, transport)
+    ui = UiServer(UiSettings.of(conf), nimbus_url, transport)
     app = FastAPI(title="sparkstorm ui", version="1", docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.ui = ui
@@ -228,6 +243,22 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     @app.get("/", response_class=HTMLResponse)
     async def cluster(request: Request) -> HTMLResponse:
         return ui.page(request, pages.cluster_page)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        return Response((STATIC / "favicon.svg").read_bytes(), media_type="image/svg+xml",
+                        headers={"Cache-Control": "max-age=86400"})
+
+    @app.get("/topology/{topology_id}/logs", response_class=HTMLResponse)
+    async def logs(request: Request, topology_id: str, worker: str = "",
+                   source: str = "worker") -> HTMLResponse:
+        response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
+        if response.status_code == 404:
+            return ui.not_found(request, topology_id, None, response)
+        response.raise_for_status()
+        name = str(response.json().get("name", topology_id))
+        return ui.page(request, lambda s: pages.logs_page(s, topology_id, name, worker,
+                                                          source))
 
     @app.get("/topology/{topology_id}", response_class=HTMLResponse)
     async def topology(request: Request, topology_id: str) -> HTMLResponse:
@@ -290,18 +321,41 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
         ui.check_post(request).token = None
         return {"status": "success"}
 
+    def action_session(request: Request) -> Session:
+        session = ui.check_post(request)
+        if not ui.actions_enabled:
+            raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: "
+                                     "false)")
+        return session
+
     @app.post("/api/v1/topology/{topology_id}/{action}")
     async def act(request: Request, topology_id: str, action: str) -> Response:
-        return await forward_action(request, ui, topology_id, action, None)
+        session = action_session(request)
+        return await forward_action(ui.client, session, topology_id, action, None,
+                                    await request.body())
 
     @app.post("/api/v1/topology/{topology_id}/{action}/{wait}")
     async def act_wait(request: Request, topology_id: str, action: str, wait: int) -> Response:
-        return await forward_action(request, ui, topology_id, action, wait)
+        session = action_session(request)
+        return await forward_action(ui.client, session, topology_id, action, wait,
+                                    await request.body())
 
     @app.get("/api/v1/topology/{topology_id}/stacktrace")
     async def stack_traces(request: Request, topology_id: str) -> Response:
         """The workers' stack traces: Nimbus serves them only with the session's token."""
-        return await forward_stack_traces(request, ui, topology_id)
+        session = ui.check_session(request)
+        if not ui.actions_enabled:
+            raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: "
+                                     "false)")
+        return await forward_stack_traces(ui.client, session, topology_id)
+
+    @app.get("/api/v1/topology/{topology_id}/logs")
+    async def log_tail(request: Request, topology_id: str) -> Response:
+        """A worker's or executor's log tail: Nimbus serves it only with the session's token
+        (logs can hold what components print)."""
+        return await forward_token_get(
+            ui.client, ui.check_session(request),
+            f"/api/v1/topology/{quote(topology_id, safe='')}/logs", request.query_params)
 
     @app.get("/api/v1/{path:path}")
     async def proxy(request: Request, path: str) -> Response:

@@ -19,6 +19,17 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=ui_command)
 
 
+def ui_url(conf: dict[str, object]) -> str:
+    """Where the UI of ``conf`` answers (``ui.host``:``ui.port``).
+
+    Example:
+        >>> ui_url({"ui.port": 8081})
+        'http://127.0.0.1:8081'
+    """
+    host = conf_str(conf, "ui.host")
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{conf_int(conf, 'ui.port')}"
+
+
 def build_server(conf: dict[str, object]) -> Any:
     """The uvicorn server of the UI for ``conf``."""
     import uvicorn
@@ -27,9 +38,8 @@ def build_server(conf: dict[str, object]) -> Any:
     from sparkstorm.web.app import create_app
 
     app = create_app(conf, nimbus_url(conf))
-    host = conf_str(conf, "ui.host")
-    port = conf_int(conf, "ui.port")
-    logger.info("sparkstorm UI on http://%s:%d for Nimbus %s", host, port, nimbus_url(conf))
+    host, port = conf_str(conf, "ui.host"), conf_int(conf, "ui.port")
+    logger.info("sparkstorm UI on %s for Nimbus %s", ui_url(conf), nimbus_url(conf))
     return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
 
 

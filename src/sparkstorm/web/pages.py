@@ -23,6 +23,7 @@ def _layout(title: str, session: Session | None, body: str, *, script: str = "",
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="{csrf}">
 <title>{escape(title)} - sparkstorm UI</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="/static/ui.css">
 {scripts}
 </head>
@@ -46,13 +47,15 @@ def cluster_page(session: Session) -> str:
 <section><h2>Cluster</h2><table id="cluster-summary" class="kv"><tbody></tbody></table></section>
 <section><h2>Nimbus</h2><table id="nimbus"><tbody></tbody></table></section>
 <section><h2>Topologies</h2>
-<table id="topologies"><thead><tr><th>Name</th><th>Id</th><th>Owner</th><th>Status</th>
-<th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th></tr></thead><tbody></tbody>
+<table id="topologies" class="sortable"><thead><tr><th>Name</th><th>Id</th><th>Owner</th>
+<th>Status</th><th title="share of tuple trees failed and errors reported in the last 10 minutes">
+Health (10 min)</th><th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th>
+<th>CPU</th><th>Memory</th><th>Spark UI</th></tr></thead><tbody></tbody>
 </table></section>
 <section><h2>Supervisors</h2>
-<table id="supervisors"><thead><tr><th>Id</th><th>Host</th><th>Uptime</th><th>Slots</th>
-<th>Used slots</th><th>Free slots</th><th>Version</th></tr></thead><tbody></tbody></table>
-</section>
+<table id="supervisors" class="sortable"><thead><tr><th>Id</th><th>Host</th><th>Uptime</th>
+<th>Slots</th><th>Used slots</th><th>Free slots</th><th>Version</th></tr></thead>
+<tbody></tbody></table></section>
 <section><h2>Cluster configuration</h2><details id="cluster-conf-box"><summary>Nimbus
 configuration (secrets masked)</summary>
 <table id="cluster-configuration" class="kv"><tbody></tbody></table></details></section>
@@ -65,12 +68,15 @@ WINDOWS = (("600", "10 min"), ("10800", "3 h"), ("86400", "1 day"), (":all-time"
 
 TOKEN_DIALOG = """
 <dialog id="token-dialog"><form id="token-form" method="dialog">
-<p>This action needs the cluster token (<code>storm.cluster.token</code>, or the file
+<p id="confirm-question" class="question"></p>
+<div id="token-field">
+<p>This needs the cluster token (<code>storm.cluster.token</code>, or the file
 <code>&lt;storm.local.dir&gt;/nimbus/token</code> on the Nimbus machine). It is kept for this
 browser session by the UI server only.</p>
-<p id="token-error" class="error" hidden></p>
 <label>Cluster token <input id="token-input" type="password" autocomplete="off"></label>
-<menu><button type="submit" value="ok" id="token-ok">Use token</button>
+</div>
+<p id="token-error" class="error" hidden></p>
+<menu><button type="submit" value="ok" id="token-ok">OK</button>
 <button type="button" id="token-cancel">Cancel</button></menu>
 </form></dialog>
 """
@@ -121,8 +127,17 @@ FAILURES = """
 <table id="failures-by-cause"><thead><tr><th>Cause</th><th>Failed</th><th>Share</th></tr>
 </thead><tbody></tbody></table>
 <table id="failure-reasons"><thead><tr><th>Spout</th><th>Cause</th><th>Reason</th>
-<th>Count</th></tr></thead><tbody></tbody></table>
+<th>Count</th><th>Last seen</th></tr></thead><tbody></tbody></table>
 </section>
+"""
+
+
+WINDOWS_BOX = """
+<section id="windows-box"><h2>Windows and back-pressure</h2>
+<p class="muted">Each window is one Spark job; a window longer than
+<code>topology.window.ms</code> means the job takes longer than asked (a loaded machine or a
+slow bolt), and tuples wait in the spouts' buffers meanwhile.</p>
+<table id="windows" class="kv"><tbody></tbody></table></section>
 """
 
 
@@ -157,7 +172,7 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 </section>
 <section><h2>Topology stats</h2>
 <table id="topology-stats"><thead><tr><th>Window</th><th>Emitted</th><th>Transferred</th>
-<th>Complete latency (ms)</th><th>Acked</th><th>Failed</th></tr></thead><tbody></tbody></table>
+<th>Complete latency</th><th>Acked</th><th>Failed</th></tr></thead><tbody></tbody></table>
 </section>
 {_window_select()}
 <div class="two">
@@ -168,19 +183,22 @@ windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
 <span class="load-4">&ge; 0.8</span>. Edges: grouping and tuples/s.</p></section>
 {FAILURES}
 </div>
-{charts}
 <section><h2>Spouts <span class="window-label muted"></span></h2>
-<table id="spouts"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th><th>Emitted</th>
-<th>Transferred</th><th>Complete latency (ms)</th><th>Acked</th><th>Failed</th>
+<table id="spouts" class="sortable"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th>
+<th>Emitted</th><th>Transferred</th><th>Complete latency</th><th>Acked</th><th>Failed</th>
 <th>Last error</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Bolts <span class="window-label muted"></span></h2>
-<table id="bolts"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th><th>Emitted</th>
-<th>Transferred</th><th>Capacity</th><th>Execute latency (ms)</th><th>Executed</th>
-<th>Process latency (ms)</th><th>Acked</th><th>Failed</th><th>Last error</th></tr></thead>
+<table id="bolts" class="sortable"><thead><tr><th>Id</th><th>Executors</th><th>Tasks</th>
+<th>Emitted</th><th>Transferred</th><th>Capacity</th><th>Execute latency</th><th>Executed</th>
+<th>Process latency</th><th>Acked</th><th>Failed</th><th>Last error</th></tr></thead>
 <tbody></tbody></table></section>
+{WINDOWS_BOX}
+{charts}
 <section><h2>Workers</h2>
-<table id="workers"><thead><tr><th>Host</th><th>Port</th><th>Supervisor</th><th>Uptime</th>
-<th>Executors</th><th>Spark UI</th></tr></thead><tbody></tbody></table></section>
+<table id="workers" class="sortable"><thead><tr><th>Host</th><th>Port</th><th>Supervisor</th>
+<th>Uptime</th><th>Executors</th><th title="worker and executor processes, percent of one core">
+CPU</th><th title="resident memory of the worker and executor processes">Memory</th>
+<th>Log</th><th>Spark UI</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Configuration</h2><details><summary>topology configuration</summary>
 <table id="configuration" class="kv"><tbody></tbody></table></details></section>
 """
@@ -196,32 +214,34 @@ def _head(*titles: str) -> str:
 
 def _window_table(title: str, table: str, head: str) -> str:
     return (f'<section><h2>{title} <span class="window-label muted"></span></h2>\n'
-            f'<table id="{table}"><thead><tr>{head}</tr></thead><tbody></tbody></table>'
+            f'<table id="{table}" class="sortable"><thead><tr>{head}</tr></thead><tbody></tbody>'
+            "</table>"
             "</section>")
 
 
-_EXECUTOR = ("Id", "Host", "Port", "Uptime", "Emitted", "Transferred")
+_EXECUTOR = ("Id", "Host", "Port", "Uptime", "CPU", "Memory", "Log", "Emitted",
+             "Transferred")
 _COMPONENT_PARTS = {
     # kind: stats header, charts, input/output tables, executor header
     "spout": (
-        _head("Window", "Emitted", "Transferred", "Complete latency (ms)", "Acked", "Failed"),
+        _head("Window", "Emitted", "Transferred", "Complete latency", "Acked", "Failed"),
         (("chart-emitted", "Emitted/s"), ("chart-acked", "Acked/s"),
          ("chart-failed", "Failed/s"), ("chart-latency", "Complete latency (ms)")),
         _window_table("Output stats", "output-stats", _head(
-            "Stream", "Emitted", "Transferred", "Complete latency (ms)", "Acked", "Failed")),
-        _head(*_EXECUTOR, "Complete latency (ms)", "Acked", "Failed")),
+            "Stream", "Emitted", "Transferred", "Complete latency", "Acked", "Failed")),
+        _head(*_EXECUTOR, "Complete latency", "Acked", "Failed")),
     "bolt": (
-        _head("Window", "Emitted", "Transferred", "Execute latency (ms)", "Executed",
-              "Process latency (ms)", "Acked", "Failed", "Capacity"),
+        _head("Window", "Emitted", "Transferred", "Execute latency", "Executed",
+              "Process latency", "Acked", "Failed", "Capacity"),
         (("chart-emitted", "Emitted/s"), ("chart-executed", "Executed/s"),
          ("chart-failed", "Failed/s"), ("chart-latency", "Execute latency (ms)")),
         _window_table("Input stats", "input-stats", _head(
-            "Component", "Stream", "Execute latency (ms)", "Executed", "Process latency (ms)",
+            "Component", "Stream", "Execute latency", "Executed", "Process latency",
             "Acked", "Failed"))
         + _window_table("Output stats", "output-stats", _head("Stream", "Emitted",
                                                               "Transferred")),
-        _head(*_EXECUTOR, "Capacity", "Execute latency (ms)", "Executed",
-              "Process latency (ms)", "Acked", "Failed")),
+        _head(*_EXECUTOR, "Capacity", "Execute latency", "Executed",
+              "Process latency", "Acked", "Failed")),
 }
 
 
@@ -246,17 +266,41 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 <table id="component-stats"><thead><tr>{stats_head}</tr></thead><tbody></tbody></table>
 </section>
 {_window_select()}
-{_charts(charts)}
-{FAILURES if spout else ""}
 {streams}
 {_window_table("Executors", "executors", executor_head)}
+{FAILURES if spout else ""}
+{_charts(charts)}
 <section><h2>Errors</h2>
-<table id="errors"><thead><tr>{_head("Time", "Host", "Port", "Error")}</tr></thead>
+<table id="errors"><thead><tr>{_head("Time", "Host", "Port", "Log", "Error")}</tr></thead>
 <tbody></tbody></table></section>
 """
     attrs = (f'data-page="component" data-topology-id="{tid}" data-component="{cid}" '
              f'data-kind="{escape(kind)}"')
     return _layout(f"{component} in {name}", session, body, script="charts.js component.js",
+                   page_attrs=attrs)
+
+
+def logs_page(session: Session, topology_id: str, name: str, worker: str,
+              source: str) -> str:
+    """``/topology/{id}/logs?worker=...&source=...``: a worker's or executor's log, tailed
+    live (the worker sends its tail while the page reads it)."""
+    tid = escape(topology_id)
+    topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
+    body = f"""
+<p class="crumbs"><a href="/">Cluster</a> / <a id="topology-link" href="{topology_link}">topology
+{escape(name)}</a> / logs</p>
+<h1>Log of <span id="log-title">{escape(source)}</span></h1>
+<p id="error" class="error" hidden></p>
+<p class="log-bar"><label>Log <select id="log-source"></select></label>
+<span id="log-where" class="muted"></span>
+<label><input type="checkbox" id="log-follow" checked> follow the end</label>
+<span id="log-status" role="status" class="muted"></span></p>
+<pre id="log-text" class="log" tabindex="0"></pre>
+{TOKEN_DIALOG}
+"""
+    attrs = (f'data-page="logs" data-topology-id="{tid}" data-worker="{escape(worker)}" '
+             f'data-source="{escape(source)}"')
+    return _layout(f"Log of {name}", session, body, script="actions.js logs.js",
                    page_attrs=attrs)
 
 

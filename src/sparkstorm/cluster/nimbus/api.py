@@ -22,10 +22,11 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
+from sparkstorm.cluster.nimbus.log_tails import SOURCE, LogTails
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.stormdist import PARTS
 from sparkstorm.cluster.nimbus.ui_component import ComponentPage
-from sparkstorm.cluster.nimbus.ui_views import UiViews
+from sparkstorm.cluster.nimbus.ui_views import UiSources, UiViews
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import MAX_VALUE_DEPTH, value_depth
@@ -137,10 +138,41 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)
     _topology_routes(app, nimbus, auth)
-    views = UiViews(nimbus)
-    _ui_routes(app, views, ComponentPage(nimbus, views))
-    _worker_routes(app, nimbus.umbilical, auth)
+    views = UiViews(UiSources(nimbus, nimbus.state, nimbus.conf, nimbus.clock, nimbus.started))
+    _ui_routes(app, views, ComponentPage(views))
+    tails = LogTails(nimbus.clock)
+    _worker_routes(app, nimbus.umbilical, auth, tails)
+    _log_routes(app, views, tails, auth)
     return app
+
+
+def _log_routes(app: FastAPI, views: UiViews, tails: LogTails, auth: Any) -> None:
+    """The live log viewer's reads (see :mod:`sparkstorm.cluster.nimbus.log_tails`)."""
+    @app.get("/api/v1/topology/{topology_id}/logs", dependencies=[auth])
+    def logs(topology_id: str, worker: str, source: str = "worker") -> dict[str, Any]:
+        views.topologies.storm(topology_id)
+        if not SOURCE.match(source):
+            msg = f"unknown log {source!r}; ask for 'worker' or 'executor-<executor id>'"
+            raise NimbusError(msg, code="BAD_REQUEST")
+        assignment = views.state.get_assignment(topology_id)
+        slots = {wid: slot for slot, wid in (assignment.worker_ids.items()
+                                             if assignment else ())}
+        if worker not in slots:
+            msg = (f"topology {topology_id} has no worker {worker!r} now; its workers are "
+                   f"{sorted(slots)}")
+            raise NimbusError(msg, code="WORKER_NOT_ASSIGNED")
+        tails.forget({wid for tid in views.state.assignments()
+                      for wid in views.worker_ids(tid)})
+        tails.want(worker, source)
+        slot = slots[worker]
+        return {"topologyId": topology_id, "workerId": worker, "source": source,
+                "host": views.host_names(assignment).get(slot.node, slot.node),
+                "port": slot.port, **tails.read(worker, source)}
+
+    @app.post("/api/v1/worker/{worker_id}/logs", dependencies=[auth])
+    def log_tails(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        tails.store(worker_id, body)
+        return {"status": "success"}
 
 
 def _upload_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
@@ -241,6 +273,14 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
     app.get("/api/v1/supervisor/summary")(views.supervisor_summary)
     app.get("/api/v1/topology/summary")(views.topology_summary)
 
+    @app.get("/api/v1/owner-resources")
+    def owner_resources() -> dict[str, Any]:
+        return views.owner_resources()
+
+    @app.get("/api/v1/owner-resources/{owner}")
+    def owner_resource(owner: str) -> dict[str, Any]:
+        return views.owner_resources(owner)
+
     @app.get("/api/v1/supervisor")
     def supervisor(id: str | None = None, host: str | None = None) -> dict[str, Any]:  # noqa: A002
         return views.supervisor(id, host)
@@ -272,14 +312,14 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
         return components.page(topology_id, component, window)
 
 
-def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any) -> None:
+def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any, tails: LogTails) -> None:
     @app.get("/api/v1/worker/{worker_id}/init", dependencies=[auth])
     def init(worker_id: str, topology_id: str | None = None) -> dict[str, Any]:
         return umbilical.init_context(worker_id, topology_id)
 
     @app.post("/api/v1/worker/{worker_id}/heartbeat", dependencies=[auth])
     def heartbeat(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return umbilical.heartbeat(worker_id, body)
+        return {**umbilical.heartbeat(worker_id, body), "send_logs": tails.wanted(worker_id)}
 
     @app.post("/api/v1/worker/{worker_id}/log", dependencies=[auth])
     def log(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -171,6 +171,11 @@ class NimbusClient:
         """Answer a stack trace request (``{"topology_id", "stacks"}``)."""
         self.call("POST", f"/api/v1/worker/{worker_id}/stacktrace", json=body)
 
+    def report_log_tails(self, worker_id: str, body: dict[str, Any]) -> None:
+        """Send the tails of the logs Nimbus asked for (``{"topology_id", "sources",
+        "tails"}``, see :mod:`sparkstorm.cluster.nimbus.log_tails`)."""
+        self.call("POST", f"/api/v1/worker/{worker_id}/logs", json=body)
+
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
         """Report an error of a component or of the worker."""
         self.call("POST", f"/api/v1/worker/{worker_id}/error", json=body)

@@ -28,11 +28,11 @@ from sparkstorm.cluster.nimbus.ui_views import (
     current_spec,
     failures_by_cause,
     latency,
+    log_link,
     pretty_uptime,
 )
 
 if TYPE_CHECKING:
-    from sparkstorm.cluster.nimbus.service import Nimbus
     from sparkstorm.cluster.nimbus.ui_views import UiViews
 
 _COUNTS = ("emitted", "transferred", "executed", "acked", "failed")
@@ -55,9 +55,11 @@ def component_tasks(spec: dict[str, Any], name: str) -> tuple[int, int]:
 class ComponentPage:
     """Builds the component page of one Nimbus."""
 
-    def __init__(self, nimbus: Nimbus, views: UiViews) -> None:
-        self.nimbus = nimbus
+    def __init__(self, views: UiViews) -> None:
         self.views = views
+        self.topologies = views.topologies
+        self.state = views.state
+        self.clock = views.clock
 
     def page(self, topology_id: str, name: str, window: str | None = None) -> dict[str, Any]:
         """The component page for ``window`` (all time by default).
@@ -66,8 +68,8 @@ class ComponentPage:
             NimbusError: ``TOPOLOGY_NOT_FOUND``, ``COMPONENT_NOT_FOUND``, ``UNKNOWN_WINDOW``.
         """
         window = check_window(window)
-        base = self.nimbus.storm(topology_id)
-        spec = current_spec(base, self.nimbus.topology_spec(topology_id))
+        base = self.topologies.storm(topology_id)
+        spec = current_spec(base, self.topologies.topology_spec(topology_id))
         found = [c for c in spec["components"] if c["name"] == name]
         if not found:
             names = sorted(str(c["name"]) for c in spec["components"])
@@ -94,7 +96,7 @@ class ComponentPage:
             "executorStats": self._executors(topology_id, view, window, name, kind),
             "recentWindows": [_recent(r, name) for r in view.recent_windows()],
         }
-        error = self.nimbus.state.last_error(topology_id, name)
+        error = self.state.last_error(topology_id, name)
         last_error = error.error[:200] if error else ""
         if kind == "spout":
             page.update(self._spout(totals, by_window, last_error))
@@ -103,11 +105,12 @@ class ComponentPage:
         return page
 
     def _errors(self, topology_id: str, name: str) -> list[dict[str, Any]]:
-        now = self.nimbus.clock()
+        now = self.clock()
         return [{"error": e.error, "errorTime": int(e.time_secs), "errorHost": e.host,
-                 "errorPort": e.port, "errorWorkerLogLink": "",
+                 "errorPort": e.port,
+                 "errorWorkerLogLink": self.views.error_log_link(topology_id, e.port),
                  "errorLapsedSecs": int(now - e.time_secs)}
-                for e in reversed(self.nimbus.state.errors(topology_id, name))]  # oldest first
+                for e in reversed(self.state.errors(topology_id, name))]  # oldest first
 
     @staticmethod
     def _spout(totals: dict[str, Any], by_window: dict[str, dict[str, Any]],
@@ -161,16 +164,19 @@ class ComponentPage:
                    kind: str) -> list[dict[str, Any]]:
         """One row per executor of ``name`` (id: its task range, as Storm's)."""
         rows: list[dict[str, Any]] = []
-        assignment = self.nimbus.state.get_assignment(topology_id)  # once, not per row
-        for worker, stats in view.executors(window, name):
+        assignment = self.state.get_assignment(topology_id)  # once, not per row
+        hosts = self.views.host_names(assignment)
+        for worker, gid, stats in view.executors(window, name):
             task_range = f"[{stats.get('first_task')}-{stats.get('last_task')}]"
             uptime = worker.beat.uptime_secs if worker.beat else 0.0
+            process = (worker.resources.get("executors") or {}).get(gid) or {}
             row: dict[str, Any] = {
                 "id": task_range, "encodedId": quote(task_range, safe=""),
-                "host": assignment.node_host.get(worker.slot.node, worker.slot.node)
-                if assignment else worker.slot.node,
+                "host": hosts.get(worker.slot.node, worker.slot.node),
                 "port": worker.slot.port, "uptime": pretty_uptime(uptime),
-                "uptimeSeconds": int(uptime), "workerLogLink": "",
+                "uptimeSeconds": int(uptime), "executorId": gid,
+                "workerLogLink": log_link(topology_id, worker.worker_id, f"executor-{gid}"),
+                "cpuPercent": process.get("cpuPercent"), "memoryMb": process.get("memoryMb"),
                 **{k: int(stats.get(k) or 0) for k in ("emitted", "transferred", "acked",
                                                        "failed")}}
             if kind == "spout":
@@ -188,7 +194,7 @@ def _recent(record: dict[str, Any], name: str) -> dict[str, Any]:
     """One chart point of component ``name``."""
     brief = (record.get("components") or {}).get(name) or {}
     return {"window": record.get("window"), "time": record.get("started"),
-            "seconds": record.get("seconds"),
+            "seconds": record.get("seconds"), "jobs": list(record.get("jobs") or []),
             **{k: int(brief.get(k) or 0) for k in _COUNTS},
             "completeLatency": brief.get("complete_latency_ms"),
             "executeLatency": brief.get("execute_latency_ms"),

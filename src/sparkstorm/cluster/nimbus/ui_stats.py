@@ -81,6 +81,22 @@ class WorkerBeat:
     def stats(self) -> dict[str, Any]:
         return self.beat.executor_stats if self.beat is not None else {}
 
+    @property
+    def resources(self) -> dict[str, Any]:
+        """The worker's processes as its heartbeat measured them: ``worker`` and
+        ``executors`` (by executor id), each ``{"pid", "cpuPercent", "memoryMb"}``."""
+        found = self.stats.get("resources")
+        return found if isinstance(found, dict) else {}
+
+    def process_totals(self) -> dict[str, float]:
+        """CPU (percent of one core) and memory (MB, resident) of the worker and its
+        executor processes together."""
+        processes = [self.resources.get("worker") or {},
+                     *(self.resources.get("executors") or {}).values()]
+        return {"cpuPercent": round(sum(float(p.get("cpuPercent") or 0.0)
+                                        for p in processes), 1),
+                "memoryMb": round(sum(float(p.get("memoryMb") or 0.0) for p in processes), 1)}
+
     def window(self, window: str) -> dict[str, Any]:
         """This worker's ``{"components": ..., "executors": ...}`` for ``window``."""
         windowed = self.stats.get("windowed") or {}
@@ -107,14 +123,16 @@ class TopologyStatsView:
             stats["failure_reasons"] = top_reasons(stats.get("failure_reasons") or [])
         return merged
 
-    def executors(self, window: str, component: str) -> list[tuple[WorkerBeat, dict[str, Any]]]:
-        """``component``'s executor rows for ``window``, each with its worker."""
+    def executors(self, window: str, component: str
+                  ) -> list[tuple[WorkerBeat, str, dict[str, Any]]]:
+        """``component``'s executor rows for ``window``, each with its worker and executor
+        id."""
         rows = []
         for worker in self.beats:
-            for row in (worker.window(window).get("executors") or {}).values():
+            for gid, row in (worker.window(window).get("executors") or {}).items():
                 if row.get("component") == component:
-                    rows.append((worker, row))
-        return sorted(rows, key=lambda item: int(item[1].get("first_task", 0)))
+                    rows.append((worker, str(gid), row))
+        return sorted(rows, key=lambda item: int(item[2].get("first_task", 0)))
 
     def recent_windows(self) -> list[dict[str, Any]]:
         """The recent windows of the worker that reported most of them, oldest first."""
@@ -127,10 +145,30 @@ class TopologyStatsView:
 
 
 def top_reasons(reasons: list[dict[str, Any]], limit: int = 20) -> list[dict[str, Any]]:
-    """Merge equal (cause, reason) rows and keep the ``limit`` most frequent."""
-    counts: dict[tuple[str, str], int] = {}
+    """Merge rows of the same (cause, kind of reason) from several workers and keep the
+    ``limit`` most frequent, the most recently seen first among equals (so new kinds are
+    not crowded out by old ones of the same count), each with its first and last time and
+    its latest text.
+
+    Example:
+        >>> top_reasons([{"cause": "explicit", "reason": "r", "count": 2, "lastSeen": 5.0},
+        ...              {"cause": "explicit", "reason": "r", "count": 1, "lastSeen": 9.0,
+        ...               "example": "r 9"}])
+        [{'cause': 'explicit', 'reason': 'r', 'count': 3, 'firstSeen': None, 'lastSeen': 9.0, \
+'example': 'r 9'}]
+    """
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
     for row in reasons:
         key = (str(row.get("cause")), str(row.get("reason")))
-        counts[key] = counts.get(key, 0) + int(row.get("count") or 0)
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [{"cause": c, "reason": r, "count": n} for (c, r), n in ranked[:limit]]
+        mine = merged.setdefault(key, {"cause": key[0], "reason": key[1], "count": 0,
+                                       "firstSeen": None, "lastSeen": None,
+                                       "example": row.get("example") or key[1]})
+        mine["count"] += int(row.get("count") or 0)
+        first, last = row.get("firstSeen"), row.get("lastSeen")
+        if first is not None and (mine["firstSeen"] is None or first < mine["firstSeen"]):
+            mine["firstSeen"] = first
+        if last is not None and (mine["lastSeen"] is None or last >= mine["lastSeen"]):
+            mine["lastSeen"] = last
+            mine["example"] = row.get("example") or key[1]
+    ranked = sorted(merged.values(), key=lambda r: (-r["count"], -(r["lastSeen"] or 0.0)))
+    return ranked[:limit]

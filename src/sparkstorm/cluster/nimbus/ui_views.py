@@ -11,12 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import sparkstorm
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import SECRET_KEYS
+from sparkstorm.cluster.nimbus.ui_health import HEALTH_WINDOW, health, owner_summaries
 from sparkstorm.cluster.nimbus.ui_stats import (
     SYSTEM_COMPONENTS,
     WINDOWS,
@@ -25,12 +28,10 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     check_window,
     window_pretty,
 )
-from sparkstorm.cluster.state.records import Assignment, StormBase
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.state.records import Assignment, StormBase, TopologyStatus
 from sparkstorm.config import conf_int, conf_str
 from sparkstorm.engine.collector import FAIL_CAUSES
-
-if TYPE_CHECKING:
-    from sparkstorm.cluster.nimbus.service import Nimbus
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
 MASK = "********"
@@ -73,26 +74,57 @@ def mask_secrets(conf: dict[str, Any]) -> dict[str, Any]:
         for key, value in conf.items()}
 
 
-class UiViews:
-    """Builds the UI API bodies from a Nimbus's state."""
+class TopologySource(Protocol):
+    """What the UI reads of Nimbus's topologies (Nimbus is one)."""
 
-    def __init__(self, nimbus: Nimbus) -> None:
-        self.nimbus = nimbus
+    def storms(self) -> dict[str, StormBase]:
+        """Every topology's storm base, by id."""
+
+    def storm(self, topology_id: str) -> StormBase:
+        """One topology's storm base (raises ``TOPOLOGY_NOT_FOUND``)."""
+
+    def topology_spec(self, topology_id: str) -> dict[str, Any]:
+        """The submitted spec."""
+
+    def topology_conf(self, topology_id: str) -> dict[str, Any]:
+        """The conf the topology runs with."""
+
+
+@dataclass(frozen=True)
+class UiSources:
+    """What the UI API bodies are built from: the topologies, the cluster state (heartbeats,
+    assignments, supervisors, errors), Nimbus's conf, its clock and its start time."""
+
+    topologies: TopologySource
+    state: ClusterState
+    conf: Mapping[str, object]
+    clock: Callable[[], float]
+    started: float
+
+
+class UiViews:
+    """Builds the UI API bodies from :class:`UiSources`."""
+
+    def __init__(self, sources: UiSources) -> None:
+        self.sources = sources
+        self.topologies = sources.topologies
+        self.state = sources.state
+        self.clock = sources.clock
 
     def _used_slots(self) -> dict[str, int]:
         used: dict[str, int] = {}
-        for topology_id in self.nimbus.state.assignments():
-            assignment = self.nimbus.state.get_assignment(topology_id)
+        for topology_id in self.state.assignments():
+            assignment = self.state.get_assignment(topology_id)
             for slot in assignment.slots() if assignment else ():
                 used[slot.node] = used.get(slot.node, 0) + 1
         return used
 
     def cluster_summary(self) -> dict[str, Any]:
         """``GET /api/v1/cluster/summary``."""
-        supervisors = self.nimbus.state.all_supervisor_info()
+        supervisors = self.state.all_supervisor_info()
         total = sum(len(s.ports) for s in supervisors.values())
         used = sum(self._used_slots().values())
-        storms = self.nimbus.storms()
+        storms = self.topologies.storms()
         executors = sum(sum(b.component_executors.values()) for b in storms.values())
         tasks = sum(self._tasks(tid) for tid in storms)
         return {"stormVersion": VERSION, "user": "", "supervisors": len(supervisors),
@@ -109,8 +141,8 @@ class UiViews:
 
     def nimbus_summary(self) -> dict[str, Any]:
         """``GET /api/v1/nimbus/summary``: this Nimbus, the leader (no HA yet)."""
-        conf = self.nimbus.conf
-        uptime = max(0.0, self.nimbus.clock() - self.nimbus.started)
+        conf = self.sources.conf
+        uptime = max(0.0, self.clock() - self.sources.started)
         host = conf_str(conf, "nimbus.host")
         return {"nimbuses": [{"host": host, "port": conf_int(conf, "nimbus.port"),
                               "status": "Leader", "version": VERSION,
@@ -120,13 +152,13 @@ class UiViews:
     def cluster_configuration(self) -> dict[str, Any]:
         """``GET /api/v1/cluster/configuration`` (also ``/api/v1/nimbus/conf``): Nimbus's
         effective conf, secrets masked."""
-        return mask_secrets(self.nimbus.conf)
+        return mask_secrets(dict(self.sources.conf))
 
     def topology_conf(self, topology_id: str) -> dict[str, Any]:
         """``GET /api/v1/topology/{id}/conf``: the conf the topology runs with, secrets
         masked (none is stored with it; masked again in case)."""
-        self.nimbus.storm(topology_id)
-        return mask_secrets(self.nimbus.topology_conf(topology_id))
+        self.topologies.storm(topology_id)
+        return mask_secrets(self.topologies.topology_conf(topology_id))
 
     def visualization(self, topology_id: str) -> dict[str, Any]:
         """``GET /api/v1/topology/{id}/visualization``: the DAG, open to read.
@@ -137,8 +169,8 @@ class UiViews:
         ``:type`` and ``:inputs`` of ``:component``, ``:stream``, ``:sani-stream``,
         ``:grouping``).
         """
-        spec = current_spec(self.nimbus.storm(topology_id),
-                            self.nimbus.topology_spec(topology_id))
+        spec = current_spec(self.topologies.storm(topology_id),
+                            self.topologies.topology_spec(topology_id))
         components, storm_map = [], {}
         for c in spec["components"]:
             inputs = [{"source": i["source"], "stream": i.get("stream", "default"),
@@ -170,7 +202,7 @@ class UiViews:
                  "availMem": 0.0, "availCpu": 0.0, "version": info.version,
                  "blacklisted": False, "logLink": "", "totalGenericResources": "",
                  "usedGenericResources": "", "availGenericResources": ""}
-                for sid, info in sorted(self.nimbus.state.all_supervisor_info().items())]
+                for sid, info in sorted(self.state.all_supervisor_info().items())]
         return {"supervisors": rows, "schedulerDisplayResource": False, "logviewerPort": 0,
                 "logviewerScheme": "http"}
 
@@ -180,9 +212,14 @@ class UiViews:
         Raises:
             NimbusError: ``SUPERVISOR_NOT_FOUND`` when none matches.
         """
-        rows = [r for r in self.supervisor_summary()["supervisors"]
-                if (supervisor_id is not None and r["id"] == supervisor_id)
-                or (host is not None and r["host"] == host)]
+        every = self.supervisor_summary()["supervisors"]
+        if supervisor_id:  # as Storm: the id wins over the host
+            rows = [r for r in every if r["id"] == supervisor_id]
+        elif host:
+            rows = [r for r in every if r["host"] == host]
+        else:
+            msg = "give ?id=<supervisor id> or ?host=<host name>; see /api/v1/supervisor/summary"
+            raise NimbusError(msg, code="BAD_REQUEST")
         if not rows:
             msg = (f"no supervisor with id {supervisor_id!r}" if supervisor_id is not None
                    else f"no supervisor on host {host!r}") + \
@@ -190,8 +227,8 @@ class UiViews:
             raise NimbusError(msg, code="SUPERVISOR_NOT_FOUND")
         ids = {r["id"] for r in rows}
         workers: list[dict[str, Any]] = []
-        for topology_id, base in sorted(self.nimbus.storms().items()):
-            assignment = self.nimbus.state.get_assignment(topology_id)
+        for topology_id, base in sorted(self.topologies.storms().items()):
+            assignment = self.state.get_assignment(topology_id)
             view = self.beats(topology_id)
             workers.extend(w for w in self._workers(topology_id, base, assignment, view)
                            if w["supervisorId"] in ids)
@@ -200,31 +237,69 @@ class UiViews:
 
     def topology_workers(self, topology_id: str) -> dict[str, Any]:
         """``GET /api/v1/topology-workers/{id}``: its workers' distinct host/port pairs."""
-        self.nimbus.storm(topology_id)
-        assignment = self.nimbus.state.get_assignment(topology_id)
+        self.topologies.storm(topology_id)
+        assignment = self.state.get_assignment(topology_id)
         slots = list(assignment.worker_ids) if assignment else []
-        pairs = sorted({(assignment.node_host.get(slot.node, slot.node) if assignment
-                         else slot.node, slot.port) for slot in slots})
+        hosts = self.host_names(assignment)
+        pairs = sorted({(hosts.get(slot.node, slot.node), slot.port) for slot in slots})
         return {"hostPortList": [{"host": h, "port": p} for h, p in pairs],
                 "logviewerPort": 0, "logviewerScheme": "http"}
+
+    def worker_ids(self, topology_id: str) -> list[str]:
+        """The ids of the workers assigned to ``topology_id``."""
+        assignment = self.state.get_assignment(topology_id)
+        return list(assignment.worker_ids.values()) if assignment else []
+
+    def host_names(self, assignment: Assignment | None) -> dict[str, str]:
+        """The host name of each supervisor (node) id: the assignment's, else the one the
+        supervisor reports (a worker's host is its supervisor's, not the supervisor id)."""
+        hosts = {sid: info.hostname for sid, info in self.state.all_supervisor_info().items()}
+        if assignment is not None:
+            hosts.update(assignment.node_host)
+        return hosts
 
     def topology_summary(self) -> dict[str, Any]:
         """``GET /api/v1/topology/summary``."""
         rows = [self._topology_row(tid, base)
-                for tid, base in sorted(self.nimbus.storms().items())]
+                for tid, base in sorted(self.topologies.storms().items())]
         return {"topologies": rows, "schedulerDisplayResource": False}
 
-    def _tasks(self, topology_id: str) -> int:
+    def _spec(self, topology_id: str) -> dict[str, Any]:
         try:
-            spec = self.nimbus.topology_spec(topology_id)
+            return self.topologies.topology_spec(topology_id)
         except OSError:
-            return 0
-        return sum(int(c.get("num_tasks", 1)) for c in spec["components"])
+            return {"components": []}
+
+    def _tasks(self, topology_id: str) -> int:
+        return sum(int(c.get("num_tasks", 1)) for c in self._spec(topology_id)["components"])
+
+    def owner_resources(self, owner: str | None = None) -> dict[str, Any]:
+        """``GET /api/v1/owner-resources[/{owner}]``: Storm's per-owner summary (one owner's
+        with its topologies when ``owner`` is given; zeros for an owner without any)."""
+        rows = [self._topology_row(tid, base)
+                for tid, base in sorted(self.topologies.storms().items())]
+        if owner is None:
+            return {"owners": owner_summaries(rows), "schedulerDisplayResource": False}
+        mine = [r for r in rows if r["owner"] == owner]
+        summary = owner_summaries(mine) or owner_summaries([{"owner": owner}])
+        if not mine:
+            summary[0]["totalTopologies"] = 0
+        return {**summary[0], "topologies": mine, "schedulerDisplayResource": False}
 
     def _topology_row(self, topology_id: str, base: StormBase) -> dict[str, Any]:
-        assignment = self.nimbus.state.get_assignment(topology_id)
-        uptime = max(0.0, self.nimbus.clock() - base.launch_time_secs)
+        assignment = self.state.get_assignment(topology_id)
+        uptime = max(0.0, self.clock() - base.launch_time_secs)
+        view = self.beats(topology_id)
+        spouts = {str(c["name"]) for c in self._spec(topology_id)["components"]
+                  if c["kind"] == "spout"}
+        totals = [w.process_totals() for w in view.beats]
+        spark = next((w.stats.get("spark_ui_url") for w in view.beats
+                      if w.stats.get("spark_ui_url")), None)
         return {"id": topology_id, "encodedId": quote(topology_id, safe=""),
+                "health": health(view.components(HEALTH_WINDOW), spouts),
+                "sparkUiUrl": None if base.status == TopologyStatus.KILLED else spark,
+                "cpuPercent": round(sum(t["cpuPercent"] for t in totals), 1),
+                "memoryMb": round(sum(t["memoryMb"] for t in totals), 1),
                 "name": base.name, "owner": base.owner, "status": str(base.status),
                 "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
                 "tasksTotal": self._tasks(topology_id),
@@ -239,20 +314,20 @@ class UiViews:
 
     def beats(self, topology_id: str) -> TopologyStatsView:
         """The latest heartbeat of each worker assigned to ``topology_id``."""
-        assignment = self.nimbus.state.get_assignment(topology_id)
+        assignment = self.state.get_assignment(topology_id)
         if assignment is None:
             return TopologyStatsView([])
         return TopologyStatsView([
-            WorkerBeat(slot, wid, self.nimbus.state.get_worker_heartbeat(topology_id, wid))
+            WorkerBeat(slot, wid, self.state.get_worker_heartbeat(topology_id, wid))
             for slot, wid in sorted(assignment.worker_ids.items())])
 
     def topology(self, topology_id: str, window: str | None = None) -> dict[str, Any]:
         """``GET /api/v1/topology/{id}?window=...`` (all time by default)."""
         window = check_window(window)
-        base = self.nimbus.storm(topology_id)
-        spec = current_spec(base, self.nimbus.topology_spec(topology_id))
-        conf = self.nimbus.topology_conf(topology_id)
-        assignment = self.nimbus.state.get_assignment(topology_id)
+        base = self.topologies.storm(topology_id)
+        spec = current_spec(base, self.topologies.topology_spec(topology_id))
+        conf = self.topologies.topology_conf(topology_id)
+        assignment = self.state.get_assignment(topology_id)
         view = self.beats(topology_id)
         stats = view.components(window)
         spouts = [self._spout(topology_id, c, stats.get(c["name"], {}))
@@ -279,19 +354,30 @@ class UiViews:
                 "workers": self._workers(topology_id, base, assignment, view),
                 "spouts": spouts, "bolts": bolts,
                 "failuresByCause": causes,
-                "failureReasons": sorted(reasons, key=lambda r: -int(r["count"]))[:20],
+                "failureReasons": sorted(reasons, key=lambda r: (
+                    -int(r["count"]), -float(r.get("lastSeen") or 0.0)))[:20],
                 "recentWindows": [recent_window(r, spout_names)
                                   for r in view.recent_windows()]}
 
     def _last_error(self, topology_id: str, component: str) -> dict[str, Any]:
-        error = self.nimbus.state.last_error(topology_id, component)
+        error = self.state.last_error(topology_id, component)
         if error is None:
-            return {"lastError": "", "errorHost": "", "errorPort": None,
+            return {"lastError": "", "lastErrorLine": "", "errorHost": "", "errorPort": None,
                     "errorWorkerLogLink": "", "errorTime": None, "errorLapsedSecs": None}
-        return {"lastError": error.error[:200], "errorHost": error.host,
-                "errorPort": error.port, "errorWorkerLogLink": "",
+        return {"lastError": error.error[:200], "lastErrorLine": exception_line(error.error),
+                "errorHost": error.host,
+                "errorPort": error.port,
+                "errorWorkerLogLink": self.error_log_link(topology_id, error.port),
                 "errorTime": int(error.time_secs),
-                "errorLapsedSecs": int(self.nimbus.clock() - error.time_secs)}
+                "errorLapsedSecs": int(self.clock() - error.time_secs)}
+
+    def error_log_link(self, topology_id: str, port: int | None) -> str:
+        """The log of the worker on ``port`` that reported an error ("" when it is gone)."""
+        assignment = self.state.get_assignment(topology_id)
+        for slot, worker_id in (assignment.worker_ids.items() if assignment else ()):
+            if slot.port == port:
+                return log_link(topology_id, worker_id)
+        return ""
 
     def _common(self, topology_id: str, component: dict[str, Any],
                 stats: dict[str, Any]) -> dict[str, Any]:
@@ -341,26 +427,53 @@ class UiViews:
         rows: list[dict[str, Any]] = []
         if assignment is None:
             return rows
-        try:
-            spec = self.nimbus.topology_spec(topology_id)
-        except OSError:
-            spec = {"components": []}
+        spec = self._spec(topology_id)
         tasks = {str(c["name"]): int(c.get("num_tasks", 1)) for c in spec["components"]}
+        hosts = self.host_names(assignment)
+        killed = base.status == TopologyStatus.KILLED  # its Spark UI goes (or went) away
         for worker in view.beats:
             slot, worker_id, beat = worker.slot, worker.worker_id, worker.beat
             uptime = beat.uptime_secs if beat else 0.0
             rows.append({"supervisorId": slot.node,
-                         "host": assignment.node_host.get(slot.node, slot.node),
+                         "host": hosts.get(slot.node, slot.node),
                          "port": slot.port, "workerId": worker_id, "topologyId": topology_id,
                          "topologyName": base.name,
                          "executorsTotal": len(assignment.executors_in(slot)),
                          "assignedMemOnHeap": 0.0, "assignedMemOffHeap": 0.0,
                          "assignedCpu": 0.0, "componentNumTasks": tasks,
-                         "workerLogLink": "", "owner": base.owner,
+                         "workerLogLink": log_link(topology_id, worker_id),
+                         "owner": base.owner,
                          "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
-                         "sparkUiUrl": worker.stats.get("spark_ui_url") or None})
+                         **worker.process_totals(),
+                         "processes": worker.resources,
+                         "sparkUiUrl": None if killed else
+                         worker.stats.get("spark_ui_url") or None})
         return rows
+
+
+def exception_line(error: str) -> str:
+    """The line of a traceback that says what was raised (its last non-empty line; the
+    whole text's first 200 characters, Storm's ``lastError``, are the traceback's head).
+
+    Example:
+        >>> exception_line("Traceback (most recent call last):\\n  File x\\nValueError: boom")
+        'ValueError: boom'
+    """
+    lines = [line for line in error.splitlines() if line.strip()]
+    return lines[-1].strip()[:1000] if lines else ""
+
+
+def log_link(topology_id: str, worker_id: str, source: str = "worker") -> str:
+    """Storm's ``workerLogLink``: the web UI's live view of a worker's (or one of its
+    executors', ``source="executor-<id>"``) log.
+
+    Example:
+        >>> log_link("wc-1-2", "w 1", "executor-3")
+        '/topology/wc-1-2/logs?worker=w%201&source=executor-3'
+    """
+    return (f"/topology/{quote(topology_id, safe='')}/logs?worker={quote(worker_id, safe='')}"
+            f"&source={quote(source, safe='')}")
 
 
 def current_spec(base: StormBase, spec: dict[str, Any]) -> dict[str, Any]:
@@ -394,7 +507,7 @@ def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:
     weighted = sum(float(c["complete_latency_ms"]) * int(c["acked"] or 0)
                    for c in mine if c["complete_latency_ms"] is not None)
     return {"window": record.get("window"), "time": record.get("started"),
-            "seconds": record.get("seconds"),
+            "seconds": record.get("seconds"), "jobs": list(record.get("jobs") or []),
             "emitted": sum(int(c["emitted"] or 0) for c in users),
             "transferred": sum(int(c["transferred"] or 0) for c in users),
             "acked": acked, "failed": sum(int(c["failed"] or 0) for c in mine),

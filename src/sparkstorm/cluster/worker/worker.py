@@ -25,6 +25,8 @@ from typing import Any
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.cluster.worker.log_files import log_sources, tail
+from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.config import conf_float
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
@@ -60,6 +62,7 @@ class ClusterWorker:
         self.active = True
         self.local_dir = local_dir
         self._lock = threading.Lock()
+        self.resources = ResourceSampler()
 
     def run(self) -> int:
         """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
@@ -126,6 +129,8 @@ class ClusterWorker:
         if orders.get("stack_trace"):
             threading.Thread(target=self._send_stack_traces, name="stack-traces",
                              daemon=True).start()
+        if orders.get("send_logs"):  # someone reads these logs in the UI now
+            self._send_log_tails(list(orders["send_logs"]))
         if "active" in orders:
             with self._lock:
                 self.active = bool(orders["active"])
@@ -138,6 +143,7 @@ class ClusterWorker:
         if runner is not None:
             stats = runner.stats.summary()
             stats["spark_ui_url"] = runner.spark_ui_url
+            stats["resources"] = self.resources.sample(os.getpid(), runner.pool.pids())
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
         self._local_heartbeat(body)
@@ -159,6 +165,21 @@ class ClusterWorker:
                                                              "stacks": stacks})
         except NimbusError as exc:
             logger.warning("stack traces not delivered: %s", exc)
+
+    def _send_log_tails(self, wanted: list[str]) -> None:
+        """Send the tails of the logs Nimbus asked for, with the list of every log."""
+        runner = self.runner
+        executors = {} if runner is None else {
+            e.gid: (e.component, runner.pool.workdir / f"executor-{e.gid}.log")
+            for e in runner.plan.executors}
+        sources = log_sources(self.local_dir, executors)
+        body = {"topology_id": self.topology_id,
+                "sources": {name: label for name, (label, _) in sources.items()},
+                "tails": {name: tail(sources[name][1]) for name in wanted if name in sources}}
+        try:
+            self.client.report_log_tails(self.worker_id, body)
+        except NimbusError as exc:
+            logger.warning("log tails not delivered: %s", exc)
 
     def _report_errors(self, errors: Any) -> None:
         """Send the components' new errors to Nimbus.

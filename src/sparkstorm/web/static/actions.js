@@ -1,7 +1,7 @@
 /* Topology actions: activate, deactivate, rebalance (dialog with executor counts bounded by
 tasks, and a wait time), kill (wait time) and stack traces (shown by stacks.js). Each asks for
-confirmation; a 401 asks for the cluster token once, which the UI server keeps for the
-session. */
+confirmation in one dialog of the page, which also asks for the cluster token while the
+session has none (the UI server keeps it for the session). */
 "use strict";
 const Actions = (() => {
   const $ = (id) => document.getElementById(id);
@@ -13,42 +13,74 @@ const Actions = (() => {
     status.dataset.result = bad ? "refused" : "ok";
   }
 
-  function askToken(why) {
+  /* The one dialog of an action: its question and, when the session has no token yet (or
+  Nimbus refused it), the token field. Resolves {token} (null when not asked) on OK, null on
+  Cancel. */
+  function confirmDialog(question, needToken, why) {
     const dialog = $("token-dialog"), input = $("token-input");
+    $("confirm-question").textContent = question;
+    $("confirm-question").hidden = !question;
+    $("token-field").hidden = !needToken;
     input.value = "";
-    $("token-error").textContent = why || "";
-    $("token-error").hidden = !why;
+    const showError = (text) => { $("token-error").textContent = text || ""; $("token-error").hidden = !text; };
+    showError(why);
     return new Promise((resolve) => {
       const done = (value) => {
         $("token-form").onsubmit = null; $("token-cancel").onclick = null; dialog.onclose = null;
         if (dialog.open) dialog.close();
         resolve(value);
       };
-      $("token-form").onsubmit = (event) => { event.preventDefault(); done(input.value.trim() || null); };
+      $("token-form").onsubmit = (event) => {
+        event.preventDefault();
+        const token = input.value.trim();
+        if (needToken && !token) { showError("Enter the cluster token, or cancel."); return; }
+        done({token: needToken ? token : null});
+      };
       $("token-cancel").onclick = () => done(null);
       dialog.onclose = () => done(null);
       dialog.showModal();
-      input.focus();
+      (needToken ? input : $("token-ok")).focus();
     });
   }
 
-  /* POST path (with payload), asking for the token on 401; returns the answer (an object)
-  when it worked, else null. */
-  async function post(action, path, payload) {
-    say(`${action}…`, false);
+  async function hasToken() {
+    try { return !!(await UI.getJson("/ui/session")).hasToken; } catch (e) { return false; }
+  }
+
+  /* Ask for the token alone (no action to confirm); true once the session keeps it. */
+  async function askToken(question, why) {
+    const answer = await confirmDialog(question, true, why);
+    if (!answer || !answer.token) return false;
+    const stored = await UI.postJson("/ui/session/token", {token: answer.token});
+    return stored.ok;
+  }
+
+  /* Confirm the action (with the token when needed) in one dialog, then POST path; a token
+  Nimbus refuses is asked for again. Returns the answer (an object) when it worked, else
+  null. */
+  async function post(action, question, path, payload) {
+    let needToken = !(await hasToken()), why = "";
     for (let attempt = 0; attempt < 4; attempt++) {
+      const answer = await confirmDialog(question, needToken, why);
+      if (!answer) {
+        if (needToken) say(`${action} refused: the cluster token is needed`, true);
+        else say(`${action} cancelled`, false);
+        return null;
+      }
+      if (answer.token) {
+        const stored = await UI.postJson("/ui/session/token", {token: answer.token});
+        if (!stored.ok) { say(`could not keep the token: ${stored.body && stored.body.error}`, true); return null; }
+      }
+      say(`${action}…`, false);
       const result = await UI.postJson(path, payload);
       if (result.ok) {
         say(`${action}: ${result.body && result.body.status || "done"}`, false);
         return result.body || {};
       }
       const code = result.body && result.body.code;
-      if (result.status === 401 && attempt < 3) {
-        const why = code === "AUTH_TOKEN_INVALID" ? "Nimbus refused that token; try again." : "";
-        const token = await askToken(why);
-        if (!token) { say(`${action} refused: the cluster token is needed`, true); return null; }
-        const stored = await UI.postJson("/ui/session/token", {token});
-        if (!stored.ok) { say(`could not keep the token: ${stored.body && stored.body.error}`, true); return null; }
+      if (result.status === 401) {
+        needToken = true;
+        why = code === "AUTH_TOKEN_INVALID" ? "Nimbus refused that token; try again." : "";
         continue;
       }
       say(`${action} refused: ${(result.body && result.body.error) || result.status}`, true);
@@ -147,8 +179,7 @@ const Actions = (() => {
       } else {
         question = `${action[0].toUpperCase() + action.slice(1)} topology ${id}?`;
       }
-      if (!window.confirm(question)) { say(`${action} cancelled`, false); return; }
-      const answer = await post(action, path, payload);
+      const answer = await post(action, question, path, payload);
       if (answer && action === "stacktrace") Stacks.follow(ctx.api, answer);
       else if (answer) ctx.refresh().catch(() => {});
     }
@@ -158,5 +189,5 @@ const Actions = (() => {
     }
   }
 
-  return {install, say};
+  return {install, say, askToken};
 })();

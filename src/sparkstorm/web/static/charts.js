@@ -46,7 +46,7 @@ const Charts = (() => {
     return 10 * power;
   }
 
-  const clock = (t) => new Date(t * 1000).toISOString().slice(11, 19);
+  const clock = (t) => new Date(t * 1000).toLocaleTimeString("en-GB");
   const short = (v) => Math.abs(v) >= 1000 ? (v / 1000).toFixed(1) + "k" :
     String(Math.abs(v) >= 1 || v === 0 ? +v.toFixed(2) : +v.toPrecision(2));
 
@@ -81,6 +81,20 @@ const Charts = (() => {
       run.push(`${x(i).toFixed(1)},${y(p.v).toFixed(1)}`);
     });
     flush();
+    // hover values: one target per point, its window's time and value in a tooltip
+    points.forEach((p, i) => {
+      if (p.v === null || !Number.isFinite(p.v)) return;
+      const hit = UI.svg("circle", {class: "hit", r: 4, cx: x(i).toFixed(1), cy: y(p.v).toFixed(1),
+        "data-key": p.key, "data-value": p.v.toFixed(3)});
+      const job = opts.sparkUi && p.jobs && p.jobs.length ? p.jobs[p.jobs.length - 1] : null;
+      hit.append(UI.svg("title", {}, `${clock(p.t)}: ${short(p.v)} ${opts.unit}` +
+                                     (job === null ? "" : ` (Spark job ${job}: click to open)`)));
+      if (job === null) { svg.append(hit); return; }
+      const link = UI.svg("a", {href: `${opts.sparkUi.replace(/\/$/, "")}/jobs/job/?id=${job}`,
+                                target: "_blank", rel: "noopener noreferrer", class: "job-link"});
+      link.append(hit);
+      svg.append(link);
+    });
     if (points.length) {
       svg.append(UI.svg("text", {x: L, y: H - 8}, clock(points[0].t)));
       svg.append(UI.svg("text", {x: W - R, y: H - 8, "text-anchor": "end"},
@@ -93,12 +107,14 @@ const Charts = (() => {
     document.getElementById(containerId).replaceChildren(svg);
   }
 
-  /* Draw each [containerId, valueOf(window), opts] chart of a series. */
-  function drawAll(series, charts) {
+  /* Draw each [containerId, valueOf(window), opts] chart of a series; with sparkUi, each
+  point links to its window's Spark job. */
+  function drawAll(series, charts, sparkUi) {
     const windows = series.sorted();
     for (const [id, valueOf, opts] of charts) {
       if (!document.getElementById(id)) continue;
-      draw(id, windows.map((w) => ({t: w.time, key: `${w.time}|${w.window}`, v: valueOf(w)})), opts);
+      draw(id, windows.map((w) => ({t: w.time, key: `${w.time}|${w.window}`, v: valueOf(w),
+                                    jobs: w.jobs})), {...opts, sparkUi});
     }
     document.body.dataset.chartPoints = String(windows.length);
   }

@@ -10,12 +10,18 @@ input and output stats, executors and errors; refreshed every second. */
   const series = new Charts.Series();
   let gone = false;
 
-  const num = {num: true};
+  const F = UI.fmt;
+  const num = {num: true, format: F.ms};
+  const cap = {num: true, format: F.capacity};
   const SPOUT_STATS = ["emitted", "transferred", ["completeLatency", num], "acked", "failed"];
   const BOLT_STATS = ["emitted", "transferred", ["executeLatency", num], "executed",
-                      ["processLatency", num], "acked", "failed", ["capacity", num]];
+                      ["processLatency", num], "acked", "failed", ["capacity", cap]];
 
-  const cells = (row, fields) => fields.map((f) => Array.isArray(f) ? UI.cell(row, f[0], f[1]) : UI.cell(row, f));
+  /* counts get thousands separators; [field, options] pairs their own format */
+  const cells = (row, fields) => fields.map((f) => Array.isArray(f) ? UI.cell(row, f[0], f[1]) :
+    UI.cell(row, f, {format: F.count}));
+  const logLink = (link) => UI.el("td", {"data-field": "workerLogLink"},
+    link ? UI.el("a", {href: link, class: "log-link"}, "log") : "");
 
   function renderSummary(c) {
     UI.fillBody($("component-summary"), [UI.el("tr", {"data-id": c.id},
@@ -38,26 +44,30 @@ input and output stats, executors and errors; refreshed every second. */
       {"data-source": s.component, "data-stream": s.stream},
       UI.cell(s, "component", {link: UI.withWindow(`/topology/${encodeURIComponent(topologyId)}/component/` +
                                                    encodeURIComponent(s.component))}),
-      UI.cell(s, "stream"), UI.cell(s, "executeLatency", num), UI.cell(s, "executed"),
-      UI.cell(s, "processLatency", num), UI.cell(s, "acked"), UI.cell(s, "failed"))));
+      UI.cell(s, "stream"), UI.cell(s, "executeLatency", num), UI.cell(s, "executed", {format: F.count}),
+      UI.cell(s, "processLatency", num), UI.cell(s, "acked", {format: F.count}), UI.cell(s, "failed", {format: F.count}))));
     UI.fillBody($("output-stats"), (c.outputStats || []).map((s) => UI.el("tr", {"data-stream": s.stream},
-      UI.cell(s, "stream"), UI.cell(s, "emitted"), UI.cell(s, "transferred"))));
+      UI.cell(s, "stream"), UI.cell(s, "emitted", {format: F.count}), UI.cell(s, "transferred", {format: F.count}))));
   }
 
   function renderExecutors(c) {
     const fields = spout ? ["emitted", "transferred", ["completeLatency", num], "acked", "failed"] :
-      ["emitted", "transferred", ["capacity", num], ["executeLatency", num], "executed",
+      ["emitted", "transferred", ["capacity", cap], ["executeLatency", num], "executed",
        ["processLatency", num], "acked", "failed"];
     UI.fillBody($("executors"), (c.executorStats || []).map((e) => UI.el("tr", {"data-id": e.id},
       UI.cell(e, "id"), UI.cell(e, "host"), UI.cell(e, "port"),
-      UI.cell(e, "uptime", {title: e.uptimeSeconds + " s"}), ...cells(e, fields))));
+      UI.cell(e, "uptime", {format: () => F.duration(e.uptimeSeconds), title: e.uptime}),
+      UI.cell(e, "cpuPercent", {format: F.cpu, num: true}),
+      UI.cell(e, "memoryMb", {format: F.mb, num: true}), logLink(e.workerLogLink),
+      ...cells(e, fields))));
     const errors = c.componentErrors || [];
     UI.fillBody($("errors"), errors.length ? [...errors].reverse().map((e) => UI.el("tr",
       {"data-time": e.errorTime},
-      UI.el("td", {"data-field": "errorTime", title: `${e.errorLapsedSecs} s ago`}, UI.isoTime(e.errorTime)),
-      UI.cell(e, "errorHost"), UI.cell(e, "errorPort"),
+      UI.el("td", {"data-field": "errorTime", "data-value": e.errorTime,
+                   title: `${F.duration(e.errorLapsedSecs)} ago`}, UI.isoTime(e.errorTime)),
+      UI.cell(e, "errorHost"), UI.cell(e, "errorPort"), logLink(e.errorWorkerLogLink),
       UI.el("td", {"data-field": "error", class: "error wrap"}, UI.el("pre", {}, e.error)))) :
-      [UI.el("tr", {}, UI.el("td", {colSpan: 4, class: "muted"}, "no errors reported"))]);
+      [UI.el("tr", {}, UI.el("td", {colSpan: 5, class: "muted"}, "no errors reported"))]);
   }
 
   function drawCharts() {

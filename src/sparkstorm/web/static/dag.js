@@ -123,7 +123,8 @@ const Dag = (() => {
   }
 
   const perSec = (n, secs) => secs > 0 ? n / secs : null;
-  const fmtRate = (r) => r === null ? "? tuples/s" : `${r >= 100 ? Math.round(r) : +r.toFixed(1)} tuples/s`;
+  const fmtRate = (r) => r === null ? "no windows yet" :
+    `${r >= 100 ? Math.round(r).toLocaleString("en-US") : +r.toFixed(1)} tuples/s`;
 
   /* Colour the nodes and label the edges from the topology body t. */
   function update(t) {
@@ -139,7 +140,7 @@ const Dag = (() => {
         if (mine && mine.capacitySeen && load.seconds > 0) capacity = mine.busy / load.seconds;
         else if (bolts[name]) capacity = Number(bolts[name].capacity);
         const executed = mine ? perSec(mine.executed, load.seconds) : null;
-        text = `capacity ${capacity === null ? "?" : capacity.toFixed(3)}` +
+        text = (capacity === null ? "capacity not measured yet" : `capacity ${capacity.toFixed(3)}`) +
           (executed === null ? "" : ` · ${fmtRate(executed).replace(" tuples", "")}`);
       } else {
         text = mine ? `emitting ${fmtRate(perSec(mine.emitted, load.seconds))}` : "spout";
@@ -155,7 +156,8 @@ const Dag = (() => {
     for (const edge of svg.querySelectorAll("g.edge")) {
       const target = load.components[edge.dataset.target];
       const executed = target ? target.inputs[`${edge.dataset.source}:${edge.dataset.stream}`] : undefined;
-      const r = executed === undefined ? null : perSec(executed, load.seconds);
+      // a window's brief leaves zeros out: no count for an input over measured windows is 0
+      const r = load.seconds > 0 ? perSec(executed || 0, load.seconds) : null;
       edge.dataset.rate = r === null ? "" : r.toFixed(3);
       edge.querySelector("tspan.rate").textContent = fmtRate(r);
     }

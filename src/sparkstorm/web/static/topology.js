@@ -11,11 +11,25 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
   const componentLink = (id) => UI.withWindow(`/topology/${encodeURIComponent(topologyId)}` +
                                               `/component/${encodeURIComponent(id)}`);
 
+  const F = UI.fmt;
+  const ms = {format: F.ms, num: true};
+  const count = {format: F.count};
+
+  /* The exception line of the last error, wrapping, with its time and a link to the log of
+  the worker that reported it. */
   function errorCell(row) {
-    const text = row.lastError || "";
-    const title = text && row.errorTime ? "at " + UI.isoTime(row.errorTime) +
+    const line = row.lastErrorLine || row.lastError || "";
+    const title = line && row.errorTime ? "at " + UI.isoTime(row.errorTime) +
       (row.errorHost ? " on " + row.errorHost + ":" + row.errorPort : "") : "";
-    return UI.cell(row, "lastError", {class: text ? "error" : "", title});
+    const td = UI.el("td", {"data-field": "lastError", "data-value": row.lastError || "",
+                            class: line ? "error wrap last-error" : "wrap", title});
+    if (line) {
+      td.append(UI.el("span", {class: "error-line"}, line));
+      if (row.errorWorkerLogLink) {
+        td.append(" ", UI.el("a", {href: row.errorWorkerLogLink, class: "log-link"}, "log"));
+      }
+    }
+    return td;
   }
 
   /* "explicit 3, timeout 1" for a spout row's failuresByCause */
@@ -28,28 +42,38 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     UI.fillBody($("topology-summary"), [UI.el("tr", {"data-id": t.id},
       UI.cell(t, "name"), UI.cell(t, "id"), UI.cell(t, "owner"),
       UI.cell(t, "status", {class: "status-" + t.status}),
-      UI.cell(t, "uptime", {title: t.uptimeSeconds + " s"}), UI.cell(t, "workersTotal"),
-      UI.cell(t, "executorsTotal"), UI.cell(t, "tasksTotal"), UI.cell(t, "msgTimeout"))]);
+      UI.cell(t, "uptime", {format: () => F.duration(t.uptimeSeconds), title: t.uptime}),
+      UI.cell(t, "workersTotal", count), UI.cell(t, "executorsTotal", count),
+      UI.cell(t, "tasksTotal", count),
+      UI.cell(t, "msgTimeout", {format: (v) => F.duration(v)}))]);
     const wait = $("kill-wait");
     if (wait && !wait.dataset.touched) wait.value = t.msgTimeout;
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",
       {"data-window": s.window, class: String(s.window) === String(t.window) ? "selected" : ""},
-      UI.cell(s, "windowPretty"), UI.cell(s, "emitted"), UI.cell(s, "transferred"),
-      UI.cell(s, "completeLatency", {num: true}), UI.cell(s, "acked"), UI.cell(s, "failed"))));
+      UI.cell(s, "windowPretty", {format: windowLabel}), UI.cell(s, "emitted", count),
+      UI.cell(s, "transferred", count), UI.cell(s, "completeLatency", ms),
+      UI.cell(s, "acked", count), UI.cell(s, "failed", count))));
+  }
+
+  const WINDOW_LABELS = {"600": "10 minutes", "10800": "3 hours", "86400": "1 day", ":all-time": "All time"};
+  function windowLabel(pretty) {
+    const found = Object.entries({"10m 0s": "600", "3h 0m 0s": "10800", "1d 0h 0m 0s": "86400"})
+      .find(([p]) => p === pretty);
+    return found ? WINDOW_LABELS[found[1]] : pretty;
   }
 
   function renderComponents(t) {
     UI.fillBody($("spouts"), t.spouts.map((s) => UI.el("tr", {"data-id": s.spoutId},
       UI.cell(s, "spoutId", {link: componentLink(s.spoutId)}), UI.cell(s, "executors"),
-      UI.cell(s, "tasks"), UI.cell(s, "emitted"), UI.cell(s, "transferred"),
-      UI.cell(s, "completeLatency", {num: true}), UI.cell(s, "acked"),
-      UI.cell(s, "failed", {title: causesOf(s)}), errorCell(s))));
+      UI.cell(s, "tasks"), UI.cell(s, "emitted", count), UI.cell(s, "transferred", count),
+      UI.cell(s, "completeLatency", ms), UI.cell(s, "acked", count),
+      UI.cell(s, "failed", {format: F.count, title: causesOf(s)}), errorCell(s))));
     UI.fillBody($("bolts"), t.bolts.map((b) => UI.el("tr", {"data-id": b.boltId},
       UI.cell(b, "boltId", {link: componentLink(b.boltId)}), UI.cell(b, "executors"),
-      UI.cell(b, "tasks"), UI.cell(b, "emitted"), UI.cell(b, "transferred"),
-      UI.cell(b, "capacity", {num: true, class: Dag.loadClass(Number(b.capacity))}),
-      UI.cell(b, "executeLatency", {num: true}), UI.cell(b, "executed"),
-      UI.cell(b, "processLatency", {num: true}), UI.cell(b, "acked"), UI.cell(b, "failed"),
+      UI.cell(b, "tasks"), UI.cell(b, "emitted", count), UI.cell(b, "transferred", count),
+      UI.cell(b, "capacity", {format: F.capacity, num: true, class: Dag.loadClass(Number(b.capacity))}),
+      UI.cell(b, "executeLatency", ms), UI.cell(b, "executed", count),
+      UI.cell(b, "processLatency", ms), UI.cell(b, "acked", count), UI.cell(b, "failed", count),
       errorCell(b))));
   }
 
@@ -60,10 +84,17 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.el("a", {href: url, target: "_blank", rel: "noopener noreferrer"}, "Spark UI"));
   }
 
+  function logCell(link) {
+    return UI.el("td", {"data-field": "workerLogLink"},
+      link ? UI.el("a", {href: link, class: "log-link"}, "log") : "");
+  }
+
   function renderWorkers(t) {
     UI.fillBody($("workers"), (t.workers || []).map((w) => UI.el("tr", {"data-port": w.port},
       UI.cell(w, "host"), UI.cell(w, "port"), UI.cell(w, "supervisorId"),
-      UI.cell(w, "uptime", {title: w.uptimeSeconds + " s"}), UI.cell(w, "executorsTotal"),
+      UI.cell(w, "uptime", {format: () => F.duration(w.uptimeSeconds), title: w.uptime}),
+      UI.cell(w, "executorsTotal"), UI.cell(w, "cpuPercent", {format: F.cpu, num: true}),
+      UI.cell(w, "memoryMb", {format: F.mb, num: true}), logCell(w.workerLogLink),
       sparkUiCell(w))));
     const conf = $("configuration");
     if (conf && !conf.dataset.filled && t.configuration) {
@@ -75,13 +106,75 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     }
   }
 
+  /* Window lengths against topology.window.ms: why complete latency is what it is. */
+  function renderWindows(t) {
+    const box = $("windows");
+    if (!box) return;
+    const recent = (t.recentWindows || []).filter((w) => w.seconds > 0);
+    const asked = Number((t.configuration || {})["topology.window.ms"]) || null;
+    const lengths = recent.slice(-20).map((w) => w.seconds * 1000);
+    const mean = lengths.length ? lengths.reduce((a, b) => a + b, 0) / lengths.length : null;
+    const last = lengths.length ? lengths[lengths.length - 1] : null;
+    const longest = lengths.length ? Math.max(...lengths) : null;
+    const stats = (t.topologyStats || []).find((s) => String(s.window) === String(t.window));
+    const complete = stats ? Number(stats.completeLatency) : null;
+    const pending = (t.configuration || {})["topology.max.spout.pending"];
+    const rows = [
+      ["topology.window.ms", asked, "Window length asked", asked === null ? "" : F.ms(asked)],
+      ["lastWindowMs", last, "Last window took", F.ms(last)],
+      ["meanWindowMs", mean, `Mean of the last ${lengths.length} windows`,
+       mean === null ? "" : `${F.ms(mean)}` + (asked ? ` (${(mean / asked).toFixed(1)} × asked)` : "")],
+      ["longestWindowMs", longest, "Longest of them", F.ms(longest)],
+      ["completeLatencyWindows", complete && mean ? complete / mean : null,
+       "Complete latency in windows",
+       complete && mean ? `${F.ms(complete)} ≈ ${(complete / mean).toFixed(1)} windows ` +
+         "(a tuple waits in its spout's buffer for the next window, then crosses one per DAG level)" : ""],
+      ["topology.max.spout.pending", pending === undefined ? null : pending,
+       "Spout pending bound", pending === null || pending === undefined ? "none" : F.count(pending)],
+      ["topology.spout.buffer.size", (t.configuration || {})["topology.spout.buffer.size"],
+       "Spout buffer bound", F.count((t.configuration || {})["topology.spout.buffer.size"])]];
+    UI.kvRows(box, rows);
+  }
+
+  function markGone() {
+    for (const id of ["spouts", "bolts", "workers", "topology-stats"]) {
+      const table = $(id);
+      const cols = table.tHead.rows[0].cells.length;
+      UI.fillBody(table, [UI.el("tr", {class: "gone"}, UI.el("td", {colSpan: cols, class: "muted"},
+        "the topology was killed: no figures"))]);
+    }
+    for (const id of ["failures-by-cause", "failure-reasons", "windows"]) {
+      if ($(id)) UI.fillBody($(id), []);
+    }
+    setActions("KILLED");
+  }
+
+  /* Buttons that cannot apply in a status are disabled (all of them once KILLED). */
+  function setActions(status) {
+    const off = {KILLED: ["activate", "deactivate", "rebalance", "kill", "stacktrace"],
+                 REBALANCING: ["activate", "deactivate", "rebalance"],
+                 ACTIVE: ["activate"], INACTIVE: ["deactivate"]}[status] || [];
+    for (const button of document.querySelectorAll("#actions button[data-action]")) {
+      button.disabled = off.includes(button.dataset.action);
+      button.title = button.disabled ? `not possible while the topology is ${status}` : "";
+    }
+    const wait = $("kill-wait");
+    if (wait) wait.disabled = status === "KILLED";
+  }
+
+  /* The Spark UI of the topology's worker (its jobs are the windows), if it has one. */
+  function sparkUi() {
+    const url = latest && latest.workers && latest.workers.length ? latest.workers[0].sparkUiUrl : null;
+    return url ? UI.safeUrl(url) : null;
+  }
+
   function drawCharts() {
     Charts.drawAll(series, [
       ["chart-emitted", Charts.rate("emitted"), {label: "tuples emitted per second", unit: "/s"}],
       ["chart-acked", Charts.rate("acked"), {label: "tuple trees acked per second", unit: "/s", cls: "ok"}],
       ["chart-failed", Charts.rate("failed"), {label: "tuple trees failed per second", unit: "/s", cls: "bad"}],
       ["chart-latency", Charts.level("completeLatency"), {label: "complete latency (ms)", unit: "ms", cls: "lat", join: true,
-        empty: "no tree completed yet"}]]);
+        empty: "no tree completed yet"}]], sparkUi());
   }
 
   async function loadGraph(t) {
@@ -106,6 +199,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       if (e.status === 404) {
         gone = true;
         document.body.dataset.gone = "1";
+        markGone();
         throw new Error(goneMessage);
       }
       throw e;
@@ -116,6 +210,8 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     renderSummary(t);
     renderComponents(t);
     renderWorkers(t);
+    renderWindows(t);
+    setActions(t.status);
     const failed = (t.spouts || []).reduce((sum, s) => sum + (s.failed || 0), 0);
     UI.renderFailures(t, failed);
     series.merge(t.recentWindows);

@@ -41,25 +41,118 @@ const UI = (() => {
     return node;
   }
 
-  /* A table cell holding one field of an API row: data-field names the field for tests. */
+  /* ---- numbers, durations and times for people ---------------------------------------- */
+
+  const blank = (v) => v === null || v === undefined || v === "";
+  const fmt = {
+    /* 1,234,567 */
+    count: (v) => blank(v) ? "" : Number(v).toLocaleString("en-US"),
+    /* a latency in ms: "0.048 ms", "1.75 ms", "189 ms", "18.9 s", "2.5 min" */
+    ms: (v) => {
+      if (blank(v)) return "";
+      const n = Number(v);
+      if (!Number.isFinite(n)) return String(v);
+      if (n >= 60000) return (n / 60000).toFixed(1) + " min";
+      if (n >= 1000) return (n / 1000).toFixed(1) + " s";
+      if (n >= 100) return n.toFixed(0) + " ms";
+      if (n >= 10) return n.toFixed(1) + " ms";
+      if (n >= 1) return n.toFixed(2) + " ms";
+      return n.toFixed(3) + " ms";
+    },
+    /* seconds: "1 day", "2 days 3 h", "3 h 2 min", "5 min 3 s", "42 s" */
+    duration: (secs) => {
+      if (blank(secs)) return "";
+      let left = Math.max(0, Math.floor(Number(secs)));
+      const units = [["day", 86400], ["h", 3600], ["min", 60], ["s", 1]];
+      const parts = [];
+      for (const [name, size] of units) {
+        const n = Math.floor(left / size);
+        left -= n * size;
+        if (n) parts.push(name === "day" ? `${n} day${n === 1 ? "" : "s"}` : `${n} ${name}`);
+      }
+      return parts.length ? parts.slice(0, 2).join(" ") : "0 s";
+    },
+    /* a share 0..1 as "12.5 %" */
+    percent: (v) => blank(v) ? "" : (100 * Number(v)).toFixed(1) + " %",
+    /* resident memory in MB: "87.4 MB", "1.23 GB" */
+    mb: (v) => blank(v) ? "" : Number(v) >= 1024 ? (Number(v) / 1024).toFixed(2) + " GB" :
+      Number(v).toFixed(1) + " MB",
+    /* CPU, percent of one core */
+    cpu: (v) => blank(v) ? "" : Number(v).toFixed(1) + " %",
+    /* Storm's capacity (share of time busy) */
+    capacity: (v) => blank(v) ? "" : Number(v).toFixed(3),
+  };
+
+  /* A table cell holding one field of an API row: data-field names the field and
+  data-value keeps the API's value (tests and sorting read it); opts.format renders it
+  for people. */
   function cell(row, field, options) {
     const opts = options || {};
     const value = row[field];
-    const text = value === null || value === undefined || value === "" ? (opts.empty || "") : value;
+    const shown = opts.format && !blank(value) ? opts.format(value) : value;
+    const text = blank(shown) ? (opts.empty || "") : shown;
     const attrs = {"data-field": field, class: (typeof value === "number" || opts.num) ? "num" : ""};
+    if (!blank(value) && typeof value !== "object") attrs["data-value"] = String(value);
     if (opts.class) attrs.class += " " + opts.class;
     if (opts.title) attrs.title = opts.title;
     return el("td", attrs, opts.link ? el("a", {href: opts.link}, text) : text);
   }
 
+  /* ---- sortable tables (class "sortable"): click a header; the order survives refreshes -- */
+
+  function sortKey(row, index) {
+    const c = row.cells[index];
+    if (!c) return "";
+    const raw = c.dataset.value !== undefined ? c.dataset.value : c.textContent.trim();
+    const n = Number(raw);
+    return raw !== "" && Number.isFinite(n) ? n : raw.toLowerCase();
+  }
+
+  function applySort(table) {
+    const index = table.dataset.sortColumn;
+    if (index === undefined) return;
+    const dir = table.dataset.sortDir === "desc" ? -1 : 1;
+    const body = table.tBodies[0];
+    const rows = [...body.rows];
+    if (rows.some((r) => r.cells.length === 1 && r.cells[0].colSpan > 1)) return;
+    rows.sort((a, b) => {
+      const x = sortKey(a, +index), y = sortKey(b, +index);
+      if (typeof x === typeof y) return (x < y ? -1 : x > y ? 1 : 0) * dir;
+      return (typeof x === "number" ? -1 : 1) * dir;
+    });
+    body.append(...rows);
+  }
+
+  function wireSort(table) {
+    if (table.dataset.sortWired) return;
+    table.dataset.sortWired = "1";
+    const heads = table.tHead ? [...table.tHead.rows[0].cells] : [];
+    heads.forEach((th, index) => {
+      th.classList.add("sort");
+      th.setAttribute("aria-sort", "none");
+      th.addEventListener("click", () => {
+        const again = table.dataset.sortColumn === String(index);
+        table.dataset.sortDir = again && table.dataset.sortDir !== "desc" ? "desc" : "asc";
+        table.dataset.sortColumn = String(index);
+        for (const other of heads) other.setAttribute("aria-sort", "none");
+        th.setAttribute("aria-sort", table.dataset.sortDir === "desc" ? "descending" : "ascending");
+        applySort(table);
+      });
+    });
+  }
+
   function fillBody(table, rows) {
     const body = table.tBodies[0];
     body.replaceChildren(...rows);
+    if (table.classList.contains("sortable")) { wireSort(table); applySort(table); }
   }
 
+  /* Key-value rows: [key, value] or [key, value, label for people, value for people]. */
   function kvRows(table, pairs) {
-    fillBody(table, pairs.map(([key, value]) => el("tr", {"data-key": key},
-      el("th", {}, key), el("td", {"data-field": key}, value === null ? "" : String(value)))));
+    fillBody(table, pairs.map(([key, value, label, shown]) => el("tr", {"data-key": key},
+      el("th", {title: label ? key : null}, label || key),
+      el("td", {"data-field": key, "data-value": blank(value) ? null : String(value)},
+         shown !== undefined ? shown : value === null ? "" : String(value)))));
   }
 
   function showError(message) {
@@ -138,9 +231,12 @@ const UI = (() => {
     return w === ":all-time" ? path : path + "?window=" + encodeURIComponent(w);
   }
 
+  /* Local time with its zone, e.g. "23 Nov 2026, 19:50:01 UTC" */
   function isoTime(epochSecs) {
     if (epochSecs === null || epochSecs === undefined) return "";
-    return new Date(epochSecs * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+    return new Date(epochSecs * 1000).toLocaleString("en-GB", {
+      day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit",
+      second: "2-digit", timeZoneName: "short"});
   }
 
   /* Only http(s) links from the API become hrefs. */
@@ -155,9 +251,9 @@ const UI = (() => {
 
   const CAUSES = [
     ["explicit", "Failed by a bolt", "a bolt called fail() on a tuple of the tree (its reason is below)"],
-    ["error", "Bolt raised an error", "process() raised; the tuple was failed and the executor restarted"],
+    ["error", "Bolt raised an error", "process() raised; that tuple and the rest of its window failed, and the executor restarted"],
     ["timeout", "Timed out", "the tree did not complete within topology.message.timeout.secs"],
-    ["crash", "Executor or worker crashed", "an executor or worker died with the tree in flight"]];
+    ["crash", "Executor or worker crashed", "a window's Spark job or a worker was lost with the tree in flight"]];
 
   function renderFailures(body, failedTotal) {
     const byCause = body.failuresByCause;
@@ -178,18 +274,22 @@ const UI = (() => {
       const count = byCause[key] || 0;
       return el("tr", {"data-cause": key, class: count ? "has-failures" : ""},
         el("th", {class: "wrap", title: meaning}, label, el("small", {class: "meaning"}, meaning)),
-        el("td", {class: "num", "data-field": "count"}, count),
-        el("td", {class: "num"}, total ? (100 * count / total).toFixed(1) + " %" : ""));
+        el("td", {class: "num", "data-field": "count", "data-value": count}, fmt.count(count)),
+        el("td", {class: "num", "data-field": "share"}, total ? (100 * count / total).toFixed(1) + " %" : ""));
     }));
     // a component page's reasons are its own: their spout is the page's component
     const reasons = (body.failureReasons || []).map((r) =>
       ({...r, spoutId: r.spoutId || document.body.dataset.component || ""}));
     fillBody(document.getElementById("failure-reasons"), reasons.length ? reasons.map((r) =>
       el("tr", {"data-cause": r.cause},
-        cell(r, "spoutId"), cell(r, "cause"), cell(r, "reason", {class: "wrap"}), cell(r, "count"))) :
-      [el("tr", {}, el("td", {colSpan: 4, class: "muted"}, "no reasons recorded"))]);
+        cell(r, "spoutId"), cell(r, "cause"),
+        cell(r, "reason", {class: "wrap", title: r.example ? "latest: " + r.example : ""}),
+        cell(r, "count", {format: fmt.count}),
+        cell(r, "lastSeen", {format: isoTime,
+                             title: r.firstSeen ? "first seen " + isoTime(r.firstSeen) : ""}))) :
+      [el("tr", {}, el("td", {colSpan: 5, class: "muted"}, "no reasons recorded"))]);
   }
 
-  return {csrf, getJson, postJson, el, cell, fillBody, kvRows, showError, poll, svg,
+  return {csrf, getJson, postJson, el, cell, fillBody, kvRows, showError, poll, svg, fmt,
           currentWindow, windowSelect, showWindow, withWindow, isoTime, safeUrl, renderFailures};
 })();

@@ -92,6 +92,12 @@ GUARDED: dict[str, tuple[str, str, Call]] = {
                           _worker({"stacks": "Thread main"})),
     "worker error": ("POST", "/api/v1/worker/{worker_id}/error",
                      _worker({"component": "word", "error": "boom"})),
+    "log tails": ("GET", "/api/v1/topology/{topology_id}/logs",
+                  lambda w: ({"topology_id": w.topology_id}, {"params": {
+                      "worker": w.worker_id}})),
+    "worker log tails": ("POST", "/api/v1/worker/{worker_id}/logs",
+                         _worker({"sources": {"worker": "worker"},
+                                  "tails": {"worker": "a line"}})),
 }
 """Every token-guarded route: the mutating ones, code and spec downloads, the umbilical."""
 

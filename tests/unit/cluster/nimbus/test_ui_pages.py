@@ -80,8 +80,11 @@ def test_component_page_of_a_spout(nimbus: Nimbus, state: ClusterState) -> None:
         "window": ":all-time", "windowPretty": "All time", "emitted": 10, "transferred": 10,
         "acked": 9, "failed": 1, "completeLatency": "2.500", "lastError": ""}
     assert page["failuresByCause"] == {"explicit": 1, "error": 0, "timeout": 0, "crash": 0}
-    assert page["failureReasons"] == [{"cause": "explicit", "reason": "split: bad word",
-                                       "count": 1}]
+    (reason,) = page["failureReasons"]
+    assert {k: reason[k] for k in ("cause", "reason", "count", "example")} == {
+        "cause": "explicit", "reason": "split: bad word", "count": 1,
+        "example": "split: bad word"}
+    assert reason["firstSeen"] == reason["lastSeen"] > 0
     assert page["outputStats"] == [{"stream": "default", "emitted": 10, "transferred": 10,
                                     "acked": 9, "failed": 1, "completeLatency": "2.500"}]
     (executor,) = page["executorStats"]
@@ -177,8 +180,9 @@ def test_topology_page_windows_failures_and_recent_windows(nimbus: Nimbus,
     (spout,) = page["spouts"]
     assert spout["acked"] == 9 and spout["failuresByCause"]["explicit"] == 1
     assert page["failuresByCause"] == {"explicit": 1, "error": 0, "timeout": 0, "crash": 0}
-    assert page["failureReasons"] == [{"spoutId": "word", "cause": "explicit",
-                                       "reason": "split: bad word", "count": 1}]
+    assert [{k: r[k] for k in ("spoutId", "cause", "reason", "count")}
+            for r in page["failureReasons"]] == [
+        {"spoutId": "word", "cause": "explicit", "reason": "split: bad word", "count": 1}]
     (point,) = page["recentWindows"]
     assert (point["emitted"], point["acked"], point["failed"]) == (40, 9, 1)
     assert point["components"]["split"]["inputs"] == {"word:default": 10}

@@ -58,3 +58,54 @@ def test_the_runner_gets_the_code_dirs_resources_folder(
                           "conf": conf})
     expected = user_value or str(tmp_path / "resources")
     assert _FakeRunner.started[-1].conf[RESOURCES_DIR_KEY] == expected
+
+
+class _Executor:
+    def __init__(self, gid: int, component: str) -> None:
+        self.gid, self.component = gid, component
+
+
+class _RunningRunner:
+    """A runner whose executor 'processes' are this test process, with log files."""
+
+    def __init__(self, workdir: Path) -> None:
+        import os
+
+        from sparkstorm.engine.topology_stats import TopologyStats
+
+        self.stats = TopologyStats(10)
+        self.spark_ui_url = "http://h:4040"
+        self.reported_errors: list[Any] = []
+        self.plan = type("Plan", (), {"executors": [_Executor(3, "count")]})()
+        self.pool = type("Pool", (), {"workdir": workdir, "pids": lambda _: {3: os.getpid()}})()
+
+
+class _RecordingClient:
+    def __init__(self) -> None:
+        self.beats: list[dict[str, Any]] = []
+        self.tails: list[dict[str, Any]] = []
+
+    def heartbeat(self, worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.beats.append(body)
+        return {"send_logs": ["executor-3"]}
+
+    def report_log_tails(self, worker_id: str, body: dict[str, Any]) -> None:
+        self.tails.append(body)
+
+
+def test_heartbeats_carry_resources_and_the_logs_asked_for_are_sent(tmp_path: Path) -> None:
+    folder, workdir = tmp_path / "worker", tmp_path / "runner"
+    folder.mkdir()
+    workdir.mkdir()
+    (folder / "worker.log").write_text("worker line\n")
+    (workdir / "executor-3.log").write_text("INFO count says hello\n")
+    client = _RecordingClient()
+    worker = ClusterWorker(client, "w1", "t-1-1", tmp_path, folder)  # type: ignore[arg-type]
+    worker.runner = _RunningRunner(workdir)
+    orders = worker._beat()
+    resources = client.beats[-1]["stats"]["resources"]
+    assert resources["worker"]["memoryMb"] > 0 and resources["executors"]["3"]["memoryMb"] > 0
+    worker._send_log_tails(orders["send_logs"])
+    (sent,) = client.tails
+    assert sent["sources"] == {"worker": "worker", "executor-3": "executor 3 (count)"}
+    assert sent["tails"] == {"executor-3": "INFO count says hello\n"}  # only the one asked for

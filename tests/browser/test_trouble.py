@@ -1,0 +1,241 @@
+"""The UI under trouble, in a real headless Chromium against a real cluster running the
+trouble topology (``topologies/trouble.py``: a bolt that raises with a 2 KB message in every
+window, fails every 7th tuple with a reason, and logs a line when it starts).
+
+Checks what the UI says about it: the raising bolt's latency and capacity (against the REST
+figures and the engine's own), the causes of failures, the log viewer showing the line the
+bolt logged, CPU and memory of the processes, health on the cluster page, the 1366 px layout
+with the long error, formatted figures and sortable tables. Screenshots go to
+``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.browser.conftest import UiCluster, _ui_up, screenshot
+from tests.browser.test_pages import _cells, _open, _texts
+from tests.integration.cluster.harness import TestCluster, free_port
+
+pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(300)]
+
+TROUBLE = Path(__file__).parent / "topologies" / "trouble.py"
+HELLO = "picky bolt says hello"
+
+
+@pytest.fixture(scope="module")
+def trouble(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[UiCluster]:
+    """Nimbus + supervisor running the trouble topology, and ``sparkstorm ui``."""
+    cluster = TestCluster(tmp_path_factory.mktemp("trouble"),
+                          **{"ui.port": free_port(), "spark.ui.enabled": True})
+    try:
+        cluster.start_nimbus()
+        cluster.start_supervisor()
+        result = cluster.cli("submit", str(TROUBLE), "-c", "topology.max.spout.pending=50")
+        assert result.returncode == 0, result.stderr + cluster.logs()
+        cluster.start("ui")
+        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        wait_for(lambda: _ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        ui = UiCluster(cluster, url, result.stdout.strip())
+        wait_for(lambda: _picky(ui)["executed"] > 0 and _picky(ui)["lastError"], 120,
+                 message=f"the picky bolt executed and raised\n{cluster.logs()}")
+        yield ui
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        cluster.close()
+
+
+def _picky(ui: UiCluster) -> dict[str, Any]:
+    return dict(next(b for b in ui.topology()["bolts"] if b["boltId"] == "picky"))
+
+
+def _engine_summary(ui: UiCluster) -> dict[str, Any]:
+    """The worker's own statistics (its local heartbeat, written by the engine's
+    TopologyStats), not Nimbus's copy."""
+    (path,) = ui.cluster.local.glob("supervisor/workers/*/heartbeat.json")
+    return dict(json.loads(path.read_text())["stats"])
+
+
+def test_a_bolt_raising_in_every_window_shows_its_latency_and_capacity(
+        trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    engine = wait_for(lambda: (s := _engine_summary(ui)["components"].get("picky")) and
+                      s["errors"] > 1 and s["execute_latency_ms"] and s, 60,
+                      message="the engine measured the raising bolt")
+    assert engine["execute_latency_ms"] > 0 and engine["capacity"] > 0, engine
+    rest = _picky(ui)
+    assert float(rest["executeLatency"]) > 0 and float(rest["capacity"]) > 0, rest
+    assert float(rest["processLatency"]) > 0
+    executors = ui.component("picky")["executorStats"]
+    assert all(float(e["executeLatency"]) > 0 for e in executors), executors
+
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector('#bolts tr[data-id="picky"]')
+    shown = _cells(page, '#bolts tr[data-id="picky"]')
+    assert float(shown["executeLatency"]) > 0 and float(shown["capacity"]) > 0, shown
+    text = _texts(page, '#bolts tr[data-id="picky"]')
+    assert re.fullmatch(r"[\d.]+ (ms|s|min)", text["executeLatency"]), text
+    assert re.fullmatch(r"\d[\d,]*", text["executed"]), text  # 1,234 for people
+    assert f"{int(shown['executed']):,}" == text["executed"]
+
+
+def test_failures_of_a_raising_bolt_are_errors_and_explicit_fails_not_crashes(
+        trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    detail = wait_for(lambda: (d := ui.topology()) and d["failuresByCause"]["error"] > 0 and
+                      d["failuresByCause"]["explicit"] > 0 and d, 60,
+                      message="errors and explicit fails counted")
+    causes = detail["failuresByCause"]
+    assert causes["crash"] == 0, causes  # the rest of a window after an error is its error's
+    kinds = {(r["cause"], r["reason"]) for r in detail["failureReasons"]}
+    assert ("explicit", "picky: refuses word number <n>") in kinds, kinds
+    assert any(c == "error" and r.startswith("picky: ValueError: cannot take word<n>")
+               for c, r in kinds), kinds
+    assert len(detail["failureReasons"]) <= 20
+
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#failures-box[data-supported='1']")
+    page.wait_for_selector("#failure-reasons td[data-field=reason]:text('refuses word number')")
+    shares = page.eval_on_selector_all(
+        "#failures-by-cause tbody tr", """rows => Object.fromEntries(rows.map(r =>
+            [r.dataset.cause, r.querySelector('[data-field=share]').textContent]))""")
+    assert shares["crash"] == "0.0 %" and shares["error"] != "0.0 %", shares
+    assert page.get_attribute("#failure-reasons td[data-field=lastSeen]", "data-value")
+
+
+def test_the_log_viewer_shows_the_line_the_bolt_logged(trouble: UiCluster,
+                                                       page: Any) -> None:
+    ui = trouble
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_selector("#executors tbody tr[data-id] td[data-field=workerLogLink] a")
+    page.click("#executors tbody tr[data-id] td[data-field=workerLogLink] a")
+    page.wait_for_selector("#token-dialog[open]")  # logs are read with the cluster token
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector(f"#log-text:has-text('{HELLO}')", timeout=30_000)
+    assert page.url.split("source=")[1].startswith("executor-")
+    assert "executor" in page.text_content("#log-title")
+    options = page.eval_on_selector_all("#log-source option", "os => os.map(o => o.value)")
+    assert "worker" in options and any(o.startswith("executor-") for o in options)
+    # the worker's own log, picked from the list, is tailed too
+    page.select_option("#log-source", "worker")
+    page.wait_for_function("() => document.querySelector('#log-text').textContent"
+                           ".includes('sparkstorm')", timeout=30_000)
+    screenshot(page, "logs")
+    # the last error links to the log of the worker that reported it
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    link = page.get_attribute('#bolts tr[data-id="picky"] td[data-field=lastError] a', "href")
+    assert link and "/logs?worker=" in link
+
+
+def test_resources_of_each_process_are_shown(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    worker = wait_for(lambda: (w := ui.topology()["workers"]) and w[0]["memoryMb"] > 0 and
+                      w[0], 60, message="the worker's resources reported")
+    assert worker["processes"]["executors"], worker
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    row = f'#workers tr[data-port="{worker["port"]}"]'
+    page.wait_for_selector(f"{row} td[data-field=memoryMb][data-value]")
+    assert float(_cells(page, row)["memoryMb"]) > 0
+    assert _texts(page, row)["memoryMb"].endswith("MB")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_selector("#executors td[data-field=memoryMb][data-value]")
+    memory = page.eval_on_selector_all("#executors td[data-field=memoryMb]",
+                                       "cs => cs.map(c => +c.dataset.value)")
+    assert memory and all(m > 0 for m in memory), memory
+
+
+def test_the_cluster_page_shows_health_at_a_glance(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    row = wait_for(lambda: (t := ui.rest("/api/v1/topology/summary")["topologies"][0]) and
+                   t["health"]["failed"] > 0 and t, 60, message="failures in the last 10 min")
+    assert row["health"]["state"] == "failing"  # more than 1 in 7 of its trees fail
+    _open(page, ui.ui_url + "/")
+    selector = f'#topologies tr[data-id="{ui.topology_id}"]'
+    page.wait_for_selector(f"{selector}.health-failing")
+    health = _texts(page, selector)["health"]
+    assert re.match(r"\d+\.\d % failed", health), health
+    assert "error" in health
+    labels = page.eval_on_selector_all("#cluster-summary th", "ths => ths.map(t => t.textContent)")
+    assert "Worker slots" in labels and "slotsTotal" not in labels
+    spark = page.get_attribute(f"{selector} td[data-field=sparkUiUrl] a", "href")
+    assert spark and spark.startswith("http")
+    screenshot(page, "cluster-health")
+    with httpx.Client(base_url=ui.ui_url, timeout=10) as client:
+        owners = client.get("/api/v1/owner-resources").json()["owners"]
+        assert owners[0]["totalTopologies"] == 1 and owners[0]["totalMemoryUsage"] > 0
+
+
+def test_a_2kb_error_wraps_within_a_laptop_screen(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    page.set_viewport_size({"width": 1366, "height": 768})
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    cell = '#bolts tr[data-id="picky"] td[data-field=lastError]'
+    page.wait_for_selector(f"{cell} .error-line")
+    line = page.text_content(f"{cell} .error-line")
+    assert line.startswith("ValueError: cannot take word") and len(line) >= 1000
+    size = page.evaluate("""() => ({scroll: document.documentElement.scrollWidth,
+                                    client: document.documentElement.clientWidth})""")
+    assert size["scroll"] <= size["client"], size
+    box = page.eval_on_selector(cell, "c => c.getBoundingClientRect().width")
+    assert box < 1366 / 2, box
+    # the spout and bolt tables come before the charts
+    order = page.evaluate("""() => ['spouts', 'bolts', 'chart-emitted'].map(
+        id => document.getElementById(id).getBoundingClientRect().top)""")
+    assert order == sorted(order), order
+    screenshot(page, "laptop-long-error")
+
+
+def test_tables_sort_by_a_clicked_column(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    wait_for(lambda: len(ui.component("picky")["executorStats"]) == 2, 60,
+             message="both executors of picky reported")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_selector("#executors tbody tr[data-id] + tr[data-id]")
+    header = "#executors th:text-is('Executed')"
+
+    def executed() -> list[int]:
+        return list(page.eval_on_selector_all(
+            "#executors tbody td[data-field=executed]", "cs => cs.map(c => +c.dataset.value)"))
+
+    page.click(header)
+    assert page.get_attribute(header, "aria-sort") == "ascending"
+    page.wait_for_function("() => +document.body.dataset.refreshed > 0")
+    assert executed() == sorted(executed())
+    page.click(header)
+    assert page.get_attribute(header, "aria-sort") == "descending"
+    assert executed() == sorted(executed(), reverse=True)
+    # the order survives the next refresh
+    before = page.get_attribute("body", "data-refreshed")
+    page.wait_for_function(f"() => document.body.dataset.refreshed !== '{before}'")
+    assert executed() == sorted(executed(), reverse=True)
+    # chart points say their value on hover
+    page.wait_for_selector("#chart-executed-svg circle.hit title", state="attached")
+    assert "/s" in page.text_content("#chart-executed-svg circle.hit title")
+
+
+def test_each_chart_point_links_to_its_windows_spark_job(trouble: UiCluster,
+                                                         page: Any) -> None:
+    ui = trouble
+    recent = wait_for(lambda: [w for w in ui.topology()["recentWindows"] if w["jobs"]], 60,
+                      message="windows with their Spark jobs")
+    assert all(isinstance(j, int) for w in recent for j in w["jobs"])
+    spark = wait_for(lambda: ui.topology()["workers"][0]["sparkUiUrl"], 30,
+                     message="the worker's Spark UI")
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#chart-emitted-svg a.job-link", state="attached")
+    links = page.eval_on_selector_all("#chart-emitted-svg a.job-link",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    assert links and all(re.fullmatch(re.escape(spark.rstrip("/")) + r"/jobs/job/\?id=\d+", link)
+                         for link in links), links
+    assert httpx.get(links[-1], timeout=10, follow_redirects=True).is_success

@@ -1,0 +1,137 @@
+"""What Nimbus's UI API says under trouble and for operators: the supervisor host filter,
+Storm's owner summary, a killed topology's links, health at a glance, each process's
+resources and the log links (FastAPI's test client, no server, no Spark)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sparkstorm.cluster.nimbus.api import create_app
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.umbilical import Umbilical
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from tests.unit.cluster.nimbus.test_service import _register
+from tests.unit.cluster.nimbus.test_ui_pages import _client, _running, heartbeat_stats
+
+RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},
+             "executors": {"0": {"pid": 11, "cpuPercent": 30.0, "memoryMb": 40.0},
+                           "1": {"pid": 12, "cpuPercent": 5.0, "memoryMb": 20.5}}}
+
+
+def _beat(nimbus: Nimbus, topology_id: str, worker_id: str, **extra: Any) -> None:
+    stats = {**heartbeat_stats(nimbus.clock()), "spark_ui_url": "http://h:4040", **extra}
+    Umbilical(nimbus).heartbeat(worker_id, {"topology_id": topology_id, "uptime_secs": 5,
+                                            "stats": stats})
+
+
+def _get(client: TestClient, path: str, **params: Any) -> Any:
+    response = client.get(path, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.usefixtures("two_components")
+def test_the_supervisor_host_filter_keeps_that_host_and_its_workers(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    topology_id, _ = _running(nimbus, state)  # its worker runs on s1 (host-s1)
+    _register(state, "s2", 6800)
+    client = _client(nimbus)
+    one = _get(client, "/api/v1/supervisor", host="host-s1")
+    assert [s["id"] for s in one["supervisors"]] == ["s1"]
+    assert [(w["host"], w["topologyId"]) for w in one["workers"]] == [("host-s1", topology_id)]
+    other = _get(client, "/api/v1/supervisor", host="host-s2")
+    assert [s["id"] for s in other["supervisors"]] == ["s2"] and other["workers"] == []
+    assert [s["id"] for s in _get(client, "/api/v1/supervisor", id="s2",
+                                  host="host-s1")["supervisors"]] == ["s2"]  # id wins
+    assert client.get("/api/v1/supervisor").json()["code"] == "BAD_REQUEST"
+    # a worker's host is its supervisor's host name everywhere, not the supervisor id
+    page = _get(client, f"/api/v1/topology/{topology_id}")
+    assert [w["host"] for w in page["workers"]] == ["host-s1"]
+    assert _get(client, f"/api/v1/topology-workers/{topology_id}")["hostPortList"] == \
+        [{"host": "host-s1", "port": 6700}]
+
+
+@pytest.mark.usefixtures("two_components")
+def test_owner_resources_sum_each_owners_topologies(nimbus: Nimbus,
+                                                    state: ClusterState) -> None:
+    topology_id, worker_id = _running(nimbus, state)
+    _beat(nimbus, topology_id, worker_id, resources=RESOURCES)
+    client = _client(nimbus)
+    (owner,) = _get(client, "/api/v1/owner-resources")["owners"]
+    assert (owner["owner"], owner["totalTopologies"], owner["totalWorkers"],
+            owner["totalExecutors"], owner["totalTasks"]) == ("", 1, 1, 2, 5)
+    assert owner["totalMemoryUsage"] == pytest.approx(160.5)
+    assert owner["totalCpuUsage"] == pytest.approx(47.5)
+    nobody = _get(client, "/api/v1/owner-resources/nobody")
+    assert nobody["owner"] == "nobody" and nobody["totalTopologies"] == 0
+    assert nobody["topologies"] == []
+
+
+@pytest.mark.usefixtures("two_components")
+def test_resources_health_and_log_links_of_a_running_topology(nimbus: Nimbus,
+                                                              state: ClusterState) -> None:
+    topology_id, worker_id = _running(nimbus, state)
+    _beat(nimbus, topology_id, worker_id, resources=RESOURCES)
+    client = _client(nimbus)
+    (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
+    # 9 acked and 1 failed in the last 10 minutes: 10 % of the trees failed
+    assert row["health"] == {"window": "600", "acked": 9, "failed": 1, "failedShare": 0.1,
+                             "errors": 0, "state": "failing"}
+    assert row["sparkUiUrl"] == "http://h:4040"
+    assert (row["cpuPercent"], row["memoryMb"]) == (47.5, 160.5)
+    (worker,) = _get(client, f"/api/v1/topology/{topology_id}")["workers"]
+    assert (worker["cpuPercent"], worker["memoryMb"]) == (47.5, 160.5)
+    assert worker["processes"] == RESOURCES
+    assert worker["workerLogLink"] == \
+        f"/topology/{topology_id}/logs?worker={worker_id}&source=worker"
+    (executor,) = _get(client, f"/api/v1/topology/{topology_id}/component/split")[
+        "executorStats"]
+    assert (executor["executorId"], executor["cpuPercent"], executor["memoryMb"]) == \
+        ("0", 30.0, 40.0)
+    assert executor["workerLogLink"].endswith(f"worker={worker_id}&source=executor-0")
+
+
+@pytest.mark.usefixtures("two_components")
+def test_a_killed_topology_links_to_no_spark_ui(nimbus: Nimbus, state: ClusterState) -> None:
+    topology_id, worker_id = _running(nimbus, state)
+    _beat(nimbus, topology_id, worker_id)
+    client = _client(nimbus)
+    assert _get(client, f"/api/v1/topology/{topology_id}")["workers"][0]["sparkUiUrl"]
+    nimbus.kill(topology_id, 30)
+    page = _get(client, f"/api/v1/topology/{topology_id}")
+    assert page["status"] == "KILLED"
+    assert [w["sparkUiUrl"] for w in page["workers"]] == [None]
+    assert _get(client, "/api/v1/topology/summary")["topologies"][0]["sparkUiUrl"] is None
+
+
+@pytest.mark.usefixtures("two_components")
+def test_reading_a_log_asks_its_worker_for_the_tail_at_the_next_heartbeat(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    topology_id, worker_id = _running(nimbus, state)
+    client = TestClient(create_app(nimbus, "secret"))
+    auth = {"Authorization": "Bearer secret"}
+    beat = f"/api/v1/worker/{worker_id}/heartbeat"
+    body = {"topology_id": topology_id, "stats": {}, "uptime_secs": 1}
+    assert client.post(beat, json=body, headers=auth).json()["send_logs"] == []
+    path = f"/api/v1/topology/{topology_id}/logs"
+    assert client.get(path, params={"worker": worker_id}).status_code == 401  # token only
+    first = client.get(path, params={"worker": worker_id, "source": "executor-1"},
+                       headers=auth).json()
+    assert first["text"] is None and (first["host"], first["port"]) == ("host-s1", 6700)
+    assert client.post(beat, json=body, headers=auth).json()["send_logs"] == ["executor-1"]
+    sent = client.post(f"/api/v1/worker/{worker_id}/logs", headers=auth, json={
+        "topology_id": topology_id, "sources": {"worker": "worker",
+                                                "executor-1": "executor 1 (word)"},
+        "tails": {"executor-1": "INFO picky bolt says hello\n"}})
+    assert sent.status_code == 200
+    shown = client.get(path, params={"worker": worker_id, "source": "executor-1"},
+                       headers=auth).json()
+    assert shown["text"] == "INFO picky bolt says hello\n"
+    assert shown["sources"] == {"worker": "worker", "executor-1": "executor 1 (word)"}
+    refused = client.get(path, params={"worker": "nope"}, headers=auth).json()
+    assert refused["code"] == "WORKER_NOT_ASSIGNED" and worker_id in refused["error"]
+    bad = client.get(path, params={"worker": worker_id, "source": "../etc"}, headers=auth)
+    assert bad.json()["code"] == "BAD_REQUEST"

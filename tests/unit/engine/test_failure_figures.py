@@ -1,0 +1,165 @@
+"""The figures a raising bolt leaves: its execute time still counts, the rest of its window
+fails with the error's cause, and failure reasons are grouped by kind and bounded."""
+
+from __future__ import annotations
+
+import string
+import time
+import tracemalloc
+from typing import Any
+
+import pytest
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.collector import FAIL_ERROR
+from sparkstorm.engine.executor import BoltExecutor, ComponentFailure
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.stats import (
+    MAX_FAILURE_REASONS,
+    OTHER_REASONS,
+    ComponentCounters,
+    reason_template,
+)
+from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.wire import pack
+
+
+class Words(Spout):
+    outputs = ["word"]
+
+
+class SlowThenRaise(Bolt):
+    """Spends 2 ms on each tuple and raises on "boom"."""
+
+    outputs = ["word"]
+
+    def process(self, tup: Any) -> None:
+        time.sleep(0.002)
+        if tup.values.word == "boom":
+            msg = f"cannot take {tup.values.word!r}"
+            raise ValueError(msg)
+
+
+class RaisingTopology(Topology):
+    words = Words.spec()
+    raiser = SlowThenRaise.spec(inputs=[words])
+
+
+def _host() -> tuple[BoltExecutor, int, int]:
+    plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "raiser")
+    return (BoltExecutor(plan, gid, "t"), plan.executors[gid].tasks[0],
+            plan.component_tasks["words"][0])
+
+
+def _window(task: int, src: int, words: list[str], first_root: int) -> list[bytes]:
+    anchors = [{first_root + n: 1000 + n} for n in range(len(words))]
+    return [pack([[task, src, "default", [[w] for w in words], anchors]])]
+
+
+def test_a_bolt_raising_in_every_window_still_has_execute_latency_and_capacity() -> None:
+    host, task, src = _host()
+    try:
+        for window in range(3):
+            with pytest.raises(ComponentFailure):
+                host.run_window(_window(task, src, ["a", "b", "boom", "c"], window * 10))
+            host.output.take()
+            stats = host.take_stats()
+            assert stats["executed"] == {"words:default": 2}
+            # before the fix: 0 busy time although 2 tuples were executed
+            assert stats["busy_ms"] >= 3 * 2.0, stats
+    finally:
+        host.close()
+    counters = ComponentCounters(executed=stats["executed"], busy_ms=stats["busy_ms"])
+    summary = counters.summary(seconds=1.0)
+    assert summary["execute_latency_ms"] is not None and summary["execute_latency_ms"] >= 2.0
+    assert summary["capacity"] is not None and summary["capacity"] > 0
+
+
+def test_the_rest_of_a_window_after_an_error_fails_with_that_error_not_as_a_crash() -> None:
+    host, task, src = _host()
+    try:
+        with pytest.raises(ComponentFailure):
+            host.run_window(_window(task, src, ["a", "boom", "c", "d", "e"], 100))
+        failed = host.output.take().failed
+    finally:
+        host.close()
+    assert set(failed) == {101, 102, 103, 104}, "the raising tuple and the rest of the window"
+    causes = {cause for cause, _ in failed.values()}
+    reasons = {reason for _, reason in failed.values()}
+    assert causes == {FAIL_ERROR}
+    assert reasons == {"raiser: ValueError: cannot take 'boom'"}
+
+
+def test_reasons_are_grouped_by_kind_with_first_and_last_seen_newest_first() -> None:
+    early = ComponentCounters(fail_causes={("explicit", "split: no word 'x' in line 7"): 2,
+                                           ("explicit", "split: no word 'y' in line 9"): 1,
+                                           ("timeout", "message timed out"): 3})
+    for seen in early.fail_seen.values():
+        seen.first = seen.last = 100.0
+    late = ComponentCounters(fail_causes={("error", "count: KeyError: 'zz'"): 3,
+                                          ("explicit", "split: no word 'q' in line 12"): 1})
+    for seen in late.fail_seen.values():
+        seen.first = seen.last = 200.0
+    total = ComponentCounters()
+    total.add(early)
+    total.add(late)
+    reasons = total.failure_reasons()
+    assert [(r["cause"], r["reason"], r["count"]) for r in reasons] == [
+        ("explicit", "split: no word '…' in line <n>", 4),
+        ("error", "count: KeyError: '…'", 3),  # as many as the timeouts, seen later
+        ("timeout", "message timed out", 3)]
+    assert (reasons[0]["firstSeen"], reasons[0]["lastSeen"]) == (100.0, 200.0)
+    assert reasons[0]["example"] == "split: no word 'q' in line 12"
+
+
+def _distinct(n: int) -> str:
+    """A reason no template folds: ``n`` written in letters."""
+    letters = ""
+    while True:
+        n, digit = divmod(n, 26)
+        letters += string.ascii_lowercase[digit]
+        if not n:
+            return f"picky: refuses {letters}"
+
+
+def _one_window(stats: TopologyStats, window: int, first: int, count: int) -> None:
+    raw = {("explicit", _distinct(n)): 1 for n in range(first, first + count)}
+    spout = ComponentCounters(failed={"default": count}, fail_causes=raw)
+    stats.record(WindowRecord(window, 1000.0 + window, 1.0, {"words": spout}, {0: spout}))
+
+
+@pytest.mark.slow  # about 15 s: tracemalloc follows a million allocations
+def test_a_million_distinct_failure_reasons_keep_memory_bounded() -> None:
+    stats = TopologyStats(10, {0: ExecutorRange("words", 1, 1)})
+    per_window, windows = 20_000, 50  # one million distinct reasons in all
+    tracemalloc.start()
+    try:
+        for window in range(5):
+            _one_window(stats, window, window * per_window, per_window)
+        after_few = tracemalloc.get_traced_memory()[0]
+        for window in range(5, windows):
+            _one_window(stats, window, window * per_window, per_window)
+        after_all = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    # 45 more windows of 20,000 new reasons each: kept memory does not grow with them
+    assert after_all - after_few < 256 * 1024, (after_few, after_all)
+    totals = stats.totals["words"]
+    assert len(totals.fail_causes) <= MAX_FAILURE_REASONS + 1
+    assert totals.fail_causes[("explicit", OTHER_REASONS)] == \
+        per_window * windows - MAX_FAILURE_REASONS
+    assert sum(totals.fail_causes.values()) == per_window * windows
+    for window in stats.rolling.windows.values():
+        for _, bucket in window.buckets:
+            assert len(bucket["words"].fail_causes) <= MAX_FAILURE_REASONS + 1
+    summary = stats.summary(now=1000.0 + windows)
+    assert len(summary["components"]["words"]["failure_reasons"]) <= 20
+    assert summary["components"]["words"]["failures_by_cause"]["explicit"] == \
+        per_window * windows
+
+
+def test_reason_template_folds_data_only() -> None:
+    assert reason_template("x: ValueError: id 0x1f and 12.5 ms, 'a' \"b\"") == \
+        "x: ValueError: id <n> and <n> ms, '…' '…'"
+    assert reason_template("message timed out") == "message timed out"
