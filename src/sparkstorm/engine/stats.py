@@ -105,8 +105,9 @@ class ComponentCounters:
     """Failed trees of a spout by (cause, kind of reason); see
     ``engine.failures.FAIL_CAUSES`` and :func:`reason_template`. At most
     :data:`MAX_FAILURE_REASONS` kinds, the rest counted under :data:`OTHER_REASONS`."""
-    fail_seen: dict[tuple[str, str], ReasonSeen] = field(default_factory=dict)
-    """First and last time of each ``fail_causes`` key."""
+    fail_seen: dict[tuple[str, str], ReasonSeen] = field(default_factory=dict, compare=False)
+    """First and last time of each ``fail_causes`` key (when, not what: left out of ``==``,
+    so a decoded copy equals its original)."""
     execute_ms: dict[str, float] = field(default_factory=dict)
     """A bolt's time in ``process`` per input stream, summed."""
     process_ms: dict[str, float] = field(default_factory=dict)

@@ -1,6 +1,9 @@
-"""What Nimbus's UI API says under trouble and for operators: the supervisor host filter,
-Storm's owner summary, a killed topology's links, health at a glance, each process's
-resources and the log links (FastAPI's test client, no server, no Spark)."""
+"""What Nimbus's UI API says under trouble and for operators.
+
+The supervisor host filter, Storm's owner summary, a killed topology's links, health at a
+glance, each process's resources and the log links (FastAPI's test client, no server, no
+Spark).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +14,8 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.state.cluster_state import ClusterState
-from tests.unit.cluster.nimbus.test_service import _register
-from tests.unit.cluster.nimbus.test_ui_pages import _client, _running, heartbeat_stats
+from tests.unit.cluster.nimbus.helpers import api_client, heartbeat_stats, register, running
 
 RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},
              "executors": {"0": {"pid": 11, "cpuPercent": 30.0, "memoryMb": 40.0},
@@ -23,7 +24,7 @@ RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},
 
 def _beat(nimbus: Nimbus, topology_id: str, worker_id: str, **extra: Any) -> None:
     stats = {**heartbeat_stats(nimbus.clock()), "spark_ui_url": "http://h:4040", **extra}
-    Umbilical(nimbus).heartbeat(worker_id, {"topology_id": topology_id, "uptime_secs": 5,
+    nimbus.umbilical.heartbeat(worker_id, {"topology_id": topology_id, "uptime_secs": 5,
                                             "stats": stats})
 
 
@@ -36,9 +37,9 @@ def _get(client: TestClient, path: str, **params: Any) -> Any:
 @pytest.mark.usefixtures("two_components")
 def test_the_supervisor_host_filter_keeps_that_host_and_its_workers(
         nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, _ = _running(nimbus, state)  # its worker runs on s1 (host-s1)
-    _register(state, "s2", 6800)
-    client = _client(nimbus)
+    topology_id, _ = running(nimbus, state)  # its worker runs on s1 (host-s1)
+    register(state, "s2", 6800)
+    client = api_client(nimbus)
     one = _get(client, "/api/v1/supervisor", host="host-s1")
     assert [s["id"] for s in one["supervisors"]] == ["s1"]
     assert [(w["host"], w["topologyId"]) for w in one["workers"]] == [("host-s1", topology_id)]
@@ -57,9 +58,9 @@ def test_the_supervisor_host_filter_keeps_that_host_and_its_workers(
 @pytest.mark.usefixtures("two_components")
 def test_owner_resources_sum_each_owners_topologies(nimbus: Nimbus,
                                                     state: ClusterState) -> None:
-    topology_id, worker_id = _running(nimbus, state)
+    topology_id, worker_id = running(nimbus, state)
     _beat(nimbus, topology_id, worker_id, resources=RESOURCES)
-    client = _client(nimbus)
+    client = api_client(nimbus)
     (owner,) = _get(client, "/api/v1/owner-resources")["owners"]
     assert (owner["owner"], owner["totalTopologies"], owner["totalWorkers"],
             owner["totalExecutors"], owner["totalTasks"]) == ("", 1, 1, 2, 5)
@@ -73,9 +74,9 @@ def test_owner_resources_sum_each_owners_topologies(nimbus: Nimbus,
 @pytest.mark.usefixtures("two_components")
 def test_resources_health_and_log_links_of_a_running_topology(nimbus: Nimbus,
                                                               state: ClusterState) -> None:
-    topology_id, worker_id = _running(nimbus, state)
+    topology_id, worker_id = running(nimbus, state)
     _beat(nimbus, topology_id, worker_id, resources=RESOURCES)
-    client = _client(nimbus)
+    client = api_client(nimbus)
     (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
     # 9 acked and 1 failed in the last 10 minutes: 10 % of the trees failed
     assert row["health"] == {"window": "600", "acked": 9, "failed": 1, "failedShare": 0.1,
@@ -96,9 +97,9 @@ def test_resources_health_and_log_links_of_a_running_topology(nimbus: Nimbus,
 
 @pytest.mark.usefixtures("two_components")
 def test_a_killed_topology_links_to_no_spark_ui(nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, worker_id = _running(nimbus, state)
+    topology_id, worker_id = running(nimbus, state)
     _beat(nimbus, topology_id, worker_id)
-    client = _client(nimbus)
+    client = api_client(nimbus)
     assert _get(client, f"/api/v1/topology/{topology_id}")["workers"][0]["sparkUiUrl"]
     nimbus.kill(topology_id, 30)
     page = _get(client, f"/api/v1/topology/{topology_id}")
@@ -110,7 +111,7 @@ def test_a_killed_topology_links_to_no_spark_ui(nimbus: Nimbus, state: ClusterSt
 @pytest.mark.usefixtures("two_components")
 def test_reading_a_log_asks_its_worker_for_the_tail_at_the_next_heartbeat(
         nimbus: Nimbus, state: ClusterState) -> None:
-    topology_id, worker_id = _running(nimbus, state)
+    topology_id, worker_id = running(nimbus, state)
     client = TestClient(create_app(nimbus, "secret"))
     auth = {"Authorization": "Bearer secret"}
     beat = f"/api/v1/worker/{worker_id}/heartbeat"
