@@ -64,7 +64,8 @@ def encode_rows(output: WindowOutput, component: str, fields: Fields,
 def _refuse_unencodable(output: WindowOutput, batches: list[list[Any]], component: str,
                         fields: Fields, report: Report) -> list[list[Any]]:
     """``batches`` without their unencodable tuples, whose trees fail in ``output``."""
-    refused: dict[tuple[int, str, str], list[Any]] = {}
+    refused: dict[tuple[int, str, str, str], list[Any]] = {}
+    """(emitting task, stream, field, type) -> [count, message]"""
     for batch in batches:
         task, src, stream, values_list, anchors_list = batch
         kept_values, kept_anchors = [], []
@@ -75,13 +76,16 @@ def _refuse_unencodable(output: WindowOutput, batches: list[list[Any]], componen
                 kept_anchors.append(anchors)
                 continue
             field, kind, exc = problem
-            found = refused.setdefault((src, stream, field), [kind, str(exc), 0, None])
-            found[2] += 1
-            text = found[3] = found[3] or _message(component, stream, field, kind, exc)
+            found = refused.get((src, stream, field, kind))
+            if found is None:
+                found = refused[(src, stream, field, kind)] = [
+                    0, _message(component, stream, field, kind, exc)]
+            found[0] += 1
+            text = found[1]
             if anchors:
                 mark_failed(output, anchors, FAIL_ERROR, text)
         batch[3], batch[4] = kept_values, kept_anchors
-    for (src, _, _), (_, _, count, text) in refused.items():
+    for (src, _, _, _), (count, text) in refused.items():
         report(src, f"{text} ({count} tuple{'s' if count != 1 else ''} refused in this "
                     "window)")
     return batches

@@ -80,6 +80,20 @@ def test_one_report_per_field_and_type_however_many_tuples() -> None:
     assert "50 tuples refused" in report
 
 
+def test_each_type_gets_its_own_report() -> None:
+    out = WindowOutput()
+    batch = out.batch(3, 30, 10, "default")
+    values = [bad for bad, _ in UNENCODABLE.values()]
+    batch[3].extend([[bad] for bad in values * 2])
+    batch[4].extend([{i: i} for i in range(len(values) * 2)])
+    reports: list[str] = []
+    encode_rows(out, "split", lambda stream: ("word",), lambda task, text: reports.append(text))
+    assert len(reports) == len(UNENCODABLE)
+    for _, kind in UNENCODABLE.values():
+        (report,) = [r for r in reports if kind in r]
+        assert "2 tuples refused" in report
+
+
 def test_encodable_windows_are_encoded_as_they_were() -> None:
     out = _output("fine")
     rows = encode_rows(out, "split", lambda stream: (), lambda task, text: None)
