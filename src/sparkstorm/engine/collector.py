@@ -16,6 +16,13 @@ from typing import Any
 from sparkstorm.engine.routing import StreamRoute
 from sparkstorm.engine.wire import pack
 from sparkstorm.errors import TopologyError
+
+# the failure causes are the Collector protocol's; re-exported for the engine's modules
+from sparkstorm.topology.component import FAIL_CAUSES as FAIL_CAUSES
+from sparkstorm.topology.component import FAIL_CRASH as FAIL_CRASH
+from sparkstorm.topology.component import FAIL_ERROR as FAIL_ERROR
+from sparkstorm.topology.component import FAIL_EXPLICIT as FAIL_EXPLICIT
+from sparkstorm.topology.component import FAIL_TIMEOUT as FAIL_TIMEOUT
 from sparkstorm.topology.stream import DEFAULT_STREAM
 from sparkstorm.topology.tuple import Tuple
 
@@ -65,12 +72,6 @@ class WindowOutput:
         taken.__dict__, self.__dict__ = self.__dict__, taken.__dict__
         self.generation = taken.generation + 1  # collectors drop their batch caches
         return taken
-
-
-FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
-FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
-"""Why a tuple tree failed: a bolt called ``fail``; a component raised; the message timed
-out; an executor or a whole window's job was lost."""
 
 
 def mark_failed(output: WindowOutput, roots: Any, cause: str, reason: str) -> None:
@@ -269,6 +270,16 @@ class TaskCollector:
         if tup.anchors:
             mark_failed(self.output, tup.anchors, cause,
                         f"{self.component}: {reason or 'fail() called'}")
+
+    def auto_ack(self, tup: Tuple) -> None:
+        """The bolt loop's ack (``auto_ack``): :meth:`ack`'s XOR without its counting, which
+        the loop does per batch. Called once per auto-acked tuple: keep it lean."""
+        tup.done = True
+        anchors = tup.anchors
+        if anchors:
+            xor, val = self.output.xor, tup.ack_val
+            for root, edge in anchors.items():
+                xor[root] = xor.get(root, 0) ^ edge ^ val
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""

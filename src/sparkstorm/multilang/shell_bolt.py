@@ -264,7 +264,11 @@ class ShellBolt(ShellComponent, Bolt):
             elif command == "ack":
                 self.ack(self._take(id_of(message), "ack"))
             elif command == "fail":
-                self.fail(self._take(id_of(message), "fail"))
+                reason = message.get("reason")  # our extension; Storm's children send none
+                self.fail(self._take(id_of(message), "fail"),
+                          None if reason is None else str(reason))
+            elif command == "reset_timeout":  # our extension (Storm's multilang has none)
+                self.reset_timeout(self._pending_input(id_of(message)))
             elif command == "sync":
                 self._syncs += 1
             elif not self._common(command, message):
