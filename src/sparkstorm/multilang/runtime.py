@@ -109,8 +109,9 @@ class ChildCollector:
 
     Storm's commands (``emit``, ``ack``, ``fail``, ``error``) plus two extensions our
     ``ShellBolt`` honours and Storm's ignores (it skips unknown commands and keys): a
-    ``fail`` may carry a ``"reason"``, and ``{"command": "reset_timeout", "id": ...}``
-    restarts the tuple tree's message timeout.
+    ``fail`` may carry a ``"reason"`` and a ``"cause"`` (``{"command": "fail", "id": "7",
+    "reason": "ValueError: bad", "cause": "error"}``), and ``{"command": "reset_timeout",
+    "id": "7"}`` restarts the tuple tree's message timeout.
     """
 
     def __init__(self, channel: Channel, auto_anchor: bool) -> None:
@@ -156,14 +157,16 @@ class ChildCollector:
         self.channel.send({"command": "ack", "id": tup.id})
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
-        """``fail`` once per tuple, with the ``reason`` if given (the host shows it with
-        the failure counts). ``cause`` stays here: the host knows a child's fails as
-        explicit, and a crash as a crash."""
+        """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless
+        explicit (``error`` when ``process`` raised): the host shows both with the
+        failure counts."""
         if not tup.done:
             tup.done = True
             message: dict[str, Any] = {"command": "fail", "id": tup.id}
             if reason is not None:
                 message["reason"] = str(reason)
+            if cause != FAIL_EXPLICIT:
+                message["cause"] = cause
             self.channel.send(message)
 
     def reset_timeout(self, tup: Tuple) -> None:
