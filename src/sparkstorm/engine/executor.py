@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import traceback
+from itertools import count, repeat
 from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
@@ -32,9 +33,10 @@ from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.row_encoding import encode_rows
 from sparkstorm.engine.stats import ComponentCounters, LatencySample
 from sparkstorm.engine.wire import unpack
-from sparkstorm.topology.component import Bolt
+from sparkstorm.topology.component import Component
 from sparkstorm.topology.spec import load_class
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, values_class
+from sparkstorm.topology.task import BoltLoop, BoltRaised, start_task
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, Tuple, is_tick, values_class
 
 logger = logging.getLogger(__name__)
 
@@ -63,24 +65,17 @@ class ExecutorHost:
         for task in self.info.tasks:
             self._start_task(cls, task, tracking)
 
-    def _start_task(self, cls: type, task: int, tracking: bool) -> None:
-        instance = cls()
+    def _start_task(self, cls: type[Component], task: int, tracking: bool) -> None:
         collector = TaskCollector(
             task, self.info.component, build_routes(self.plan, self.info.component, task),
             self.plan.task_executor, self.output, tracking,
             bool(getattr(cls, "auto_anchor", True)),
         )
         collector.error_sink = self._keep_error
-        instance._collector = collector
-        if type(instance).emit is Bolt.emit:  # one call less per emit; overrides are kept
-            instance.emit = collector.bolt_emit
-        instance.logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
-        instance.component_name = self.info.component
-        instance.storm_conf = self.conf
-        instance.component_spec = self.spec  # shell components read their command from it
-        instance.context = self.plan.context_for(task)
-        instance.initialize(self.conf, instance.context)
-        self.instances[task] = instance
+        # shell components read their command from component_spec
+        self.instances[task] = start_task(
+            cls, collector, name=self.info.component, conf=self.conf,
+            context=self.plan.context_for(task), attributes={"component_spec": self.spec})
         self.collectors[task] = collector
 
     def record_error(self, task: int, exc: BaseException) -> None:
@@ -139,9 +134,8 @@ class BoltExecutor(ExecutorHost):
     def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
         super().__init__(plan, gid, topology_name)
         self.next_tuple_id = 0
-        cls = type(next(iter(self.instances.values())))
-        self.auto_ack = bool(getattr(cls, "auto_ack", True))
-        self.auto_fail = bool(getattr(cls, "auto_fail", True))
+        self.loops = {task: BoltLoop(instance, self.collectors[task])
+                      for task, instance in self.instances.items()}
         self.values_classes = {(c, s.name): values_class(s.fields)
                                for c, spec in plan.components.items() for s in spec.outputs}
         self.stats = BoltWindowStats()
@@ -182,49 +176,31 @@ class BoltExecutor(ExecutorHost):
 
     def _process_batch(self, task: int, src: int, stream: str, values_list: list[Any],
                        anchors_list: list[Any]) -> None:
-        """Run ``process`` (or ``process_tick``) of ``task`` over one batch, acking as it goes.
+        """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
 
-        This loop is the engine's hottest path: everything constant for the batch is
-        looked up once, outside it.
+        This is the engine's hottest path: everything constant for the batch is looked up
+        once, and the tuples are made by ``map`` as the loop takes them.
         """
         component = self.plan.task_component.get(src, SYSTEM_COMPONENT)
         key = (component, stream)
-        values_cls = self.values_classes.get(key)
-        instance, collector = self.instances[task], self.collectors[task]
-        is_tick = stream == TICK_STREAM and component == SYSTEM_COMPONENT
-        process = instance.process_tick if is_tick else instance.process
-        auto_ack, xor = self.auto_ack, self.output.xor
-        next_id = self.next_tuple_id
+        first_id = self.next_tuple_id + 1
+        self.next_tuple_id += len(values_list)
+        tuples = map(Tuple, count(first_id), repeat(component), repeat(stream), repeat(src),
+                     values_list, repeat(self.values_classes.get(key)), anchors_list)
         done = auto_acked = 0
         started = time.perf_counter()
         try:
-            for values, anchors in zip(values_list, anchors_list, strict=False):
-                next_id += 1
-                tup = Tuple(next_id, component, stream, src, values, values_cls, anchors)
-                if not auto_ack:  # acked later, maybe much later: its process latency
-                    tup.received = time.perf_counter()  # counts from here
-                collector.current = tup
-                process(tup)
-                done += 1
-                if auto_ack and not tup.done:
-                    tup.done = True
-                    auto_acked += 1
-                    if anchors:
-                        val = tup.ack_val
-                        for root, edge in anchors.items():
-                            xor[root] = xor.get(root, 0) ^ edge ^ val
-        except Exception as exc:  # noqa: BLE001 - any user error fails the tuple
-            self.record_error(task, exc)
-            reason = f"{type(exc).__name__}: {exc}"
-            if self.auto_fail:  # pystorm: without auto_fail the tuple is left to time out
-                collector.fail(tup, reason, FAIL_ERROR)
+            auto_acked = self.loops[task].run(tuples, is_tick(component, stream))
+            done = len(values_list)
+        except BoltRaised as raised:
+            done, auto_acked = raised.processed, raised.auto_acked
+            self.record_error(task, raised.cause)
+            reason = f"{type(raised.cause).__name__}: {raised.cause}"
             self.must_restart = True
             self._fail_rest([[task, src, stream, values_list[done + 1:],
                               anchors_list[done + 1:]]], reason)
-            raise ComponentFailure(reason) from exc
+            raise ComponentFailure(reason) from raised.cause
         finally:
-            collector.current = None
-            self.next_tuple_id = next_id
             stats = self.stats
             stats.count(stats.executed, key, done)
             # explicit acks (and acks of kept tuples, later) are counted by the collector

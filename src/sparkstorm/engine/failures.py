@@ -7,11 +7,14 @@ from typing import NamedTuple
 
 from sparkstorm.engine.wire import encodable_text
 
-FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
-FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
-"""Why a tuple tree failed: a bolt called ``fail``; a component raised (or emitted a value
-the wire cannot carry); the message timed out; an executor or a whole window's job was
-lost."""
+# The causes are declared once, with the Collector protocol components call (a bolt calls
+# ``fail``; a component raised or emitted a value the wire cannot carry; the message timed
+# out; an executor or a whole window's job was lost); the engine re-exports them from here.
+from sparkstorm.topology.component import FAIL_CAUSES as FAIL_CAUSES
+from sparkstorm.topology.component import FAIL_CRASH as FAIL_CRASH
+from sparkstorm.topology.component import FAIL_ERROR as FAIL_ERROR
+from sparkstorm.topology.component import FAIL_EXPLICIT as FAIL_EXPLICIT
+from sparkstorm.topology.component import FAIL_TIMEOUT as FAIL_TIMEOUT
 
 REASON_LIMIT = 300
 """Reasons are cut to this many characters: they travel with every failed root."""

@@ -1,14 +1,16 @@
 """The execution plan: task ids, executors, DAG levels and subscriptions.
 
 Computed from the topology spec and conf, deterministically, by the worker and by every
-executor process, so only the spec and conf travel. Storm's numbering: tasks 1..N over the
-components sorted by id (system ones included), ``__system`` is task -1, and a component's
-tasks are split over its executors in contiguous, nearly equal ranges.
+executor process, so only the spec and conf travel. Task ids follow
+:func:`number_tasks` (which Nimbus also uses for the task infos it stores at submit),
+``__system`` is task -1, and a component's tasks are split over its executors in
+contiguous, nearly equal ranges.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,15 +66,8 @@ class ExecutionPlan:
         return self.component_tasks.get(ACKER_COMPONENT, [])
 
     def _number_tasks(self) -> dict[str, list[int]]:
-        counts = {name: c.num_tasks for name, c in self.components.items()}
-        if self.acker_tasks_count:
-            counts[ACKER_COMPONENT] = self.acker_tasks_count
-        numbered: dict[str, list[int]] = {}
-        next_task = 1
-        for name in sorted(counts):
-            numbered[name] = list(range(next_task, next_task + counts[name]))
-            next_task += counts[name]
-        return numbered
+        return number_tasks({name: c.num_tasks for name, c in self.components.items()},
+                            self.conf)
 
     def _place_executors(self) -> list[ExecutorInfo]:
         executors: list[ExecutorInfo] = []
@@ -140,7 +135,44 @@ def _sources_of(component: ComponentSpec, value: Any) -> dict[str, dict[str, Any
     return dict(out)
 
 
-def acker_task_count(conf: dict[str, Any]) -> int:
+def number_tasks(user_tasks: Mapping[str, int], conf: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Every component's task ids, as Storm numbers them (``StormCommon.stormTaskInfo``).
+
+    The one home of this rule: the engine's plan and Nimbus's task infos (written at submit,
+    ``/tasks/<topology id>/<task id>``) both call it, so the store and the running engine
+    agree. As in Storm, the system components are numbered with the user's: ``__acker``
+    gets :func:`acker_task_count` tasks (none when acking is off), then tasks are numbered
+    1..N over all components sorted by id. ``__`` sorts before letters and digits, so the
+    ackers come first. ``__system`` has no numbered task here (it is task -1, as Storm's
+    per-worker system executor); we have no ``__eventlogger`` or ``__metrics_*``
+    components, so they take no ids.
+
+    Args:
+        user_tasks: each user component's id and task count (``num_tasks``).
+        conf: the topology's effective conf (``topology.acker.executors``).
+
+    Returns:
+        Component id -> its task ids, ascending, for every component with tasks.
+
+    Example:
+        >>> number_tasks({"split": 2, "count": 4, "sentences": 1}, {})
+        {'__acker': [1], 'count': [2, 3, 4, 5], 'sentences': [6], 'split': [7, 8]}
+        >>> number_tasks({"count": 2}, {"topology.acker.executors": 0})
+        {'count': [1, 2]}
+    """
+    counts = dict(user_tasks)
+    ackers = acker_task_count(conf)
+    if ackers:
+        counts[ACKER_COMPONENT] = ackers
+    numbered: dict[str, list[int]] = {}
+    next_task = 1
+    for name in sorted(counts):
+        numbered[name] = list(range(next_task, next_task + counts[name]))
+        next_task += counts[name]
+    return numbered
+
+
+def acker_task_count(conf: Mapping[str, Any]) -> int:
     """``topology.acker.executors``: unset means one (one per worker, as Storm), 0 means off."""
     value = conf.get("topology.acker.executors")
     return 1 if value is None else int(value)

@@ -22,15 +22,11 @@ import os
 import sys
 from typing import Any, BinaryIO
 
-from sparkstorm.multilang.messages import (
-    HEARTBEAT_STREAM,
-    SYSTEM_COMPONENT,
-    TICK_STREAM,
-    BadMessage,
-    command_of,
-)
+from sparkstorm.multilang.messages import HEARTBEAT_STREAM, BadMessage, command_of
 from sparkstorm.multilang.serializer import Serializer
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.component import FAIL_EXPLICIT, Component
+from sparkstorm.topology.task import BoltLoop, BoltRaised, start_task
+from sparkstorm.topology.tuple import Tuple, is_tick
 
 EXIT_CRASHED = 1
 EXIT_PARENT_GONE = 2
@@ -109,7 +105,14 @@ class Channel:
 
 
 class ChildCollector:
-    """The collector a component gets inside the child: emit/ack/fail become commands."""
+    """The collector a component gets inside the child: its calls become commands.
+
+    Storm's commands (``emit``, ``ack``, ``fail``, ``error``) plus two extensions our
+    ``ShellBolt`` honours and Storm's ignores (it skips unknown commands and keys): a
+    ``fail`` may carry a ``"reason"`` and a ``"cause"`` (``{"command": "fail", "id": "7",
+    "reason": "ValueError: bad", "cause": "error"}``), and ``{"command": "reset_timeout",
+    "id": "7"}`` restarts the tuple tree's message timeout.
+    """
 
     def __init__(self, channel: Channel, auto_anchor: bool) -> None:
         self.channel = channel
@@ -146,17 +149,35 @@ class ChildCollector:
     def ack(self, tup: Tuple) -> None:
         """``ack`` once per tuple."""
         if not tup.done:
-            tup.done = True
-            self.channel.send({"command": "ack", "id": tup.id})
+            self.auto_ack(tup)
 
-    def fail(self, tup: Tuple) -> None:
-        """``fail`` once per tuple."""
+    def auto_ack(self, tup: Tuple) -> None:
+        """The bolt loop's ack: the same ``ack`` command."""
+        tup.done = True
+        self.channel.send({"command": "ack", "id": tup.id})
+
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
+        """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless
+        explicit (``error`` when ``process`` raised): the host shows both with the
+        failure counts."""
         if not tup.done:
             tup.done = True
-            self.channel.send({"command": "fail", "id": tup.id})
+            message: dict[str, Any] = {"command": "fail", "id": tup.id}
+            if reason is not None:
+                message["reason"] = str(reason)
+            if cause != FAIL_EXPLICIT:
+                message["cause"] = cause
+            self.channel.send(message)
 
     def reset_timeout(self, tup: Tuple) -> None:
-        """Storm's multilang protocol has no reset_timeout command: ignored."""
+        """Send ``reset_timeout`` for an open tuple."""
+        if not tup.done:
+            self.channel.send({"command": "reset_timeout", "id": tup.id})
+
+    def report_error(self, text: str) -> None:
+        """Send Storm's ``error`` command: the host shows it as the component's last
+        error; the child keeps running."""
+        self.channel.send({"command": "error", "msg": text})
 
 
 class ProtocolLogHandler(logging.Handler):
@@ -178,7 +199,7 @@ class ProtocolLogHandler(logging.Handler):
 class ComponentRunner:
     """Handshake, then the spout or bolt loop for one component instance."""
 
-    def __init__(self, channel: Channel, cls: type) -> None:
+    def __init__(self, channel: Channel, cls: type[Component]) -> None:
         self.channel = channel
         self.cls = cls
         self.instance: Any = None
@@ -203,17 +224,10 @@ class ComponentRunner:
         self.instance = self._instantiate(conf, context)
 
     def _instantiate(self, conf: dict[str, Any], context: dict[str, Any]) -> Any:
-        instance = self.cls()
         name = context.get("componentid") or context.get("task->component", {}).get(
             str(context.get("taskid")), "")
-        instance._collector = ChildCollector(self.channel,
-                                             bool(getattr(self.cls, "auto_anchor", True)))
-        instance.logger = logging.getLogger(f"sparkstorm.component.{name}")
-        instance.component_name = name
-        instance.storm_conf = conf
-        instance.context = context
-        instance.initialize(conf, context)
-        return instance
+        collector = ChildCollector(self.channel, bool(getattr(self.cls, "auto_anchor", True)))
+        return start_task(self.cls, collector, name=name, conf=conf, context=context)
 
     def run_spout(self) -> None:
         """Answer commands until stdin closes; ``sync`` after each."""
@@ -233,11 +247,13 @@ class ComponentRunner:
             channel.send({"command": "sync"})
 
     def run_bolt(self) -> None:
-        """Process input tuples until stdin closes; heartbeats get ``sync``."""
-        instance, channel = self.instance, self.channel
-        collector: ChildCollector = instance._collector
-        auto_ack = bool(getattr(self.cls, "auto_ack", True))
-        auto_fail = bool(getattr(self.cls, "auto_fail", True))
+        """Process input tuples until stdin closes; heartbeats get ``sync``.
+
+        Raises:
+            BoltRaised: the component raised (the tuple was failed if ``auto_fail``).
+        """
+        channel = self.channel
+        loop = BoltLoop(self.instance, self.instance._collector)
         while True:
             message = channel.read_command()
             if not isinstance(message, dict) or "tuple" not in message:
@@ -249,23 +265,10 @@ class ComponentRunner:
             comp, stream = message.get("comp") or "", message.get("stream") or "default"
             tup = Tuple(message["id"], comp, stream, message.get("task", -1), message["tuple"],
                         self.fields.get((comp, stream), ()))
-            collector.current = tup
-            try:
-                if stream == TICK_STREAM and comp == SYSTEM_COMPONENT:
-                    instance.process_tick(tup)
-                else:
-                    instance.process(tup)
-            except Exception:
-                if auto_fail:
-                    collector.fail(tup)
-                raise
-            finally:
-                collector.current = None
-            if auto_ack:
-                collector.ack(tup)
+            loop.run((tup,), is_tick(comp, stream))
 
 
-def run(cls: type, infile: BinaryIO, outfile: BinaryIO, serializer: Serializer) -> int:
+def run(cls: type[Component], infile: BinaryIO, outfile: BinaryIO, serializer: Serializer) -> int:
     """Run ``cls`` over ``infile``/``outfile``; returns the exit code (see module doc)."""
     channel = Channel(infile, outfile, serializer)
     runner = ComponentRunner(channel, cls)
@@ -279,8 +282,9 @@ def run(cls: type, infile: BinaryIO, outfile: BinaryIO, serializer: Serializer) 
         return EXIT_PARENT_GONE
     except BrokenPipeError:
         return EXIT_PARENT_GONE
-    except Exception as exc:  # noqa: BLE001 - report, then exit: the host restarts us
-        logging.getLogger(__name__).exception("component %s raised", cls.__name__)
+    except Exception as raised:  # noqa: BLE001 - report, then exit: the host restarts us
+        exc = raised.cause if isinstance(raised, BoltRaised) else raised
+        logging.getLogger(__name__).error("component %s raised", cls.__name__, exc_info=exc)
         try:
             channel.send({"command": "error", "msg": f"{type(exc).__name__}: {exc}"})
             channel.flush()

@@ -19,6 +19,7 @@ from sparkstorm.multilang.messages import (
 )
 from sparkstorm.multilang.process import ShellProcess
 from sparkstorm.multilang.serializer import NonFiniteNumberError, Serializer, serializer_for
+from sparkstorm.topology.component import Collector
 from sparkstorm.topology.spec import ComponentSpec
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class ShellComponent:
     storm_conf: dict[str, Any]
     context: dict[str, Any]
     logger: logging.Logger
+    _collector: Collector
 
     def _start(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
         """Spawn the child and shake hands; returns the commands sent before the PID."""
@@ -147,12 +149,10 @@ class ShellComponent:
         return True
 
     def _report_error(self, text: str) -> None:
-        """The child's ``error`` command: logged, and kept as the component's last error when
-        the engine offers ``report_error``; the component keeps running, as in Storm."""
+        """The child's ``error`` command: logged, and kept as the component's last error
+        (``report_error``); the component keeps running, as in Storm."""
         self._shell_log.error("%s reported an error: %s", self._where, text)
-        report = getattr(getattr(self, "_collector", None), "report_error", None)
-        if callable(report):
-            report(text)
+        self._collector.report_error(text)
 
     def _metric(self, message: dict[str, Any]) -> None:
         name, params = message.get("name"), message.get("params")

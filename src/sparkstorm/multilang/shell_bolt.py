@@ -27,7 +27,7 @@ from sparkstorm.multilang.shell_base import (
     ShellComponent,
     shell_extra,
 )
-from sparkstorm.topology.component import Bolt
+from sparkstorm.topology.component import FAIL_CAUSES, FAIL_EXPLICIT, Bolt
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
 from sparkstorm.topology.tuple import Tuple
 
@@ -265,7 +265,9 @@ class ShellBolt(ShellComponent, Bolt):
             elif command == "ack":
                 self.ack(self._take(id_of(message), "ack"))
             elif command == "fail":
-                self.fail(self._take(id_of(message), "fail"))
+                self._fail_command(message)
+            elif command == "reset_timeout":  # our extension (Storm's multilang has none)
+                self.reset_timeout(self._pending_input(id_of(message)))
             elif command == "sync":
                 self._syncs += 1
             elif not self._common(command, message):
@@ -273,6 +275,14 @@ class ShellBolt(ShellComponent, Bolt):
                 self._shell_log.debug("%s: ignoring unknown command %r", self._where, command)
         except BadMessage as exc:
             raise self._malformed(message, str(exc)) from None
+
+    def _fail_command(self, message: dict[str, Any]) -> None:
+        """``fail``, with our sparkstorm children's ``reason`` and ``cause`` when sent
+        (Storm's children send neither: an explicit failure without a reason)."""
+        tup = self._take(id_of(message), "fail")
+        reason, cause = message.get("reason"), message.get("cause")
+        self._collector.fail(tup, None if reason is None else str(reason),
+                             cause if cause in FAIL_CAUSES else FAIL_EXPLICIT)
 
     def _emit(self, emit: Emit) -> None:
         self._check_stream(emit)

@@ -8,15 +8,25 @@ Every other method is called from one thread of control at a time, as Storm does
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
 from sparkstorm.topology.tuple import Tuple
 
+FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
+FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
+"""Why a tuple tree failed: a bolt called ``fail``; a component raised; the message timed
+out; an executor or a whole window's job was lost."""
+
 
 class Collector(Protocol):
-    """What the engine gives a component to emit, ack and fail through."""
+    """What a host gives a component to emit, ack and fail through.
+
+    Every host implements it: the engine's executors (``engine.collector.TaskCollector``),
+    the multilang child (``multilang.runtime.ChildCollector``) and so the test harness; the
+    component's ``_collector`` is typed with it, so mypy catches a host that drifts.
+    """
 
     def emit(
         self,
@@ -30,9 +40,14 @@ class Collector(Protocol):
 
     def ack(self, tup: Tuple) -> None: ...
 
-    def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None: ...
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
+        ...
 
     def reset_timeout(self, tup: Tuple) -> None: ...
+
+    def report_error(self, text: str) -> None:
+        """Report an error the component survives (it becomes the component's last
+        error; nothing fails)."""
 
 
 class _NoCollector:
@@ -61,7 +76,7 @@ class Component:
         self.storm_conf: dict[str, Any] = {}
         self.context: dict[str, Any] = {}
         self.component_name = ""
-        self._collector: Any = _NoCollector()
+        self._collector: Collector = cast(Collector, _NoCollector())
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Called once per task before any other method; override to set up state."""

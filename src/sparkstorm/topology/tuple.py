@@ -11,6 +11,12 @@ SYSTEM_COMPONENT = "__system"
 HEARTBEAT_STREAM = "__heartbeat"
 
 
+def is_tick(component: str, stream: str) -> bool:
+    """True for the system tick stream (``__system``'s ``__tick``), which bolts handle in
+    ``process_tick``."""
+    return stream == TICK_STREAM and component == SYSTEM_COMPONENT
+
+
 @lru_cache(maxsize=1024)
 def values_class(fields: tuple[str, ...]) -> Any:
     """The namedtuple class of a stream's values (None for a stream without fields)."""
@@ -68,7 +74,7 @@ class Tuple:
 
     def is_tick(self) -> bool:
         """True for the system tick tuple."""
-        return self.stream == TICK_STREAM and self.component == SYSTEM_COMPONENT
+        return is_tick(self.component, self.stream)
 
     def __repr__(self) -> str:
         return (

@@ -336,3 +336,24 @@ class KeepingBolt(Bolt):
                 self.record("reset", n=kept.values.n)
             still.append((kept, since))
         self.kept = still
+
+
+def _write_context(conf: dict[str, Any], context: dict[str, Any]) -> None:
+    path = Path(conf["test.dir"]) / f"context-{context['taskid']}.json"
+    path.with_suffix(".tmp").write_text(json.dumps(context), encoding="utf-8")
+    path.with_suffix(".tmp").rename(path)  # whole or absent for the reading test
+
+
+class ContextSpout(Spout):
+    """Writes the ``context`` its task got to ``<test.dir>/context-<task>.json``; emits
+    nothing."""
+
+    def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
+        _write_context(storm_conf, context)
+
+
+class ContextBolt(Bolt):
+    """As :class:`ContextSpout`, for bolts."""
+
+    def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
+        _write_context(storm_conf, context)

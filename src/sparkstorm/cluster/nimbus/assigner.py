@@ -36,41 +36,40 @@ from sparkstorm.cluster.state.records import (
     WorkerSlot,
 )
 from sparkstorm.config import conf_float
+from sparkstorm.engine.plan import number_tasks, split_tasks
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
 
-def topology_executors(spec: dict[str, Any]) -> list[ExecutorId]:
+def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[ExecutorId]:
     """Storm's executor ids of a topology spec.
 
-    Tasks are numbered from 1 over the components sorted by id, each component's tasks split into
-    ``par`` contiguous ranges.
+    Each component's tasks (numbered by :func:`~sparkstorm.engine.plan.number_tasks`, the
+    ackers included) split into ``par`` contiguous ranges (the ackers into
+    ``topology.acker.executors``).
     """
+    par = {str(c["name"]): max(1, int(c.get("par", 1))) for c in spec["components"]}
     executors: list[ExecutorId] = []
-    next_task = 1
-    for component in sorted(spec["components"], key=lambda c: str(c["name"])):
-        tasks, par = int(component.get("num_tasks", 1)), max(1, int(component.get("par", 1)))
-        par = min(par, tasks) or 1
-        for index in range(par):
-            size = tasks // par + (1 if index < tasks % par else 0)
-            if size:
-                executors.append((next_task, next_task + size - 1))
-                next_task += size
-    return executors
+    for name, tasks in number_tasks(_user_tasks(spec), conf).items():
+        for group in split_tasks(tasks, min(par.get(name, len(tasks)), len(tasks)) or 1):
+            if group:
+                executors.append((group[0], group[-1]))
+    return sorted(executors)
 
 
-def topology_tasks(spec: dict[str, Any]) -> dict[int, str]:
+def topology_tasks(spec: dict[str, Any], conf: dict[str, Any]) -> dict[int, str]:
     """Each task id's component id.
 
-    Numbered as :func:`topology_executors` numbers them (from 1 over the components sorted by id);
+    Numbered by :func:`~sparkstorm.engine.plan.number_tasks` as the engine numbers them;
     Nimbus stores it at submit as the task infos.
     """
-    tasks: dict[int, str] = {}
-    for component in sorted(spec["components"], key=lambda c: str(c["name"])):
-        for _ in range(int(component.get("num_tasks", 1))):
-            tasks[len(tasks) + 1] = str(component["name"])
-    return tasks
+    return {task: name for name, tasks in number_tasks(_user_tasks(spec), conf).items()
+            for task in tasks}
+
+
+def _user_tasks(spec: dict[str, Any]) -> dict[str, int]:
+    return {str(c["name"]): int(c.get("num_tasks", 1)) for c in spec["components"]}
 
 
 @dataclass
@@ -195,7 +194,8 @@ class Assigner:
             supervisors = self.state.all_supervisor_info()
             free = self._free_slots(topology_id, supervisors)
             spec = self.stormdist.spec(topology_id)
-            placed = self.scheduler.schedule(topology_executors(spec), 1, free)
+            executors = topology_executors(spec, self.stormdist.conf(topology_id))
+            placed = self.scheduler.schedule(executors, 1, free)
             if not placed:
                 logger.warning("no free slot for topology %s (supervisors: %s)", topology_id,
                                sorted(supervisors) or "none")

@@ -173,7 +173,8 @@ class NimbusClient:
 
     def report_log_tails(self, worker_id: str, body: dict[str, Any]) -> None:
         """Send the tails of the logs Nimbus asked for (``{"topology_id", "sources",
-        "tails"}``, see :mod:`sparkstorm.cluster.nimbus.log_tails`)."""
+        "tails"}``, see :mod:`sparkstorm.cluster.nimbus.log_tails`).
+        """
         self.call("POST", f"/api/v1/worker/{worker_id}/logs", json=body)
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:

@@ -73,7 +73,8 @@ class LogTails:
 
     def read(self, worker_id: str, source: str) -> dict[str, Any]:
         """The latest tail of ``source`` (``text`` None before the worker sent one) and the
-        worker's sources."""
+        worker's sources.
+        """
         with self._lock:
             mine = self._tails.get(worker_id, {"sources": {}, "tails": {}})
             tail = mine["tails"].get(source) or {}

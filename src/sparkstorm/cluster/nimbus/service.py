@@ -117,21 +117,22 @@ class Nimbus:
             topology_id = f"{name}-{self.stormdist.next_counter()}-{now}"
             conf["storm.id"] = topology_id
             self.stormdist.write(topology_id, code, spec.to_dict(), conf)
-            self._setup_state(topology_id, spec.to_dict())
+            self._setup_state(topology_id, spec.to_dict(), conf)
             self.state.set_storm(topology_id, self._storm_base(name, spec, conf, now, active,
                                                                owner))
             logger.info("submitted topology %s", topology_id)
         self.assigner.request(topology_id, "submitted")  # outside the lock: it takes it
         return topology_id
 
-    def _setup_state(self, topology_id: str, spec: dict[str, Any]) -> None:
+    def _setup_state(self, topology_id: str, spec: dict[str, Any],
+                     conf: dict[str, Any]) -> None:
         """Storm's ``setup-heartbeats!`` and ``set-task!`` for every task.
 
-        Written before the StormBase, so a topology in the store always has them (if the submit dies
-        in between, the cleaner removes them with the topology's folder).
+        Written before the StormBase, so a topology in the store always has them (if the submit
+        dies in between, the cleaner removes them with the topology's folder).
         """
         self.state.setup_heartbeats(topology_id)
-        for task_id, component_id in topology_tasks(spec).items():
+        for task_id, component_id in topology_tasks(spec, conf).items():
             self.state.set_task_info(topology_id, task_id, TaskInfo(component_id))
 
     def name_refusal(self, name: str) -> SparkstormError | None:

@@ -5,11 +5,6 @@ with Storm's field names (shared/reference/storm-ui-rest-api.md) and our extensi
 Statistics come from the latest heartbeat of each assigned worker: per component (with the
 ``by_stream`` split; bolt inputs keyed ``"<source>:<stream>"``) and per executor, for each of
 Storm's windows. Latencies are per component, so every stream row repeats the component's.
-
-Example:
-    >>> component_tasks({"components": [{"name": "b", "num_tasks": 4},
-    ...                                  {"name": "a", "num_tasks": 2}]}, "b")
-    (3, 6)
 """
 
 from __future__ import annotations
@@ -36,20 +31,6 @@ if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.ui_views import UiViews
 
 _COUNTS = ("emitted", "transferred", "executed", "acked", "failed")
-
-
-def component_tasks(spec: dict[str, Any], name: str) -> tuple[int, int]:
-    """First and last task id of component ``name``: tasks are numbered from 1 over the
-    components sorted by id (as :func:`~sparkstorm.cluster.nimbus.assigner.topology_executors`
-    does)."""
-    first = 1
-    for component in sorted(spec["components"], key=lambda c: str(c["name"])):
-        tasks = int(component.get("num_tasks", 1))
-        if component["name"] == name:
-            return first, first + tasks - 1
-        first += tasks
-    msg = f"no component {name!r}"
-    raise KeyError(msg)
 
 
 class ComponentPage:

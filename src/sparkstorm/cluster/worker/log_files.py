@@ -23,7 +23,8 @@ WORKER_LOG = "worker.log"
 
 def tail(path: Path, max_chars: int = MAX_TAIL_CHARS) -> str:
     """The end of the file at ``path`` (whole lines, at most ``max_chars`` bytes), "" when
-    it does not exist."""
+    it does not exist.
+    """
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)

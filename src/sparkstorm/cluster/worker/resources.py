@@ -20,7 +20,8 @@ _MB = 1024 * 1024
 
 class ResourceSampler:
     """Samples processes by pid, keeping each one's :class:`psutil.Process` so that its CPU
-    share is measured between two heartbeats (the first sample of a process reads 0)."""
+    share is measured between two heartbeats (the first sample of a process reads 0).
+    """
 
     def __init__(self) -> None:
         self._processes: dict[int, psutil.Process] = {}
@@ -39,7 +40,8 @@ class ResourceSampler:
 
     def sample(self, worker_pid: int, executor_pids: dict[int, int]) -> dict[str, Any]:
         """``{"worker": {...}, "executors": {"<executor id>": {...}}}``, each
-        ``{"pid", "cpuPercent", "memoryMb"}``; processes that are gone are left out."""
+        ``{"pid", "cpuPercent", "memoryMb"}``; processes that are gone are left out.
+        """
         executors = {}
         for gid, pid in sorted(executor_pids.items()):
             figures = self._one(pid)

@@ -29,10 +29,13 @@ def test_even_scheduler_uses_num_workers_slots_and_nothing_when_none_is_free() -
     assert EvenScheduler().schedule(executors, 1, []) == {}
 
 
-def test_executor_ids_split_tasks_per_component_sorted_by_id() -> None:
+def test_executor_ids_split_tasks_per_component_sorted_by_id_ackers_first() -> None:
     spec = {"components": [{"name": "spout", "par": 1, "num_tasks": 1},
                            {"name": "bolt", "par": 2, "num_tasks": 5}]}
-    assert topology_executors(spec) == [(1, 3), (4, 5), (6, 6)]
+    assert topology_executors(spec, {"topology.acker.executors": 2}) == \
+        [(1, 1), (2, 2), (3, 5), (6, 7), (8, 8)]
+    assert topology_executors(spec, {"topology.acker.executors": 0}) == \
+        [(1, 3), (4, 5), (6, 6)]
 
 
 def test_every_code_nimbus_raises_has_its_own_status() -> None:

@@ -121,14 +121,15 @@ def test_submit_writes_task_infos_and_the_heartbeat_dir_and_removal_takes_them(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
     """Storm's ``set-task!`` for every task and ``setup-heartbeats!`` at submit.
 
-    Tasks are numbered from 1 over the components sorted by id, as the executors are.
+    Tasks are numbered from 1 over the components sorted by id, the acker included, as the
+    engine numbers them.
     """
     register(state, "s1", 6700)
     topology_id = submit(nimbus)
     assert state.task_infos(topology_id) == {
-        1: TaskInfo("split"), 2: TaskInfo("split"), 3: TaskInfo("split"),
-        4: TaskInfo("split"), 5: TaskInfo("word")}
-    assert state.store.get(f"/tasks/{topology_id}/5")[0] == b'{"component_id":"word"}'
+        1: TaskInfo("__acker"), 2: TaskInfo("split"), 3: TaskInfo("split"),
+        4: TaskInfo("split"), 5: TaskInfo("split"), 6: TaskInfo("word")}
+    assert state.store.get(f"/tasks/{topology_id}/6")[0] == b'{"component_id":"word"}'
     assignment = state.get_assignment(topology_id)
     assert assignment is not None
     for first, last in assignment.executor_slots:
@@ -137,7 +138,7 @@ def test_submit_writes_task_infos_and_the_heartbeat_dir_and_removal_takes_them(
     assert state.heartbeat_storms() == [topology_id]
     assert state.get_worker_heartbeats(topology_id) == {}
     nimbus.rebalance(topology_id, 0, None, {"split": 2})
-    assert len(state.task_infos(topology_id)) == 5, "tasks are fixed for the topology's life"
+    assert len(state.task_infos(topology_id)) == 6, "tasks are fixed for the topology's life"
 
     nimbus.kill(topology_id, 10)
     assert state.task_storms() == [topology_id], "kept while the kill waits"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sparkstorm import Bolt, Spout
+from sparkstorm import Bolt, Spout, Stream
 
 
 class SplitBolt(Bolt):
@@ -69,3 +69,69 @@ class CountSpout(Spout):
 
     def activate(self) -> None:
         self.logger.info("activated")
+
+
+class CallsBolt(Bolt):
+    """Makes the collector call its input's ``action`` names (``arg`` as its argument), to
+    test each call end to end from a child. Keeps auto_ack and auto_fail on."""
+
+    outputs = ["x", Stream(["x"], name="direct", direct=True)]
+
+    def process(self, tup: Any) -> None:
+        action, arg = tup.values.action, tup.values.arg
+        if action == "ack":
+            self.ack(tup)
+        elif action == "fail":
+            self.fail(tup)
+        elif action == "fail_reason":
+            self.fail(tup, f"bad input {arg}")
+        elif action == "emit_auto":
+            self.emit([arg])
+        elif action == "emit_anchored":
+            self.emit([arg], anchors=[tup])
+        elif action == "emit_unanchored":
+            self.emit([arg], anchors=[])
+        elif action == "emit_direct":
+            self.emit([arg], stream="direct", direct_task=arg)
+        elif action == "need_task_ids":
+            self.emit([self.emit([arg], need_task_ids=True)])
+        elif action == "log":
+            self.logger.warning("logged %s", arg)
+        elif action == "reset_timeout":
+            self.reset_timeout(tup)
+        elif action == "raise":
+            msg = f"raised on {arg}"
+            raise ValueError(msg)
+
+    def process_tick(self, tup: Any) -> None:
+        self.emit(["tick"])
+
+
+class CallsSpout(Spout):
+    """Emits, per ``next_tuple``, the next of: a tracked tuple, an untracked one, a direct
+    one and one asking for its task ids (whose ids it then emits); logs acks and fails."""
+
+    outputs = ["x", Stream(["x"], name="direct", direct=True)]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.calls = 0
+        self.direct_task = int(conf["test.direct.task"])
+
+    def next_tuple(self) -> None:
+        self.calls += 1
+        step = self.calls % 4
+        if step == 1:
+            self.emit([self.calls], tup_id=self.calls)
+        elif step == 2:
+            self.emit([self.calls])
+        elif step == 3:
+            self.emit([self.calls], stream="direct", direct_task=self.direct_task,
+                      tup_id=self.calls)
+        else:
+            self.emit([self.emit([self.calls], tup_id=self.calls, need_task_ids=True)])
+
+    def ack(self, tup_id: Any) -> None:
+        self.logger.info("acked %r", tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.logger.info("failed %r", tup_id)
