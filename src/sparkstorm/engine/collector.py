@@ -271,17 +271,15 @@ class TaskCollector:
             mark_failed(self.output, tup.anchors, cause,
                         f"{self.component}: {reason or 'fail() called'}")
 
-    def auto_ack(self, tuples: list[Tuple]) -> None:
-        """The bolt loop's acks (``auto_ack``, ``done`` already set): :meth:`ack`'s XOR
-        without its counting, which the loop does per batch. Called once per batch, on the
-        engine's hottest path."""
-        xor = self.output.xor
-        for tup in tuples:
-            anchors = tup.anchors
-            if anchors:
-                val = tup.ack_val
-                for root, edge in anchors.items():
-                    xor[root] = xor.get(root, 0) ^ edge ^ val
+    def auto_ack(self, tup: Tuple) -> None:
+        """The bolt loop's ack (``auto_ack``): :meth:`ack`'s XOR without its counting, which
+        the loop does per batch. Called once per auto-acked tuple: keep it lean."""
+        tup.done = True
+        anchors = tup.anchors
+        if anchors:
+            xor, val = self.output.xor, tup.ack_val
+            for root, edge in anchors.items():
+                xor[root] = xor.get(root, 0) ^ edge ^ val
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""

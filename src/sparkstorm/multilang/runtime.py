@@ -151,13 +151,12 @@ class ChildCollector:
     def ack(self, tup: Tuple) -> None:
         """``ack`` once per tuple."""
         if not tup.done:
-            tup.done = True
-            self.channel.send({"command": "ack", "id": tup.id})
+            self.auto_ack(tup)
 
-    def auto_ack(self, tuples: list[Tuple]) -> None:
-        """The bolt loop's acks (``done`` already set): the same ``ack`` commands."""
-        for tup in tuples:
-            self.channel.send({"command": "ack", "id": tup.id})
+    def auto_ack(self, tup: Tuple) -> None:
+        """The bolt loop's ack: the same ``ack`` command."""
+        tup.done = True
+        self.channel.send({"command": "ack", "id": tup.id})
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
         """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless

@@ -147,10 +147,10 @@ class _RecordingCollector(TaskCollector):
             self.result.acked.append(tup)
         super().ack(tup)
 
-    def auto_ack(self, tuples: list[Tuple]) -> None:
-        """Record, then the loop's acks."""
-        self.result.acked.extend(tuples)
-        super().auto_ack(tuples)
+    def auto_ack(self, tup: Tuple) -> None:
+        """Record, then the loop's ack."""
+        self.result.acked.append(tup)
+        super().auto_ack(tup)
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None:
         """Record, then fail."""

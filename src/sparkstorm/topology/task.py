@@ -31,10 +31,9 @@ class HostCollector(Collector, Protocol):
     current: Tuple | None
     """The tuple being processed (auto-anchoring anchors to it), None between tuples."""
 
-    def auto_ack(self, tuples: list[Tuple]) -> None:
-        """Ack ``tuples``, which the loop completed (``auto_ack``; their ``done`` is
-        already set), once per :meth:`BoltLoop.run`. The engine's is leaner than ``ack``:
-        the loop counts these acks itself."""
+    def auto_ack(self, tup: Tuple) -> None:
+        """Ack ``tup`` for the loop (``auto_ack``); ``tup.done`` is false when called. The
+        engine's is leaner than ``ack``: the loop counts these acks itself."""
 
 
 def start_task(cls: type[Component], collector: HostCollector, *, name: str,
@@ -128,19 +127,18 @@ class BoltLoop:
         """
         collector = self.collector
         process = self.instance.process_tick if tick else self.instance.process
-        done = 0
-        acked: list[Tuple] = []  # acked in one call after the loop: no call per tuple
+        done = auto_acked = 0
         tup: Tuple | None = None
         try:
             if self.auto_ack:  # the common case: nothing but the per-tuple work
-                keep = acked.append
+                ack = collector.auto_ack
                 for tup in tuples:
                     collector.current = tup
                     process(tup)
                     done += 1
                     if not tup.done:
-                        tup.done = True  # now: a later ack or fail of it is a repeat
-                        keep(tup)
+                        ack(tup)
+                        auto_acked += 1
             else:  # acked later, maybe much later: process latency counts from receipt
                 clock = time.perf_counter
                 for tup in tuples:
@@ -151,12 +149,9 @@ class BoltLoop:
         except Exception as exc:
             if self.auto_fail and tup is not None:  # pystorm: else it is left to time out
                 collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
-            raise BoltRaised(exc, done, len(acked)) from exc
+            raise BoltRaised(exc, done, auto_acked) from exc
         finally:
             collector.current = None
-            if acked:
-                collector.auto_ack(acked)
-        return len(acked)
-
+        return auto_acked
 
 __all__ = ["BoltLoop", "BoltRaised", "HostCollector", "start_task"]
