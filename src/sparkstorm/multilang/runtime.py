@@ -4,9 +4,11 @@
 so the same component runs in-process in sparkstorm, as a ``ShellBolt`` here, and under
 Apache Storm (``ShellBolt(["python3", "-m", "sparkstorm.multilang", "pkg.mod:Class"])``).
 
-Semantics follow our in-process executor: ``auto_anchor``, ``auto_ack`` and ``auto_fail``
-of bolts, ``process_tick`` for tick tuples (comp ``__system``, stream ``__tick``), emits
-with ``need_task_ids=True`` block until the host's task-id list arrives. stdout is the
+The component is set up and its tuples run by the engine's own code
+(``sparkstorm.topology.task``: ``start_task`` and ``BoltLoop``), so ``auto_anchor``,
+``auto_ack``, ``auto_fail`` and ``process_tick`` for tick tuples (comp ``__system``, stream
+``__tick``) behave as in an executor; only the collector differs (:class:`ChildCollector`).
+Emits with ``need_task_ids=True`` block until the host's task-id list arrives. stdout is the
 protocol: ``print()`` and C-level writes to fd 1 are sent to stderr instead, and Python
 logging goes to the host as ``log`` commands.
 

@@ -55,7 +55,8 @@ class _NoCollector:
         msg = (
             f"{name}() was called on a component that is not running in a topology; "
             "the engine sets the collector before initialize(); "
-            "use sparkstorm.testing or LocalCluster to run components"
+            "to test one component, drive it with sparkstorm.testing.BoltHarness or "
+            "SpoutHarness; to run a topology, use LocalCluster"
         )
         raise RuntimeError(msg)
 

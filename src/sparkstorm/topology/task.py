@@ -125,20 +125,27 @@ class BoltLoop:
             BoltRaised: the component raised; the tuple was failed first if ``auto_fail``
                 (cause ``"error"``, the exception as reason), later tuples were not run.
         """
-        instance, collector, auto_ack = self.instance, self.collector, self.auto_ack
-        process = instance.process_tick if tick else instance.process
+        collector = self.collector
+        process = self.instance.process_tick if tick else self.instance.process
         done = auto_acked = 0
         tup: Tuple | None = None
         try:
-            for tup in tuples:
-                if not auto_ack:  # acked later, maybe much later: latency counts from here
-                    tup.received = time.perf_counter()
-                collector.current = tup
-                process(tup)
-                done += 1
-                if auto_ack and not tup.done:
-                    collector.auto_ack(tup)
-                    auto_acked += 1
+            if self.auto_ack:  # the common case: nothing but the per-tuple work
+                ack = collector.auto_ack
+                for tup in tuples:
+                    collector.current = tup
+                    process(tup)
+                    done += 1
+                    if not tup.done:
+                        ack(tup)
+                        auto_acked += 1
+            else:  # acked later, maybe much later: process latency counts from receipt
+                clock = time.perf_counter
+                for tup in tuples:
+                    tup.received = clock()
+                    collector.current = tup
+                    process(tup)
+                    done += 1
         except Exception as exc:
             if self.auto_fail and tup is not None:  # pystorm: else it is left to time out
                 collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
@@ -146,6 +153,5 @@ class BoltLoop:
         finally:
             collector.current = None
         return auto_acked
-
 
 __all__ = ["BoltLoop", "BoltRaised", "HostCollector", "start_task"]

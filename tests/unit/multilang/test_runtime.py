@@ -1,17 +1,21 @@
 """Our Python components as multilang children (``python -m sparkstorm.multilang``), driven
-by the ShellBolt/ShellSpout host, in JSON and msgpack."""
+by the ShellBolt/ShellSpout host on the engine's collector (``sparkstorm.testing``'s
+harness), in JSON and msgpack."""
 
 from __future__ import annotations
 
 import io
 import logging
+from typing import Any
 
 import pytest
 
-from sparkstorm.multilang import python_command
+from sparkstorm.multilang import ShellBolt, ShellSpout, python_command
+from sparkstorm.multilang.errors import MultilangError
 from sparkstorm.multilang.runtime import EXIT_PARENT_GONE, run
 from sparkstorm.multilang.serializer import JsonSerializer
-from tests.unit.multilang.harness import PROBES, bolt, spout, tick, tup
+from sparkstorm.testing import BoltHarness, Fail, SpoutHarness
+from tests.unit.multilang.harness import PROBES
 from tests.unit.multilang.probes.py_components import SplitBolt
 
 
@@ -20,62 +24,58 @@ def _command(name: str, serializer: str) -> list[str]:
             "--path", str(PROBES)]
 
 
+def _bolt(name: str, serializer: str = "json", **conf: Any) -> BoltHarness:
+    spec = ShellBolt.spec(command=_command(name, serializer), serializer=serializer,
+                          outputs=["word"])
+    return BoltHarness(spec, inputs={"src": ["word", "n"]},
+                       conf={"topology.subprocess.timeout.secs": 5, **conf})
+
+
 @pytest.mark.parametrize("serializer", ["json", "msgpack"])
 def test_a_python_bolt_runs_as_a_subprocess(serializer: str,
                                             caplog: pytest.LogCaptureFixture) -> None:
-    shell = bolt(_command("SplitBolt", serializer), serializer=serializer,
-                 conf={"test.prefix": ">"})
-    first, second, ticked = tup("a b", 1), tup("ids", 2), tick(3)
-    with caplog.at_level(logging.INFO):
-        shell.process(first)
-        shell.process(second)
-        shell.process_tick(ticked)
-        shell.end_window()
-    shell.close()
-    emits = shell._collector.emits
-    assert [e["values"] for e in emits] == [[">a"], [">b"], ["x"], ["tasks", [7, 8]],
-                                            ["tick", 3]]
-    assert [e["anchors"] for e in emits] == [[first], [first], [second], [second], [ticked]]
-    assert shell._collector.acked == [first, second, ticked]
+    with caplog.at_level(logging.INFO), _bolt("SplitBolt", serializer,
+                                              **{"test.prefix": ">"}) as harness:
+        result = harness.process(["a b", 1])
+    assert [e.values for e in result.emits] == [[">a"], [">b"]]
+    assert [e.anchors for e in result.emits] == [(result.input,), (result.input,)]
+    assert result.acked == [result.input]
     messages = [r.getMessage() for r in caplog.records]
     assert any("split a b" in m for m in messages), "logging travels as log commands"
     assert any("processing a b" in m for m in messages), "print() goes to stderr"
 
 
 def test_a_raising_python_bolt_reports_fails_and_exits() -> None:
-    shell = bolt(_command("SplitBolt", "json"), {"topology.subprocess.timeout.secs": 2})
-    boom = tup("boom", 1)
-    shell.process(boom)
-    with pytest.raises(Exception) as info:
-        shell.end_window()
-    assert getattr(info.value, "code", "") == "MULTILANG_SUBPROCESS_EXITED"
-    assert shell._collector.failed == [boom]
-    # the child reports its exception as an error command before it exits
-    assert shell._collector.errors == ["ValueError: boom requested"]
-    assert "exit code 1" in str(info.value)
+    with _bolt("SplitBolt", **{"topology.subprocess.timeout.secs": 2}) as harness, \
+            pytest.raises(MultilangError) as info:
+        harness.process(["boom", 1])
+    assert info.value.code == "MULTILANG_SUBPROCESS_EXITED"
+    boom = harness.last
+    assert boom.failed == [Fail(boom.input, "ValueError: boom requested", "error")]
+    assert boom.errors == ["ValueError: boom requested"]
 
 
 def test_manual_acks_and_explicit_anchors() -> None:
-    shell = bolt(_command("ManualBolt", "json"))
-    items = [tup("w", n) for n in range(3)]
-    for item in items:
-        shell.process(item)
-    shell.end_window()
-    shell.close()
-    assert shell._collector.emits[0]["anchors"] == items[:2]
-    assert shell._collector.acked == items[:2] and shell.pending_count == 1
+    with _bolt("ManualBolt") as harness:
+        first, second, third = (harness.process(["w", n]) for n in range(3))
+        held = harness.instance.pending_count
+    assert first.emits == [] and first.acked == []
+    assert [e.anchors for e in second.emits] == [(first.input, second.input)]
+    assert second.acked == [first.input, second.input]
+    assert third.acked == [] and held == 1
 
 
 @pytest.mark.parametrize("serializer", ["json", "msgpack"])
 def test_a_python_spout_runs_as_a_subprocess(serializer: str) -> None:
-    shell = spout(_command("CountSpout", serializer), serializer=serializer)
-    shell.activate()
-    for _ in range(3):
-        shell.next_tuple()
-    for msg_id in (1, 2, 3):
-        shell.ack(msg_id)
-    shell.close()
-    assert [e["tup_id"] for e in shell._collector.emits] == [1, 2, 3]
+    spec = ShellSpout.spec(command=_command("CountSpout", serializer), serializer=serializer,
+                           outputs=["n"])
+    with SpoutHarness(spec, conf={"topology.subprocess.timeout.secs": 5}) as harness:
+        emits = [e for _ in range(3) for e in harness.next_tuple().emits]
+        assert [(e.values, e.tup_id) for e in emits] == [([1], 1), ([2], 2), ([3], 3)]
+        assert harness.pending == [1, 2, 3]
+        for msg_id in (1, 2, 3):
+            harness.ack(msg_id)
+        assert harness.pending == []
 
 
 def test_the_runtime_exits_with_parent_gone_on_eof() -> None:

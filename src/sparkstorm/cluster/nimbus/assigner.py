@@ -45,16 +45,15 @@ logger = logging.getLogger(__name__)
 def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[ExecutorId]:
     """Storm's executor ids of a topology spec.
 
-    Each component's tasks (numbered by :func:`~sparkstorm.engine.plan.number_tasks`, the
-    ackers included) split into ``par`` contiguous ranges (the ackers into
-    ``topology.acker.executors``).
+    Each user component's tasks (numbered by :func:`~sparkstorm.engine.plan.number_tasks`,
+    after the ackers' ids) split into ``par`` contiguous ranges. The ackers have task ids but
+    no executor here: they run inside the topology's Spark driver, as the engine's plan has it.
     """
-    par = {str(c["name"]): max(1, int(c.get("par", 1))) for c in spec["components"]}
     executors: list[ExecutorId] = []
-    for name, tasks in number_tasks(_user_tasks(spec), conf).items():
-        for group in split_tasks(tasks, min(par.get(name, len(tasks)), len(tasks)) or 1):
-            if group:
-                executors.append((group[0], group[-1]))
+    for component in spec["components"]:
+        tasks = number_tasks(_user_tasks(spec), conf)[str(component["name"])]
+        par = min(max(1, int(component.get("par", 1))), len(tasks))
+        executors += [(group[0], group[-1]) for group in split_tasks(tasks, par) if group]
     return sorted(executors)
 
 

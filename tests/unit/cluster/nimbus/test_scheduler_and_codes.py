@@ -29,11 +29,11 @@ def test_even_scheduler_uses_num_workers_slots_and_nothing_when_none_is_free() -
     assert EvenScheduler().schedule(executors, 1, []) == {}
 
 
-def test_executor_ids_split_tasks_per_component_sorted_by_id_ackers_first() -> None:
+def test_executor_ids_split_tasks_per_component_sorted_by_id_after_the_ackers() -> None:
     spec = {"components": [{"name": "spout", "par": 1, "num_tasks": 1},
                            {"name": "bolt", "par": 2, "num_tasks": 5}]}
     assert topology_executors(spec, {"topology.acker.executors": 2}) == \
-        [(1, 1), (2, 2), (3, 5), (6, 7), (8, 8)]
+        [(3, 5), (6, 7), (8, 8)]
     assert topology_executors(spec, {"topology.acker.executors": 0}) == \
         [(1, 3), (4, 5), (6, 6)]
 
