@@ -26,6 +26,7 @@ from sparkstorm.engine.collector import (
     WindowOutput,
     mark_failed,
 )
+from sparkstorm.engine.log_control import log_sampled
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.stats import LatencySample
@@ -54,6 +55,9 @@ class ExecutorHost:
         self.output = WindowOutput()
         self.errors: list[dict[str, Any]] = []
         self.must_restart = False
+        self.sample_pct = 0.0
+        """Debug sampling: this percentage of the tuples goes to the component's log."""
+        self.component_logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
         cls = load_class(self.spec.component, component=self.info.component)
         self.instances: dict[int, Any] = {}
         self.collectors: dict[int, TaskCollector] = {}
@@ -122,6 +126,9 @@ class BoltExecutor(ExecutorHost):
         with self.lock:
             started = time.perf_counter()
             batches = [batch for blob in blobs for batch in unpack(blob)]
+            if self.sample_pct:
+                log_sampled(self.component_logger, self.sample_pct, "received",
+                            ((batch[2], batch[3]) for batch in batches))
             try:
                 for position, batch in enumerate(batches):
                     try:
@@ -365,6 +372,9 @@ class SpoutExecutor(ExecutorHost):
                 self.set_active(bool(control["active"]))
             taken = self.output.take()
             self.wakeup.notify_all()
+            if self.sample_pct:
+                log_sampled(self.component_logger, self.sample_pct, "emitted",
+                            ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
             return taken
 
     def _owner(self, root: int) -> TaskCollector | None:

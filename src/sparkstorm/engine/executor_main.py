@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
@@ -55,6 +56,7 @@ class ExecutorServer:
         self.last_reply = b""
         self.done = threading.Event()
         self.exit_requested = False
+        self.log_levels = LogLevels()
         if os.path.exists(path):
             os.unlink(path)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -95,6 +97,10 @@ class ExecutorServer:
         if cmd == "activate":
             if isinstance(self.host, SpoutExecutor):
                 self.host.set_active(bool(request.get("active")))
+            return pack("ok")
+        if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
+            self.log_levels.apply(dict(request.get("levels") or {}))
+            self.host.sample_pct = float(request.get("sample_pct") or 0.0)
             return pack("ok")
         if cmd == "close":
             self.host.close()

@@ -100,6 +100,8 @@ class UiSources:
     conf: Mapping[str, object]
     clock: Callable[[], float]
     started: float
+    sampling: Callable[[str, str | None], float | None] = lambda topology_id, component: None
+    """Debug sampling percentage of a topology (component None) or component; None: off."""
 
 
 class UiViews:
@@ -345,7 +347,8 @@ class UiViews:
         return {**self._topology_row(topology_id, base), "user": "", "window": window,
                 "windowHint": window_pretty(window),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
-                "debug": False, "samplingPct": 10, "configuration": mask_secrets(conf),
+                **debug_fields(self.sources.sampling(topology_id, None)),
+                "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],
                 "bugtracker-url": None, "central-log-url": None,
                 **dict.fromkeys(_RAS_DETAIL, 0.0),
@@ -450,6 +453,11 @@ class UiViews:
                          "sparkUiUrl": None if killed else
                          worker.stats.get("spark_ui_url") or None})
         return rows
+
+
+def debug_fields(pct: float | None) -> dict[str, Any]:
+    """Storm's ``debug`` and ``samplingPct`` (10 when debugging is off)."""
+    return {"debug": pct is not None, "samplingPct": pct if pct is not None else 10}
 
 
 def exception_line(error: str) -> str:
