@@ -189,6 +189,9 @@ def test_a_2kb_error_wraps_within_a_laptop_screen(trouble: UiCluster, page: Any)
     assert size["scroll"] <= size["client"], size
     box = page.eval_on_selector(cell, "c => c.getBoundingClientRect().width")
     assert box < 1366 / 2, box
+    # back-pressure: the spout's buffer against its bound, windows against window.ms
+    page.wait_for_selector("#windows tr[data-key='buffer.numbers'] td:has-text('of')")
+    assert page.query_selector("#windows tr[data-key='lastWindowMs'] td[data-value]")
     # the spout and bolt tables come before the charts
     order = page.evaluate("""() => ['spouts', 'bolts', 'chart-emitted'].map(
         id => document.getElementById(id).getBoundingClientRect().top)""")

@@ -300,6 +300,7 @@ class SpoutExecutor(ExecutorHost):
         """Complete latencies of the acked trees, summed by stream."""
         self.timed_out = 0
         self.crashed = 0
+        self.buffered = 0
         self.fail_causes: dict[tuple[str, str], int] = {}
         """Failed trees since the last window, by (cause, reason)."""
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
@@ -371,6 +372,7 @@ class SpoutExecutor(ExecutorHost):
             if "active" in control:
                 self.set_active(bool(control["active"]))
             taken = self.output.take()
+            self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
             self.wakeup.notify_all()
             if self.sample_pct:
                 log_sampled(self.component_logger, self.sample_pct, "emitted",
@@ -427,7 +429,8 @@ class SpoutExecutor(ExecutorHost):
                "crashed": self.crashed, "complete_ms": self.latency.take(),
                "complete_ms_by_stream": self.complete_ms,
                "fail_causes": [[c, r, n] for (c, r), n in self.fail_causes.items()],
-               "pending": sum(len(c.pending_roots) for c in self.collectors.values())}
+               "pending": sum(len(c.pending_roots) for c in self.collectors.values()),
+               "buffered": self.buffered, "buffer_bound": self.buffer_bound}
         self.acked, self.failed, self.complete_ms = {}, {}, {}
         self.timed_out = self.crashed = 0
         self.fail_causes = {}

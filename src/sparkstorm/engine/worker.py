@@ -298,4 +298,5 @@ def _meta_counters(stats: dict[str, Any], errors: int) -> ComponentCounters:
         execute_ms=dict(stats.get("execute_ms", {})),
         process_ms=dict(stats.get("process_ms", {})),
         complete_ms=dict(stats.get("complete_ms_by_stream", {})),
+        buffered=int(stats.get("buffered", 0)), buffer_bound=int(stats.get("buffer_bound", 0)),
     )

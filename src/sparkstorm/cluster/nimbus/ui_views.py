@@ -397,7 +397,9 @@ class UiViews:
         return {"spoutId": name, "encodedSpoutId": quote(name, safe=""),
                 **self._common(topology_id, component, stats),
                 "completeLatency": latency(stats.get("complete_latency_ms")),
-                "failuresByCause": failures_by_cause(stats)}
+                "failuresByCause": failures_by_cause(stats),
+                "bufferedMax": int(stats.get("buffered_max") or 0),
+                "bufferBound": int(stats.get("buffer_bound") or 0)}
 
     def _bolt(self, topology_id: str, component: dict[str, Any],
               stats: dict[str, Any]) -> dict[str, Any]:
@@ -500,7 +502,7 @@ def failures_by_cause(stats: dict[str, Any]) -> dict[str, int]:
 
 _BRIEF_DEFAULTS: dict[str, Any] = {
     "emitted": 0, "transferred": 0, "executed": 0, "acked": 0, "failed": 0, "capacity": None,
-    "execute_latency_ms": None, "complete_latency_ms": None}
+    "execute_latency_ms": None, "complete_latency_ms": None, "buffered": 0, "buffer_bound": 0}
 """What a heartbeat's brief leaves out (zeros and unknowns)."""
 
 

@@ -129,6 +129,18 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
        "Complete latency in windows",
        complete && mean ? `${F.ms(complete)} ≈ ${(complete / mean).toFixed(1)} windows ` +
          "(a tuple waits in its spout's buffer for the next window, then crosses one per DAG level)" : ""],
+      ...(t.spouts || []).map((sp) => {
+        const last = recent.length ? (recent[recent.length - 1].components || {})[sp.spoutId] : null;
+        const bound = sp.bufferBound || (last && last.buffer_bound) || 0;
+        const now = last ? last.buffered || 0 : null;
+        const text = bound ? `fullest ${F.count(sp.bufferedMax)} of ${F.count(bound)} ` +
+          `(${F.percent(sp.bufferedMax / bound)}) in the selected window` +
+          (now === null ? "" : `; ${F.count(now)} at the last window`) +
+          (sp.bufferedMax >= bound ? " — full: the spout waited for windows" : "") : "not reported";
+        return [`buffer.${sp.spoutId}`, sp.bufferedMax, `Spout ${sp.spoutId} buffer`, text];
+      }),
+      ["waitInBuffer", mean, "A tuple waits in its spout's buffer",
+       mean === null ? "" : `up to ${F.ms(mean)} (one window), about ${F.ms(mean / 2)} on average`],
       ["topology.max.spout.pending", pending === undefined ? null : pending,
        "Spout pending bound", pending === null || pending === undefined ? "none" : F.count(pending)],
       ["topology.spout.buffer.size", (t.configuration || {})["topology.spout.buffer.size"],
