@@ -68,7 +68,8 @@ def browser(chromium: Path) -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A page in a fresh browser context (no cookies: a new UI session)."""
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    # local times show in the browser's zone: UTC, so that tests know what to expect
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, timezone_id="UTC")
     context.set_default_timeout(15_000)
     new_page = context.new_page()
     errors: list[str] = []

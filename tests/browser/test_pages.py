@@ -462,7 +462,9 @@ def _component_page_is_rest(ui: UiCluster, page: Any, name: str, window: str | N
     executors = _table(page, "executors", "id")
     for row in body["executorStats"]:
         cells = executors.get(row["id"], {})
-        keys = [k for k in cells if k != "uptime"]
+        # resources move with every heartbeat; the log cell shows a link
+        keys = [k for k in cells if k not in ("uptime", "cpuPercent", "memoryMb",
+                                              "workerLogLink")]
         page_rows.append([cells[k] for k in keys])
         rest_rows.append([str(row[k]) for k in keys])
     assert len(executors) == len(body["executorStats"])
@@ -472,9 +474,8 @@ def _component_page_is_rest(ui: UiCluster, page: Any, name: str, window: str | N
                       for r in body["outputStats"]})
     if not spout:
         inputs = page.eval_on_selector_all(
-            "#input-stats tbody tr", """rows => rows.map(r => Object.fromEntries(
-                [...r.querySelectorAll('td[data-field]')].map(c => [c.dataset.field,
-                                                               c.textContent.trim()])))""")
+            "#input-stats tbody tr", f"""rows => rows.map(r => Object.fromEntries(
+                [...r.querySelectorAll('td[data-field]')].map({_VALUE})))""")
         page_rows.append(inputs)
         rest_rows.append([{k: str(r[k]) for k in ("component", "stream", "executeLatency",
                                                   "executed", "processLatency", "acked",
@@ -526,8 +527,11 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
     assert errors and "boom" in errors[-1]["error"], errors
     newest = errors[-1]
     row = _cells(page, f'#errors tr[data-time="{newest["errorTime"]}"]')
-    when = datetime.fromtimestamp(newest["errorTime"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    assert row["errorTime"] == when
+    assert row["errorTime"] == str(newest["errorTime"])
+    # shown in the browser's local time (the tests' browser runs in UTC) with its zone
+    when = datetime.fromtimestamp(newest["errorTime"], UTC)
+    shown = _texts(page, f'#errors tr[data-time="{newest["errorTime"]}"]')["errorTime"]
+    assert shown == f"{when.day} {when:%b %Y}, {when:%H:%M:%S} UTC", shown
     assert (row["errorHost"], row["errorPort"]) == (newest["errorHost"],
                                                     str(newest["errorPort"]))
     assert "ValueError: boom" in row["error"]
