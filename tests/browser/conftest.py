@@ -115,7 +115,8 @@ class UiCluster:
         return dict(response.json())
 
 
-def _ui_up(url: str, cluster: TestCluster) -> bool:
+def ui_up(url: str, cluster: TestCluster) -> bool:
+    """Whether the UI at ``url`` answers (fails if its process died)."""
     try:
         return httpx.get(url + "/", timeout=2).is_success
     except httpx.HTTPError:
@@ -137,7 +138,7 @@ def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
         url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: _ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         yield UiCluster(cluster, url, result.stdout.strip())
     except BaseException:
         print(cluster.logs())

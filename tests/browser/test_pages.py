@@ -20,6 +20,13 @@ import pytest
 
 from sparkstorm.testing.polling import wait_for
 from tests.browser.conftest import UiCluster, screenshot
+from tests.browser.helpers import VALUE as _VALUE
+from tests.browser.helpers import cells as _cells
+from tests.browser.helpers import fresh as _fresh
+from tests.browser.helpers import open_page as _open
+from tests.browser.helpers import question as _question
+from tests.browser.helpers import table as _table
+from tests.browser.helpers import texts as _texts
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -31,40 +38,6 @@ STATS_FIELDS = ("windowPretty", "emitted", "transferred", "completeLatency", "ac
 CAUSES = ("explicit", "error", "timeout", "crash")
 CHARTS = ("chart-emitted", "chart-acked", "chart-failed", "chart-latency")
 LOAD_CLASSES = {f"load-{n}" for n in range(5)}
-
-
-_VALUE = "c => [c.dataset.field, c.dataset.value ?? c.textContent.trim()]"
-"""A cell's API value: its ``data-value`` (the text shows it formatted for people), else its
-text."""
-
-
-def _cells(page: Any, row_selector: str) -> dict[str, str]:
-    """The ``data-field`` cells of one table row, as the API values they show."""
-    values = page.eval_on_selector_all(f"{row_selector} td[data-field]",
-                                       f"cells => cells.map({_VALUE})")
-    return dict(values)
-
-
-def _texts(page: Any, row_selector: str) -> dict[str, str]:
-    """The ``data-field`` cells of one table row, as the text people see."""
-    values = page.eval_on_selector_all(
-        f"{row_selector} td[data-field]",
-        "cells => cells.map(c => [c.dataset.field, c.textContent.trim()])")
-    return dict(values)
-
-
-def _table(page: Any, table: str, key: str) -> dict[str, dict[str, str]]:
-    """Every row of a table by its ``data-<key>``, as ``data-field`` API values."""
-    rows = page.eval_on_selector_all(
-        f"#{table} tbody tr", f"""rows => rows.map(r => [r.dataset.{key},
-            Object.fromEntries([...r.querySelectorAll('td[data-field]')].map({_VALUE}))])""")
-    return dict(rows)
-
-
-def _question(page: Any) -> str:
-    """The question of the page's action dialog (open)."""
-    page.wait_for_selector("#token-dialog[open]")
-    return str(page.text_content("#confirm-question"))
 
 
 def _acked(ui: UiCluster) -> int:
@@ -82,17 +55,6 @@ def _accept_dialogs(page: Any, seen: list[str]) -> None:
         dialog.accept()
 
     page.on("dialog", accept)
-
-
-def _open(page: Any, url: str) -> None:
-    response = page.goto(url)
-    assert response.status == 200, url
-    page.wait_for_selector("body[data-refreshed]")
-
-
-def _fresh(page: Any) -> None:
-    """Wait for the page's next refresh (started after now)."""
-    page.wait_for_function(f"() => +document.body.dataset.refreshed > {time.time() * 1000}")
 
 
 def _js_number(value: Any) -> str:

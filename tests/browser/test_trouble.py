@@ -21,8 +21,10 @@ import httpx
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.browser.conftest import UiCluster, _ui_up, screenshot
-from tests.browser.test_pages import _cells, _open, _texts
+from tests.browser.conftest import UiCluster, screenshot, ui_up
+from tests.browser.helpers import cells as _cells
+from tests.browser.helpers import open_page as _open
+from tests.browser.helpers import texts as _texts
 from tests.integration.cluster.harness import TestCluster, free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(300)]
@@ -43,7 +45,7 @@ def trouble(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
         url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: _ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         ui = UiCluster(cluster, url, result.stdout.strip())
         wait_for(lambda: _picky(ui)["executed"] > 0 and _picky(ui)["lastError"], 120,
                  message=f"the picky bolt executed and raised\n{cluster.logs()}")
