@@ -20,15 +20,22 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|[0-9a-fA-F]{8,}|\d+(?:\.\d+)?")
 
 
+TEMPLATE_CHARS = 160
+"""A kind of reason is named by this many characters at most (reasons arrive cut to 300
+characters, so a long one's end depends on its data's length)."""
+
+
 def reason_template(reason: str) -> str:
     """The kind of a failure reason: quoted values become ``'…'`` and numbers (and long hex
-    ids) ``<n>``, so reasons that differ only in their data are counted together.
+    ids) ``<n>``, so reasons that differ only in their data are counted together; long ones
+    are cut to :data:`TEMPLATE_CHARS`.
 
     Example:
         >>> reason_template("count: ValueError: no word 'foo' in line 17")
         "count: ValueError: no word '…' in line <n>"
     """
-    return _NUMBER.sub("<n>", _QUOTED.sub("'…'", reason))
+    kind = _NUMBER.sub("<n>", _QUOTED.sub("'…'", reason))
+    return kind if len(kind) <= TEMPLATE_CHARS else kind[:TEMPLATE_CHARS - 1] + "…"
 
 
 @dataclass

@@ -163,6 +163,10 @@ def test_reason_template_folds_data_only() -> None:
     assert reason_template("x: ValueError: id 0x1f and 12.5 ms, 'a' \"b\"") == \
         "x: ValueError: id <n> and <n> ms, '…' '…'"
     assert reason_template("message timed out") == "message timed out"
+    # reasons cut to 300 characters: the same kind whatever their data's length
+    long_ones = {reason_template(f"picky: ValueError: word{n}: {'x' * 400}"[:300])
+                 for n in (7, 12345)}
+    assert len(long_ones) == 1 and len(long_ones.pop()) <= 160
 
 
 def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
