@@ -788,6 +788,9 @@ def test_activate_then_kill_with_a_wait_time(ui_cluster: UiCluster, page: Any) -
         assert page.eval_on_selector_all(f"#{table} tbody tr", "rs => rs.map(r => r.className)") \
             == ["gone"], table
     assert page.eval_on_selector_all("#workers a", "links => links.length") == 0
+    assert page.eval_on_selector_all(".charts figure.chart p.gone", "ps => ps.length") == 4
+    assert page.eval_on_selector_all("#dag-svg tspan.rate", "ts => ts.map(t => t.textContent)") \
+        == ["", ""], "no stale rates on the graph"
     assert page.eval_on_selector_all("#actions button[data-action]",
                                      "bs => bs.every(b => b.disabled)")
     screenshot(page, "topology-killed")

@@ -158,6 +158,12 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     for (const id of ["failures-by-cause", "failure-reasons", "windows"]) {
       if ($(id)) UI.fillBody($(id), []);
     }
+    for (const label of document.querySelectorAll("#dag-svg text.load, #dag-svg tspan.rate")) {
+      label.textContent = "";
+    }
+    for (const chart of document.querySelectorAll(".charts figure.chart > div")) {
+      chart.replaceChildren(UI.el("p", {class: "muted gone"}, "the topology was killed"));
+    }
     setActions("KILLED");
   }
 
