@@ -50,16 +50,9 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     if (wait && !wait.dataset.touched) wait.value = t.msgTimeout;
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",
       {"data-window": s.window, class: String(s.window) === String(t.window) ? "selected" : ""},
-      UI.cell(s, "windowPretty", {format: windowLabel}), UI.cell(s, "emitted", count),
+      UI.cell(s, "windowPretty", {format: F.window}), UI.cell(s, "emitted", count),
       UI.cell(s, "transferred", count), UI.cell(s, "completeLatency", ms),
       UI.cell(s, "acked", count), UI.cell(s, "failed", count))));
-  }
-
-  const WINDOW_LABELS = {"600": "10 minutes", "10800": "3 hours", "86400": "1 day", ":all-time": "All time"};
-  function windowLabel(pretty) {
-    const found = Object.entries({"10m 0s": "600", "3h 0m 0s": "10800", "1d 0h 0m 0s": "86400"})
-      .find(([p]) => p === pretty);
-    return found ? WINDOW_LABELS[found[1]] : pretty;
   }
 
   function renderComponents(t) {
