@@ -68,7 +68,8 @@ def browser(chromium: Path) -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A page in a fresh browser context (no cookies: a new UI session)."""
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    # local times show in the browser's zone: UTC, so that tests know what to expect
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, timezone_id="UTC")
     context.set_default_timeout(15_000)
     new_page = context.new_page()
     errors: list[str] = []
@@ -114,7 +115,8 @@ class UiCluster:
         return dict(response.json())
 
 
-def _ui_up(url: str, cluster: TestCluster) -> bool:
+def ui_up(url: str, cluster: TestCluster) -> bool:
+    """Whether the UI at ``url`` answers (fails if its process died)."""
     try:
         return httpx.get(url + "/", timeout=2).is_success
     except httpx.HTTPError:
@@ -136,7 +138,7 @@ def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
         url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: _ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         yield UiCluster(cluster, url, result.stdout.strip())
     except BaseException:
         print(cluster.logs())

@@ -20,6 +20,13 @@ import pytest
 
 from sparkstorm.testing.polling import wait_for
 from tests.browser.conftest import UiCluster, screenshot
+from tests.browser.helpers import VALUE as _VALUE
+from tests.browser.helpers import cells as _cells
+from tests.browser.helpers import fresh as _fresh
+from tests.browser.helpers import open_page as _open
+from tests.browser.helpers import question as _question
+from tests.browser.helpers import table as _table
+from tests.browser.helpers import texts as _texts
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -31,40 +38,6 @@ STATS_FIELDS = ("windowPretty", "emitted", "transferred", "completeLatency", "ac
 CAUSES = ("explicit", "error", "timeout", "crash")
 CHARTS = ("chart-emitted", "chart-acked", "chart-failed", "chart-latency")
 LOAD_CLASSES = {f"load-{n}" for n in range(5)}
-
-
-_VALUE = "c => [c.dataset.field, c.dataset.value ?? c.textContent.trim()]"
-"""A cell's API value: its ``data-value`` (the text shows it formatted for people), else its
-text."""
-
-
-def _cells(page: Any, row_selector: str) -> dict[str, str]:
-    """The ``data-field`` cells of one table row, as the API values they show."""
-    values = page.eval_on_selector_all(f"{row_selector} td[data-field]",
-                                       f"cells => cells.map({_VALUE})")
-    return dict(values)
-
-
-def _texts(page: Any, row_selector: str) -> dict[str, str]:
-    """The ``data-field`` cells of one table row, as the text people see."""
-    values = page.eval_on_selector_all(
-        f"{row_selector} td[data-field]",
-        "cells => cells.map(c => [c.dataset.field, c.textContent.trim()])")
-    return dict(values)
-
-
-def _table(page: Any, table: str, key: str) -> dict[str, dict[str, str]]:
-    """Every row of a table by its ``data-<key>``, as ``data-field`` API values."""
-    rows = page.eval_on_selector_all(
-        f"#{table} tbody tr", f"""rows => rows.map(r => [r.dataset.{key},
-            Object.fromEntries([...r.querySelectorAll('td[data-field]')].map({_VALUE}))])""")
-    return dict(rows)
-
-
-def _question(page: Any) -> str:
-    """The question of the page's action dialog (open)."""
-    page.wait_for_selector("#token-dialog[open]")
-    return str(page.text_content("#confirm-question"))
 
 
 def _acked(ui: UiCluster) -> int:
@@ -82,17 +55,6 @@ def _accept_dialogs(page: Any, seen: list[str]) -> None:
         dialog.accept()
 
     page.on("dialog", accept)
-
-
-def _open(page: Any, url: str) -> None:
-    response = page.goto(url)
-    assert response.status == 200, url
-    page.wait_for_selector("body[data-refreshed]")
-
-
-def _fresh(page: Any) -> None:
-    """Wait for the page's next refresh (started after now)."""
-    page.wait_for_function(f"() => +document.body.dataset.refreshed > {time.time() * 1000}")
 
 
 def _js_number(value: Any) -> str:
@@ -462,7 +424,9 @@ def _component_page_is_rest(ui: UiCluster, page: Any, name: str, window: str | N
     executors = _table(page, "executors", "id")
     for row in body["executorStats"]:
         cells = executors.get(row["id"], {})
-        keys = [k for k in cells if k != "uptime"]
+        # resources move with every heartbeat; the log cell shows a link
+        keys = [k for k in cells if k not in ("uptime", "cpuPercent", "memoryMb",
+                                              "workerLogLink")]
         page_rows.append([cells[k] for k in keys])
         rest_rows.append([str(row[k]) for k in keys])
     assert len(executors) == len(body["executorStats"])
@@ -472,9 +436,8 @@ def _component_page_is_rest(ui: UiCluster, page: Any, name: str, window: str | N
                       for r in body["outputStats"]})
     if not spout:
         inputs = page.eval_on_selector_all(
-            "#input-stats tbody tr", """rows => rows.map(r => Object.fromEntries(
-                [...r.querySelectorAll('td[data-field]')].map(c => [c.dataset.field,
-                                                               c.textContent.trim()])))""")
+            "#input-stats tbody tr", f"""rows => rows.map(r => Object.fromEntries(
+                [...r.querySelectorAll('td[data-field]')].map({_VALUE})))""")
         page_rows.append(inputs)
         rest_rows.append([{k: str(r[k]) for k in ("component", "stream", "executeLatency",
                                                   "executed", "processLatency", "acked",
@@ -526,8 +489,11 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
     assert errors and "boom" in errors[-1]["error"], errors
     newest = errors[-1]
     row = _cells(page, f'#errors tr[data-time="{newest["errorTime"]}"]')
-    when = datetime.fromtimestamp(newest["errorTime"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    assert row["errorTime"] == when
+    assert row["errorTime"] == str(newest["errorTime"])
+    # shown in the browser's local time (the tests' browser runs in UTC) with its zone
+    when = datetime.fromtimestamp(newest["errorTime"], UTC)
+    shown = _texts(page, f'#errors tr[data-time="{newest["errorTime"]}"]')["errorTime"]
+    assert shown == f"{when.day} {when:%b %Y}, {when:%H:%M:%S} UTC", shown
     assert (row["errorHost"], row["errorPort"]) == (newest["errorHost"],
                                                     str(newest["errorPort"]))
     assert "ValueError: boom" in row["error"]
@@ -822,6 +788,9 @@ def test_activate_then_kill_with_a_wait_time(ui_cluster: UiCluster, page: Any) -
         assert page.eval_on_selector_all(f"#{table} tbody tr", "rs => rs.map(r => r.className)") \
             == ["gone"], table
     assert page.eval_on_selector_all("#workers a", "links => links.length") == 0
+    assert page.eval_on_selector_all(".charts figure.chart p.gone", "ps => ps.length") == 4
+    assert page.eval_on_selector_all("#dag-svg tspan.rate", "ts => ts.map(t => t.textContent)") \
+        == ["", ""], "no stale rates on the graph"
     assert page.eval_on_selector_all("#actions button[data-action]",
                                      "bs => bs.every(b => b.disabled)")
     screenshot(page, "topology-killed")

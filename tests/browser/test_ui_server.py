@@ -305,3 +305,26 @@ def test_logs_are_read_with_the_session_token_and_have_a_page(nimbus: FakeNimbus
 
 def _csrf_of(page: str) -> str:
     return page.split('name="csrf-token" content="')[1].split('"')[0]
+
+
+def test_log_levels_and_debug_sampling_are_forwarded_with_the_token(
+        nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    csrf = _csrf(client)
+    base = f"/api/v1/topology/{TOPOLOGY}"
+    body = {"namedLoggerLevels": {"root": {"target_level": "DEBUG", "timeout": 30}}}
+    assert client.post(f"{base}/logconfig", json=body).status_code == 403  # no CSRF token
+    missing = client.post(f"{base}/logconfig", json=body, headers={"X-CSRF-Token": csrf})
+    assert missing.status_code == 401 and not [c for c in nimbus.calls if c[0] == "POST"]
+    client.post("/ui/session/token", json={"token": TOKEN}, headers={"X-CSRF-Token": csrf})
+    done = client.post(f"{base}/logconfig", json=body, headers={"X-CSRF-Token": csrf})
+    assert done.status_code == 200
+    assert nimbus.calls[-1] == ("POST", f"{base}/logconfig", f"Bearer {TOKEN}")
+    assert json.loads(nimbus.bodies[-1]) == body
+    sampled = client.post(f"{base}/component/count/debug/enable/25",
+                          headers={"X-CSRF-Token": csrf})
+    assert sampled.status_code == 200
+    assert nimbus.calls[-1] == ("POST", f"{base}/component/count/debug/enable/25.0",
+                                f"Bearer {TOKEN}")
+    assert client.post(f"{base}/logconfig", content=b"[1]",
+                       headers={"X-CSRF-Token": csrf}).status_code == 422

@@ -27,6 +27,7 @@ from sparkstorm.engine.failures import (
     FAIL_TIMEOUT,
     Failure,
 )
+from sparkstorm.engine.log_control import log_sampled
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
@@ -58,6 +59,9 @@ class ExecutorHost:
         self.output = WindowOutput()
         self.errors: list[ComponentError] = []
         self.must_restart = False
+        self.sample_pct = 0.0
+        """Debug sampling: this percentage of the tuples goes to the component's log."""
+        self.component_logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
         cls = load_class(self.spec.component, component=self.info.component)
         self.instances: dict[int, Any] = {}
         self.collectors: dict[int, TaskCollector] = {}
@@ -145,6 +149,9 @@ class BoltExecutor(ExecutorHost):
         with self.lock:
             started = time.perf_counter()
             batches = [batch for blob in blobs for batch in unpack(blob)]
+            if self.sample_pct:
+                log_sampled(self.component_logger, self.sample_pct, "received",
+                            ((batch[2], batch[3]) for batch in batches))
             try:
                 for position, batch in enumerate(batches):
                     try:
@@ -299,6 +306,7 @@ class SpoutExecutor(ExecutorHost):
         self.complete_ms: dict[str, float] = {}
         """Complete latencies of the acked trees, summed by stream."""
         self.timed_out = 0
+        self.buffered = 0
         self.fail_causes: dict[tuple[str, str], int] = {}
         """Failed trees since the last window, by (cause, reason)."""
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
@@ -369,7 +377,11 @@ class SpoutExecutor(ExecutorHost):
                 self._expire()
             self.set_active(control.active)
             taken = self.output.take()
+            self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
             self.wakeup.notify_all()
+            if self.sample_pct:
+                log_sampled(self.component_logger, self.sample_pct, "emitted",
+                            ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
             return taken
 
     def _owner(self, root: int) -> TaskCollector | None:
@@ -423,6 +435,7 @@ class SpoutExecutor(ExecutorHost):
         counters.timed_out, counters.fail_causes = self.timed_out, self.fail_causes
         (counters.complete_count, counters.complete_total_ms,
          counters.complete_values) = self.latency.take()
+        counters.buffered, counters.buffer_bound = self.buffered, self.buffer_bound
         self.acked, self.failed, self.complete_ms = {}, {}, {}
         self.timed_out = 0
         self.fail_causes = {}

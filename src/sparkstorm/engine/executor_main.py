@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
@@ -59,6 +60,7 @@ class ExecutorServer:
         self.last_reply: tuple[dict[int, bytes], bytes] = ({}, b"")
         self.done = threading.Event()
         self.exit_requested = False
+        self.log_levels = LogLevels()
         if os.path.exists(path):
             os.unlink(path)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -111,6 +113,10 @@ class ExecutorServer:
         if cmd == "window":
             return self._window(request)
         if cmd == "ping":  # a liveness check while a long window runs: no window lock
+            return "ok", b""
+        if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
+            self.log_levels.apply(dict(request.get("levels") or {}))
+            self.host.sample_pct = float(request.get("sample_pct") or 0.0)
             return "ok", b""
         if cmd == "close":
             self.host.close()

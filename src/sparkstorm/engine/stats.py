@@ -20,15 +20,22 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|[0-9a-fA-F]{8,}|\d+(?:\.\d+)?")
 
 
+TEMPLATE_CHARS = 160
+"""A kind of reason is named by this many characters at most (reasons arrive cut to 300
+characters, so a long one's end depends on its data's length)."""
+
+
 def reason_template(reason: str) -> str:
     """The kind of a failure reason: quoted values become ``'…'`` and numbers (and long hex
-    ids) ``<n>``, so reasons that differ only in their data are counted together.
+    ids) ``<n>``, so reasons that differ only in their data are counted together; long ones
+    are cut to :data:`TEMPLATE_CHARS`.
 
     Example:
         >>> reason_template("count: ValueError: no word 'foo' in line 17")
         "count: ValueError: no word '…' in line <n>"
     """
-    return _NUMBER.sub("<n>", _QUOTED.sub("'…'", reason))
+    kind = _NUMBER.sub("<n>", _QUOTED.sub("'…'", reason))
+    return kind if len(kind) <= TEMPLATE_CHARS else kind[:TEMPLATE_CHARS - 1] + "…"
 
 
 @dataclass
@@ -114,6 +121,10 @@ class ComponentCounters:
     """A bolt's receipt-to-ack times per input stream, summed over its acked tuples."""
     complete_ms: dict[str, float] = field(default_factory=dict)
     """A spout's complete latencies per output stream, summed over its acked trees."""
+    buffered: int = 0
+    """A spout's fullest buffer when a window took it (tuples; the most over what was
+    added), against ``buffer_bound`` (``topology.spout.buffer.size``)."""
+    buffer_bound: int = 0
 
     def __post_init__(self) -> None:
         """Group raw (cause, reason) counts by kind of reason, seen now."""
@@ -147,6 +158,8 @@ class ComponentCounters:
             for key, value in theirs.items():
                 mine[key] = mine.get(key, 0) + value
         self.busy_ms += other.busy_ms
+        self.buffered = max(self.buffered, other.buffered)
+        self.buffer_bound = max(self.buffer_bound, other.buffer_bound)
         self.complete_count += other.complete_count
         self.complete_total_ms += other.complete_total_ms
         self.timed_out += other.timed_out
@@ -213,6 +226,7 @@ class ComponentCounters:
             "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
             "failures_by_cause": self.failures_by_cause(),
             "failure_reasons": self.failure_reasons(),
+            "buffered_max": self.buffered, "buffer_bound": self.buffer_bound,
             "by_stream": {
                 "emitted": dict(self.emitted), "transferred": dict(self.transferred),
                 "executed": dict(self.executed), "acked": dict(self.acked),
@@ -243,6 +257,7 @@ class ComponentCounters:
             "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
             "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
             "inputs": dict(self.executed),
+            "buffered": self.buffered, "buffer_bound": self.buffer_bound,
         }
         return {key: round(value, 3) if isinstance(value, float) else value
                 for key, value in figures.items() if value}

@@ -165,3 +165,20 @@ async def forward_token_get(client: httpx.AsyncClient, session: Session, path: s
     if session.token is None:
         return _token_missing()
     return _answer(session, await client.get(path, params=params, headers=_bearer(session)))
+
+
+async def forward_post(client: httpx.AsyncClient, session: Session, path: str,
+                       raw_body: bytes) -> Response:
+    """A state-changing call (log levels, debug sampling) forwarded to Nimbus with the
+    session's token; a body must be a JSON object.
+
+    Raises:
+        HTTPException: 422 when the body is not a JSON object.
+    """
+    body = _json_body(raw_body)
+    if body is not None and not isinstance(body, dict):
+        raise HTTPException(422, "send a JSON object")
+    if session.token is None:
+        return _token_missing()
+    logger.info("forwarding %s to Nimbus", path)
+    return _answer(session, await client.post(path, json=body, headers=_bearer(session)))

@@ -29,7 +29,12 @@ from starlette.exceptions import HTTPException
 
 from sparkstorm.config import conf_bool, local_dir
 from sparkstorm.web import pages
-from sparkstorm.web.actions import forward_action, forward_stack_traces, forward_token_get
+from sparkstorm.web.actions import (
+    forward_action,
+    forward_post,
+    forward_stack_traces,
+    forward_token_get,
+)
 from sparkstorm.web.sessions import SESSION_COOKIE, Session, SessionStore
 
 logger = logging.getLogger(__name__)
@@ -327,6 +332,31 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
             raise HTTPException(403, "actions are disabled on this UI (ui.actions.enabled: "
                                      "false)")
         return session
+
+    @app.post("/api/v1/topology/{topology_id}/logconfig")
+    async def logconfig(request: Request, topology_id: str) -> Response:
+        """Storm's dynamic log levels, forwarded with the session's token."""
+        session = action_session(request)
+        return await forward_post(ui.client, session,
+                                  f"/api/v1/topology/{quote(topology_id, safe='')}/logconfig",
+                                  await request.body())
+
+    @app.post("/api/v1/topology/{topology_id}/debug/{action}/{spct}")
+    async def debug(request: Request, topology_id: str, action: str, spct: float) -> Response:
+        """Storm's debug sampling of a whole topology, forwarded with the session's token."""
+        session = action_session(request)
+        return await forward_post(ui.client, session, f"/api/v1/topology/"
+                                  f"{quote(topology_id, safe='')}/debug/{quote(action)}/{spct}",
+                                  b"")
+
+    @app.post("/api/v1/topology/{topology_id}/component/{component}/debug/{action}/{spct}")
+    async def component_debug(request: Request, topology_id: str, component: str,
+                              action: str, spct: float) -> Response:
+        """Storm's debug sampling of one component, forwarded with the session's token."""
+        session = action_session(request)
+        path = (f"/api/v1/topology/{quote(topology_id, safe='')}/component/"
+                f"{quote(component, safe='')}/debug/{quote(action)}/{spct}")
+        return await forward_post(ui.client, session, path, b"")
 
     @app.post("/api/v1/topology/{topology_id}/{action}")
     async def act(request: Request, topology_id: str, action: str) -> Response:

@@ -1,12 +1,14 @@
-"""Trouble: a bolt that fails every 7th tuple with a reason naming the word's number, raises
-on every 25th with a 2 KB message (so it raises in every window), and logs a line when it
-starts; the browser tests of ``test_trouble.py`` check what the UI says about it.
+"""Trouble: a bolt that spends 2 ms on each tuple, fails every 7th with a reason naming the
+word's number, raises on every 25th with a 2 KB message (so it raises in every window), and
+logs a line when it starts; the browser tests of ``test_trouble.py`` check what the UI says
+about it.
 
 Submitted by the browser tests with ``sparkstorm submit``; only this folder is shipped.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sparkstorm import Bolt, Spout, Topology
@@ -29,7 +31,7 @@ class CountingSpout(Spout):
 
 
 class PickyBolt(Bolt):
-    """Fails every 7th tuple it gets, raises on every 25th."""
+    """Takes 2 ms a tuple, fails every 7th tuple it gets, raises on every 25th."""
 
     outputs = ["word"]
 
@@ -38,6 +40,7 @@ class PickyBolt(Bolt):
         self.logger.info("%s (task %s)", HELLO, context.get("task_id"))
 
     def process(self, tup: Any) -> None:
+        time.sleep(0.002)  # busy enough for its capacity to show
         self.seen += 1
         if self.seen % 25 == 0:
             msg = f"cannot take {tup.values.word}: {LONG}"

@@ -155,6 +155,9 @@ def test_cluster_command_activate_deactivate_and_stop_takes_the_workers(
     assert page.status_code == 200 and "exc" in httpx.get(
         f"http://127.0.0.1:{cluster.ui_port}/api/v1/topology/summary", timeout=10).text, \
         "sparkstorm cluster also serves the web UI"
+    printed = (cluster.tmp / "cluster.log").read_text()
+    assert f"UI http://127.0.0.1:{cluster.ui_port}" in printed, "where the UI is, printed"
+    assert "supervisor/workers/<worker id>/worker.log" in printed, "where worker logs are"
 
     cluster.daemons["cluster"].send_signal(signal.SIGTERM)
     assert cluster.daemons["cluster"].wait(60) == 0, cluster.logs()

@@ -165,3 +165,29 @@ def test_reason_template_folds_data_only() -> None:
     assert reason_template("x: ValueError: id 0x1f and 12.5 ms, 'a' \"b\"") == \
         "x: ValueError: id <n> and <n> ms, '…' '…'"
     assert reason_template("message timed out") == "message timed out"
+    # reasons cut to 300 characters: the same kind whatever their data's length
+    long_ones = {reason_template(f"picky: ValueError: word{n}: {'x' * 400}"[:300])
+                 for n in (7, 12345)}
+    assert len(long_ones) == 1 and len(long_ones.pop()) <= 160
+
+
+def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
+    from sparkstorm.engine.executor import SpoutExecutor
+
+    plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1,
+                                                         "topology.spout.buffer.size": 50})
+    gid = next(e.gid for e in plan.executors if e.component == "words")
+    host = SpoutExecutor(plan, gid, "t")
+    try:
+        collector = host.collectors[plan.executors[gid].tasks[0]]
+        for n in range(7):
+            collector.emit([f"w{n}"], None, None, None, False, n)
+        host.run_window({})
+        stats = host.take_stats()
+    finally:
+        host.close()
+    assert (stats["buffered"], stats["buffer_bound"]) == (7, 50)
+    fullest = ComponentCounters(buffered=3, buffer_bound=50)
+    fullest.add(ComponentCounters(buffered=stats["buffered"], buffer_bound=50))
+    assert fullest.summary()["buffered_max"] == 7
+    assert fullest.brief(1.0)["buffered"] == 7

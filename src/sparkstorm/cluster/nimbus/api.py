@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
+from sparkstorm.cluster.nimbus.log_control import LogControl
 from sparkstorm.cluster.nimbus.log_tails import SOURCE, LogTails
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.stormdist import PARTS
@@ -138,12 +139,56 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)
     _topology_routes(app, nimbus, auth)
-    views = UiViews(UiSources(nimbus, nimbus.state, nimbus.conf, nimbus.clock, nimbus.started))
+    control = LogControl(nimbus.clock)
+    views = UiViews(UiSources(nimbus, nimbus.state, nimbus.conf, nimbus.clock, nimbus.started,
+                              control.sampling))
     _ui_routes(app, views, ComponentPage(views))
     tails = LogTails(nimbus.clock)
-    _worker_routes(app, nimbus.umbilical, auth, tails)
+    _worker_routes(app, nimbus.umbilical, auth, tails, control)
     _log_routes(app, views, tails, auth)
+    _log_control_routes(app, views, control, auth)
     return app
+
+
+def _log_control_routes(app: FastAPI, views: UiViews, control: LogControl,
+                        auth: Any) -> None:
+    """Storm UI's dynamic log levels and debug sampling
+    (see :mod:`sparkstorm.cluster.nimbus.log_control`).
+    """
+    @app.get("/api/v1/topology/{topology_id}/logconfig")
+    def logconfig(topology_id: str) -> dict[str, Any]:
+        views.topologies.storm(topology_id)
+        return control.levels(topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/logconfig", dependencies=[auth])
+    def set_logconfig(topology_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        views.topologies.storm(topology_id)
+        return control.set_levels(topology_id, body)
+
+    def debug(topology_id: str, component: str | None, action: str,
+              spct: float) -> dict[str, Any]:
+        views.topologies.storm(topology_id)
+        if action not in ("enable", "disable"):
+            msg = f"unknown debug action {action!r}; use enable or disable"
+            raise NimbusError(msg, code="BAD_REQUEST")
+        if component is not None:
+            names = {str(c["name"]) for c in
+                     views.topologies.topology_spec(topology_id)["components"]}
+            if component not in names:
+                msg = f"topology {topology_id} has no component {component!r}"
+                raise NimbusError(msg, code="COMPONENT_NOT_FOUND")
+        control.set_sampling(topology_id, component, action == "enable", spct)
+        return _action(f"debug/{action}", topology_id)
+
+    @app.post("/api/v1/topology/{topology_id}/debug/{action}/{spct}", dependencies=[auth])
+    def topology_debug(topology_id: str, action: str, spct: float) -> dict[str, Any]:
+        return debug(topology_id, None, action, spct)
+
+    @app.post("/api/v1/topology/{topology_id}/component/{component}/debug/{action}/{spct}",
+              dependencies=[auth])
+    def component_debug(topology_id: str, component: str, action: str,
+                        spct: float) -> dict[str, Any]:
+        return debug(topology_id, component, action, spct)
 
 
 def _log_routes(app: FastAPI, views: UiViews, tails: LogTails, auth: Any) -> None:
@@ -312,14 +357,17 @@ def _ui_routes(app: FastAPI, views: UiViews, components: ComponentPage) -> None:
         return components.page(topology_id, component, window)
 
 
-def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any, tails: LogTails) -> None:
+def _worker_routes(app: FastAPI, umbilical: Umbilical, auth: Any, tails: LogTails,
+                   control: LogControl) -> None:
     @app.get("/api/v1/worker/{worker_id}/init", dependencies=[auth])
     def init(worker_id: str, topology_id: str | None = None) -> dict[str, Any]:
         return umbilical.init_context(worker_id, topology_id)
 
     @app.post("/api/v1/worker/{worker_id}/heartbeat", dependencies=[auth])
     def heartbeat(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return {**umbilical.heartbeat(worker_id, body), "send_logs": tails.wanted(worker_id)}
+        topology_id = str(body.get("topology_id") or "")
+        return {**umbilical.heartbeat(worker_id, body), "send_logs": tails.wanted(worker_id),
+                "log_control": control.orders(topology_id)}
 
     @app.post("/api/v1/worker/{worker_id}/log", dependencies=[auth])
     def log(worker_id: str, body: dict[str, Any]) -> dict[str, Any]:

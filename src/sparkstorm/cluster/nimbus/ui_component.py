@@ -21,6 +21,7 @@ from sparkstorm.cluster.nimbus.ui_stats import (
 )
 from sparkstorm.cluster.nimbus.ui_views import (
     current_spec,
+    debug_fields,
     failures_by_cause,
     latency,
     log_link,
@@ -70,7 +71,8 @@ class ComponentPage:
             "topologyId": topology_id, "encodedTopologyId": quote(topology_id, safe=""),
             "topologyStatus": str(base.status), "window": window,
             "windowHint": window_pretty(window),
-            "componentType": kind, "debug": False, "samplingPct": 10,
+            "componentType": kind,
+            **debug_fields(self.views.sources.sampling(topology_id, name)),
             "profilingAndDebuggingCapable": False, "profileActionEnabled": False,
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
             "eventLogLink": "",

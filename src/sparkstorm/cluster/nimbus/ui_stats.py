@@ -54,6 +54,8 @@ def merge(into: dict[str, Any], stats: dict[str, Any]) -> None:
         if stats.get(key) is not None:
             into[key] = stats[key]  # one worker per topology: latencies are its own
     into["capacity"] = max(into.get("capacity") or 0.0, stats.get("capacity") or 0.0)
+    for key in ("buffered_max", "buffer_bound"):
+        into[key] = max(int(into.get(key) or 0), int(stats.get(key) or 0))
     streams = into.setdefault("by_stream", {})
     for key, values in (stats.get("by_stream") or {}).items():
         mine = streams.setdefault(key, {})

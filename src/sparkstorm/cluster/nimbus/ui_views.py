@@ -100,6 +100,8 @@ class UiSources:
     conf: Mapping[str, object]
     clock: Callable[[], float]
     started: float
+    sampling: Callable[[str, str | None], float | None] = lambda topology_id, component: None
+    """Debug sampling percentage of a topology (component None) or component; None: off."""
 
 
 class UiViews:
@@ -345,7 +347,8 @@ class UiViews:
         return {**self._topology_row(topology_id, base), "user": "", "window": window,
                 "windowHint": window_pretty(window),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
-                "debug": False, "samplingPct": 10, "configuration": mask_secrets(conf),
+                **debug_fields(self.sources.sampling(topology_id, None)),
+                "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],
                 "bugtracker-url": None, "central-log-url": None,
                 **dict.fromkeys(_RAS_DETAIL, 0.0),
@@ -394,7 +397,9 @@ class UiViews:
         return {"spoutId": name, "encodedSpoutId": quote(name, safe=""),
                 **self._common(topology_id, component, stats),
                 "completeLatency": latency(stats.get("complete_latency_ms")),
-                "failuresByCause": failures_by_cause(stats)}
+                "failuresByCause": failures_by_cause(stats),
+                "bufferedMax": int(stats.get("buffered_max") or 0),
+                "bufferBound": int(stats.get("buffer_bound") or 0)}
 
     def _bolt(self, topology_id: str, component: dict[str, Any],
               stats: dict[str, Any]) -> dict[str, Any]:
@@ -452,6 +457,11 @@ class UiViews:
         return rows
 
 
+def debug_fields(pct: float | None) -> dict[str, Any]:
+    """Storm's ``debug`` and ``samplingPct`` (10 when debugging is off)."""
+    return {"debug": pct is not None, "samplingPct": pct if pct is not None else 10}
+
+
 def exception_line(error: str) -> str:
     """The line of a traceback that says what was raised (its last non-empty line; the
     whole text's first 200 characters, Storm's ``lastError``, are the traceback's head).
@@ -492,7 +502,7 @@ def failures_by_cause(stats: dict[str, Any]) -> dict[str, int]:
 
 _BRIEF_DEFAULTS: dict[str, Any] = {
     "emitted": 0, "transferred": 0, "executed": 0, "acked": 0, "failed": 0, "capacity": None,
-    "execute_latency_ms": None, "complete_latency_ms": None}
+    "execute_latency_ms": None, "complete_latency_ms": None, "buffered": 0, "buffer_bound": 0}
 """What a heartbeat's brief leaves out (zeros and unknowns)."""
 
 

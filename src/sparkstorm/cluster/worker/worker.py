@@ -28,6 +28,7 @@ from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.config import conf_float
+from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
 
@@ -63,6 +64,8 @@ class ClusterWorker:
         self.local_dir = local_dir
         self._lock = threading.Lock()
         self.resources = ResourceSampler()
+        self.log_levels = LogLevels()
+        self._log_control_sent: Any = None
 
     def run(self) -> int:
         """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
@@ -131,6 +134,8 @@ class ClusterWorker:
                              daemon=True).start()
         if orders.get("send_logs"):  # someone reads these logs in the UI now
             self._send_log_tails(list(orders["send_logs"]))
+        if isinstance(orders.get("log_control"), dict):
+            self._log_control(orders["log_control"])
         if "active" in orders:
             with self._lock:
                 self.active = bool(orders["active"])
@@ -165,6 +170,27 @@ class ClusterWorker:
                                                              "stacks": stacks})
         except NimbusError as exc:
             logger.warning("stack traces not delivered: %s", exc)
+
+    def _log_control(self, control: dict[str, Any]) -> None:
+        """Apply Nimbus's log levels here and pass them, with each component's debug
+        sampling, to the executors (again at every heartbeat while any is set, so that a
+        restarted executor gets them too).
+        """
+        levels = {str(k): str(v) for k, v in (control.get("levels") or {}).items()}
+        sampling = {str(k): float(v) for k, v in (control.get("sampling") or {}).items()}
+        self.log_levels.apply(levels)
+        runner = self.runner
+        if runner is None or (not levels and not sampling and
+                              self._log_control_sent == (levels, sampling)):
+            return
+        self._log_control_sent = (levels, sampling)
+        for executor in runner.plan.executors:
+            pct = sampling.get(executor.component, sampling.get("*", 0.0))
+            try:
+                runner.pool.call(executor.gid, {"cmd": "log_control", "levels": levels,
+                                                "sample_pct": pct}, timeout=2.0)
+            except OSError as exc:  # restarting: the next heartbeat tries again
+                logger.info("log control not delivered to executor %s: %s", executor.gid, exc)
 
     def _send_log_tails(self, wanted: list[str]) -> None:
         """Send the tails of the logs Nimbus asked for, with the list of every log."""

@@ -31,7 +31,7 @@ input and output stats, executors and errors; refreshed every second. */
     const rows = (spout ? c.spoutSummary : c.boltStats) || [];
     UI.fillBody($("component-stats"), rows.map((s) => UI.el("tr",
       {"data-window": s.window, class: String(s.window) === String(c.window) ? "selected" : ""},
-      UI.cell(s, "windowPretty"), ...cells(s, spout ? SPOUT_STATS : BOLT_STATS))));
+      UI.cell(s, "windowPretty", {format: F.window}), ...cells(s, spout ? SPOUT_STATS : BOLT_STATS))));
   }
 
   function renderStreams(c) {

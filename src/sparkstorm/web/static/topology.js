@@ -50,16 +50,9 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     if (wait && !wait.dataset.touched) wait.value = t.msgTimeout;
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",
       {"data-window": s.window, class: String(s.window) === String(t.window) ? "selected" : ""},
-      UI.cell(s, "windowPretty", {format: windowLabel}), UI.cell(s, "emitted", count),
+      UI.cell(s, "windowPretty", {format: F.window}), UI.cell(s, "emitted", count),
       UI.cell(s, "transferred", count), UI.cell(s, "completeLatency", ms),
       UI.cell(s, "acked", count), UI.cell(s, "failed", count))));
-  }
-
-  const WINDOW_LABELS = {"600": "10 minutes", "10800": "3 hours", "86400": "1 day", ":all-time": "All time"};
-  function windowLabel(pretty) {
-    const found = Object.entries({"10m 0s": "600", "3h 0m 0s": "10800", "1d 0h 0m 0s": "86400"})
-      .find(([p]) => p === pretty);
-    return found ? WINDOW_LABELS[found[1]] : pretty;
   }
 
   function renderComponents(t) {
@@ -129,6 +122,18 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
        "Complete latency in windows",
        complete && mean ? `${F.ms(complete)} ≈ ${(complete / mean).toFixed(1)} windows ` +
          "(a tuple waits in its spout's buffer for the next window, then crosses one per DAG level)" : ""],
+      ...(t.spouts || []).map((sp) => {
+        const last = recent.length ? (recent[recent.length - 1].components || {})[sp.spoutId] : null;
+        const bound = sp.bufferBound || (last && last.buffer_bound) || 0;
+        const now = last ? last.buffered || 0 : null;
+        const text = bound ? `fullest ${F.count(sp.bufferedMax)} of ${F.count(bound)} ` +
+          `(${F.percent(sp.bufferedMax / bound)}) in the selected window` +
+          (now === null ? "" : `; ${F.count(now)} at the last window`) +
+          (sp.bufferedMax >= bound ? " — full: the spout waited for windows" : "") : "not reported";
+        return [`buffer.${sp.spoutId}`, sp.bufferedMax, `Spout ${sp.spoutId} buffer`, text];
+      }),
+      ["waitInBuffer", mean, "A tuple waits in its spout's buffer",
+       mean === null ? "" : `up to ${F.ms(mean)} (one window), about ${F.ms(mean / 2)} on average`],
       ["topology.max.spout.pending", pending === undefined ? null : pending,
        "Spout pending bound", pending === null || pending === undefined ? "none" : F.count(pending)],
       ["topology.spout.buffer.size", (t.configuration || {})["topology.spout.buffer.size"],
@@ -145,6 +150,12 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     }
     for (const id of ["failures-by-cause", "failure-reasons", "windows"]) {
       if ($(id)) UI.fillBody($(id), []);
+    }
+    for (const label of document.querySelectorAll("#dag-svg text.load, #dag-svg tspan.rate")) {
+      label.textContent = "";
+    }
+    for (const chart of document.querySelectorAll(".charts figure.chart > div")) {
+      chart.replaceChildren(UI.el("p", {class: "muted gone"}, "the topology was killed"));
     }
     setActions("KILLED");
   }

@@ -79,6 +79,9 @@ const UI = (() => {
       Number(v).toFixed(1) + " MB",
     /* CPU, percent of one core */
     cpu: (v) => blank(v) ? "" : Number(v).toFixed(1) + " %",
+    /* Storm's windowPretty ("10m 0s") as people say it ("10 minutes") */
+    window: (pretty) => ({"10m 0s": "10 minutes", "3h 0m 0s": "3 hours",
+                          "1d 0h 0m 0s": "1 day"})[pretty] || pretty,
     /* Storm's capacity (share of time busy) */
     capacity: (v) => blank(v) ? "" : Number(v).toFixed(3),
   };

@@ -95,6 +95,16 @@ GUARDED: dict[str, tuple[str, str, Call]] = {
     "log tails": ("GET", "/api/v1/topology/{topology_id}/logs",
                   lambda w: ({"topology_id": w.topology_id}, {"params": {
                       "worker": w.worker_id}})),
+    "logconfig": ("POST", "/api/v1/topology/{topology_id}/logconfig",
+                  lambda w: ({"topology_id": w.topology_id}, {"json": {"namedLoggerLevels": {
+                      "x": {"target_level": "DEBUG", "timeout": 30}}}})),
+    "debug": ("POST", "/api/v1/topology/{topology_id}/debug/{action}/{spct}",
+              lambda w: ({"topology_id": w.topology_id, "action": "enable", "spct": "10"}, {})),
+    "component debug": ("POST",
+                        "/api/v1/topology/{topology_id}/component/{component}/debug/{action}/"
+                        "{spct}",
+                        lambda w: ({"topology_id": w.topology_id, "component": "word",
+                                    "action": "enable", "spct": "10"}, {})),
     "worker log tails": ("POST", "/api/v1/worker/{worker_id}/logs",
                          _worker({"sources": {"worker": "worker"},
                                   "tails": {"worker": "a line"}})),

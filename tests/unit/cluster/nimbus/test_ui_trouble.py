@@ -136,3 +136,42 @@ def test_reading_a_log_asks_its_worker_for_the_tail_at_the_next_heartbeat(
     assert refused["code"] == "WORKER_NOT_ASSIGNED" and worker_id in refused["error"]
     bad = client.get(path, params={"worker": worker_id, "source": "../etc"}, headers=auth)
     assert bad.json()["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_log_levels_and_debug_sampling_reach_the_workers_heartbeat_answer(
+        nimbus: Nimbus, state: ClusterState, clock: Any) -> None:
+    topology_id, worker_id = running(nimbus, state)
+    client = TestClient(create_app(nimbus, "secret"))
+    auth = {"Authorization": "Bearer secret"}
+    base = f"/api/v1/topology/{topology_id}"
+    assert client.get(f"{base}/logconfig").json() == {"namedLoggerLevels": {}}
+    body = {"namedLoggerLevels": {"sparkstorm.component.split": {"target_level": "DEBUG",
+                                                                  "timeout": 60}}}
+    assert client.post(f"{base}/logconfig", json=body).status_code == 401
+    set_levels = client.post(f"{base}/logconfig", json=body, headers=auth).json()
+    entry = set_levels["namedLoggerLevels"]["sparkstorm.component.split"]
+    assert (entry["target_level"], entry["timeout"]) == ("DEBUG", 60)
+    assert entry["timeout_epoch"] == clock.now + 60
+    debug = client.post(f"{base}/component/split/debug/enable/25", headers=auth).json()
+    assert debug["topologyOperation"] == "debug/enable"
+    page = client.get(f"{base}/component/split").json()
+    assert (page["debug"], page["samplingPct"]) == (True, 25.0)
+    assert client.get(base).json()["debug"] is False  # the topology as a whole is not
+
+    beat = client.post(f"/api/v1/worker/{worker_id}/heartbeat", headers=auth, json={
+        "topology_id": topology_id, "stats": {}, "uptime_secs": 1}).json()
+    assert beat["log_control"] == {"levels": {"sparkstorm.component.split": "DEBUG"},
+                                   "sampling": {"split": 25.0}}
+    clock.now += 61  # the level times out; sampling is switched off
+    client.post(f"{base}/component/split/debug/disable/0", headers=auth)
+    beat = client.post(f"/api/v1/worker/{worker_id}/heartbeat", headers=auth, json={
+        "topology_id": topology_id, "stats": {}, "uptime_secs": 1}).json()
+    assert beat["log_control"] == {"levels": {}, "sampling": {}}
+
+    bad = client.post(f"{base}/logconfig", headers=auth, json={"namedLoggerLevels": {
+        "x": {"target_level": "LOUD"}}})
+    assert bad.json()["code"] == "BAD_REQUEST" and "LOUD" in bad.json()["error"]
+    nope = client.post(f"{base}/component/nope/debug/enable/5", headers=auth)
+    assert nope.json()["code"] == "COMPONENT_NOT_FOUND"
+    assert client.post(f"{base}/debug/enable/0", headers=auth).json()["code"] == "BAD_REQUEST"

@@ -109,3 +109,26 @@ def test_heartbeats_carry_resources_and_the_logs_asked_for_are_sent(tmp_path: Pa
     (sent,) = client.tails
     assert sent["sources"] == {"worker": "worker", "executor-3": "executor 3 (count)"}
     assert sent["tails"] == {"executor-3": "INFO count says hello\n"}  # only the one asked for
+
+
+def test_log_control_is_applied_here_and_passed_to_each_executor(tmp_path: Path) -> None:
+    import logging
+
+    calls: list[tuple[int, dict[str, Any]]] = []
+    worker = ClusterWorker(_RecordingClient(), "w1", "t-1-1", tmp_path)  # type: ignore[arg-type]
+    runner = _RunningRunner(tmp_path)
+    runner.plan.executors = [_Executor(3, "count"), _Executor(4, "split")]
+    runner.pool.call = lambda gid, request, timeout: calls.append((gid, request))
+    worker.runner = runner
+    worker._log_control({"levels": {"sparkstorm.test.quiet": "WARN"},
+                         "sampling": {"split": 25.0}})
+    assert logging.getLogger("sparkstorm.test.quiet").level == logging.WARNING
+    assert calls == [
+        (3, {"cmd": "log_control", "levels": {"sparkstorm.test.quiet": "WARN"},
+             "sample_pct": 0.0}),
+        (4, {"cmd": "log_control", "levels": {"sparkstorm.test.quiet": "WARN"},
+             "sample_pct": 25.0})]
+    worker._log_control({"levels": {}, "sampling": {}})  # cleared: once more, then quiet
+    worker._log_control({"levels": {}, "sampling": {}})
+    assert logging.getLogger("sparkstorm.test.quiet").level == logging.NOTSET
+    assert [request["sample_pct"] for _, request in calls[2:]] == [0.0, 0.0]
