@@ -173,6 +173,7 @@ def test_reason_template_folds_data_only() -> None:
 
 def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
     from sparkstorm.engine.executor import SpoutExecutor
+    from sparkstorm.engine.messages import SpoutControl, WindowMeta
 
     plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1,
                                                          "topology.spout.buffer.size": 50})
@@ -182,12 +183,12 @@ def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
         collector = host.collectors[plan.executors[gid].tasks[0]]
         for n in range(7):
             collector.emit([f"w{n}"], None, None, None, False, n)
-        host.run_window({})
-        stats = host.take_stats()
+        taken = host.run_window(SpoutControl())
+        stats = WindowMeta.decode(host.window_meta(taken).encode()).stats
     finally:
         host.close()
-    assert (stats["buffered"], stats["buffer_bound"]) == (7, 50)
+    assert (stats.buffered, stats.buffer_bound) == (7, 50), "carried through the wire"
     fullest = ComponentCounters(buffered=3, buffer_bound=50)
-    fullest.add(ComponentCounters(buffered=stats["buffered"], buffer_bound=50))
+    fullest.add(stats)
     assert fullest.summary()["buffered_max"] == 7
     assert fullest.brief(1.0)["buffered"] == 7
