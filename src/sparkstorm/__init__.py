@@ -7,16 +7,18 @@ from sparkstorm.topology import (
     Bolt,
     Grouping,
     Spout,
+    StatefulBolt,
     Stream,
     Topology,
     TopologySpec,
     Tuple,
+    WindowedBolt,
 )
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "Bolt", "Grouping", "LocalCluster", "Spout", "Stream", "Topology",
-           "TopologySpec", "Tuple"]
+__all__ = ["BasicBolt", "Bolt", "Grouping", "LocalCluster", "Spout", "StatefulBolt", "Stream",
+           "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
 
 
 def __getattr__(name: str) -> object:

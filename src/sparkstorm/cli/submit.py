@@ -22,7 +22,11 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.config import component_conf, load_config, parse_cli_overrides, validate_conf
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import TopologySpec
-from sparkstorm.topology.validate import validate_topology, validate_topology_name
+from sparkstorm.topology.validate import (
+    validate_topology,
+    validate_topology_name,
+    validate_windowed_bolts,
+)
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.client import NimbusClient
@@ -71,6 +75,7 @@ def _check_locally(spec: TopologySpec, name: str, overrides: dict[str, object]) 
     conf = validate_conf({**spec.config, **overrides}, where=f"topology {name!r} conf")
     for component in spec.components:
         component_conf(conf, component.config, component.name or "?")
+    validate_windowed_bolts(spec, conf)  # issue 11: windows against the effective conf
 
 
 def _check_name_allowed(client: NimbusClient, name: str) -> None:

@@ -292,6 +292,90 @@ KEYS: dict[str, ConfigKey] = _declare(
         1000,
         "checkpoint interval of stateful bolts in ms",
     ),
+    # --- topology: windowed bolts (Storm's BaseWindowedBolt; set by WindowedBolt.spec) --------
+    _K(
+        "topology.bolts.window.length.count",
+        int,
+        None,
+        "a windowed bolt's window length in tuples (unset: not count-based)",
+        minimum=1,
+    ),
+    _K(
+        "topology.bolts.window.length.duration.ms",
+        int,
+        None,
+        "a windowed bolt's window length in ms (unset: not duration-based)",
+        minimum=1,
+    ),
+    _K(
+        "topology.bolts.sliding.interval.count",
+        int,
+        None,
+        "a windowed bolt's sliding interval in tuples (unset: not count-based)",
+        minimum=1,
+    ),
+    _K(
+        "topology.bolts.sliding.interval.duration.ms",
+        int,
+        None,
+        "a windowed bolt's sliding interval in ms (unset: not duration-based)",
+        minimum=1,
+    ),
+    _K(
+        "topology.bolts.tuple.timestamp.field.name",
+        str,
+        None,
+        "input field holding a tuple's event time in ms (unset: processing time)",
+    ),
+    _K(
+        "topology.bolts.tuple.timestamp.max.lag.ms",
+        int,
+        0,
+        "event time: how far behind the newest timestamp the watermark stays, in ms",
+        minimum=0,
+    ),
+    _K(
+        "topology.bolts.watermark.event.interval.ms",
+        int,
+        1000,
+        "event time: how often a windowed bolt computes a new watermark, in ms",
+        minimum=1,
+    ),
+    _K(
+        "topology.bolts.late.tuple.stream",
+        str,
+        None,
+        "stream a windowed bolt emits late tuples on (unset: they are logged and acked)",
+    ),
+    # --- topology: checkpoints and state (issue 11) --------------------------------------------
+    _K(
+        "topology.checkpoint.windows",
+        int,
+        0,
+        "sparkstorm: checkpoint every N streaming windows (0: off, at-least-once replay)",
+        minimum=0,
+    ),
+    _K(
+        "topology.checkpoint.dir",
+        str,
+        None,
+        "sparkstorm: where checkpoints go, a path or fsspec/pyarrow URI "
+        "(unset: <storm.local.dir>/checkpoints)",
+    ),
+    _K(
+        "topology.state.provider",
+        str,
+        "memory",
+        "where StatefulBolt state lives: 'memory' (in the checkpoint) or 'redis' "
+        "(Storm's provider class names are accepted too)",
+    ),
+    _K(
+        "topology.state.provider.config",
+        (str, dict),
+        None,
+        "the state provider's settings, a dict or Storm's JSON string, e.g. "
+        "{'jedisPoolConfig': {'host': '127.0.0.1', 'port': 6379}}",
+    ),
     _K("topology.trident.batch.emit.interval.millis", int, 500, "Trident batch interval in ms"),
     # --- topology: resource-aware scheduler ----------------------------------------------------
     _K(

@@ -23,7 +23,11 @@ from sparkstorm.engine.driver import TopologyDriver
 from sparkstorm.engine.session import get_spark
 from sparkstorm.errors import EngineError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
-from sparkstorm.topology.validate import validate_topology, validate_topology_name
+from sparkstorm.topology.validate import (
+    validate_topology,
+    validate_topology_name,
+    validate_windowed_bolts,
+)
 
 
 def topology_spec_of(topology: Any) -> TopologySpec:
@@ -74,6 +78,7 @@ class LocalCluster:
                                                       "topology.name": name})
         for component in spec.components:  # fail now on a bad component config value
             component_conf(merged, component.config, component.name or "?")
+        validate_windowed_bolts(spec, merged)  # issue 11: windows against the effective conf
         runner = TopologyDriver(name, spec, merged)
         runner.active = active
         runner.start(self._session(merged))

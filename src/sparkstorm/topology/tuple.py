@@ -72,6 +72,14 @@ class Tuple:
         self.ack_val = 0
         self.done = False
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # issue 11: tuples kept by a component (a windowed bolt's windows) are task state
+        # and must pickle for checkpoints; the namedtuple class is rebuilt from its fields,
+        # and ``received`` (a perf_counter reading of this process) is left out
+        fields = tuple(getattr(type(self.values), "_fields", ()))
+        return (_rebuild_tuple, (self.id, self.component, self.stream, self.task,
+                                 list(self._raw), fields, self.anchors, self.ack_val, self.done))
+
     def is_tick(self) -> bool:
         """True for the system tick tuple."""
         return is_tick(self.component, self.stream)
@@ -81,3 +89,12 @@ class Tuple:
             f"Tuple(id={self.id!r}, component={self.component!r}, stream={self.stream!r}, "
             f"task={self.task!r}, values={self._raw!r})"
         )
+
+
+def _rebuild_tuple(id: Any, component: str, stream: str, task: int,  # noqa: A002
+                   values: list[Any], fields: tuple[str, ...], anchors: dict[int, int] | None,
+                   ack_val: int, done: bool) -> Tuple:
+    """Unpickle a :class:`Tuple` (see ``Tuple.__reduce__``)."""
+    tup = Tuple(id, component, stream, task, values, fields, anchors)
+    tup.ack_val, tup.done = ack_val, done
+    return tup

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.grouping import GROUPING_TYPES
 from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec, check_spec_dict
+from sparkstorm.topology.windowing.options import (
+    WindowOptions,
+    check_window_fits_timeouts,
+    is_windowed,
+)
 
 _BAD_NAME_CHARS = re.compile(r"[/.:\\]")
 MAX_TOPOLOGY_NAME_BYTES = 128
@@ -88,6 +94,25 @@ def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
                 "spec>] to .spec()"
             )
             raise TopologyError(msg, code="BOLT_WITHOUT_INPUTS")
+    validate_windowed_bolts(spec, spec.config)
+
+
+def validate_windowed_bolts(spec: TopologySpec, conf: Mapping[str, object]) -> None:
+    """Check every windowed bolt's window against ``conf`` (the topology's conf; each bolt's
+    own config overrides it), as Storm's ``WindowedBoltExecutor`` does: run by
+    :func:`validate_topology` with the topology class's config, and again by the submitters
+    once the effective conf is known.
+
+    Raises:
+        TopologyError: ``WINDOW_BAD_OPTION``, ``WINDOW_EXCEEDS_MESSAGE_TIMEOUT`` or
+            ``WINDOW_EXCEEDS_MAX_SPOUT_PENDING``.
+    """
+    for component in spec.bolts:
+        if is_windowed(component.config):
+            merged = {**conf, **component.config}
+            name = component.name or "?"
+            options = WindowOptions.from_conf(merged, component=name)
+            check_window_fits_timeouts(options, merged, component=name)
 
 
 def _check_ids(spec: TopologySpec, topology_name: str) -> None:

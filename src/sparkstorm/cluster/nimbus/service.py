@@ -28,7 +28,11 @@ from sparkstorm.cluster.state.records import StormBase, TaskInfo, TopologyStatus
 from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, validate_conf
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
-from sparkstorm.topology.validate import validate_topology, validate_topology_name
+from sparkstorm.topology.validate import (
+    validate_topology,
+    validate_topology_name,
+    validate_windowed_bolts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +113,7 @@ class Nimbus:
         spec = parse_spec(spec_data)
         validate_topology(spec, topology_name=name)
         conf = self._topology_conf(spec, overrides, name)
+        validate_windowed_bolts(spec, conf)  # issue 11: windows against the effective conf
         code = self.inbox.finished(upload_id)
         with self.lock:
             self._check_name_free(name)

@@ -1,0 +1,66 @@
+"""A tiny in-process stand-in for the engine's collector, enough to drive one windowed-bolt
+task: it records emits (with their anchors) and acks, and builds input tuples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple
+
+
+class FakeCollector:
+    """Records what a task emits, acks and fails, in order."""
+
+    def __init__(self) -> None:
+        self.emitted: list[tuple[str | None, list[Any], list[Tuple]]] = []
+        self.acked: list[Tuple] = []
+        self.failed: list[Tuple] = []
+        self.log: list[tuple[str, Any]] = []
+
+    def emit(self, values: Any, stream: str | None, anchors: Any, direct_task: int | None,
+             need_task_ids: bool, tup_id: Any) -> list[int] | None:
+        anchor_list = [anchors] if isinstance(anchors, Tuple) else list(anchors or [])
+        self.emitted.append((stream, list(values), anchor_list))
+        self.log.append(("emit", list(values)))
+        return None
+
+    def ack(self, tup: Tuple) -> None:
+        assert not tup.done, f"{tup!r} acked twice"
+        tup.done = True
+        self.acked.append(tup)
+        self.log.append(("ack", tup))
+
+    def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None:
+        tup.done = True
+        self.failed.append(tup)
+
+    def reset_timeout(self, tup: Tuple) -> None:
+        pass
+
+
+def attach(bolt: Any, conf: dict[str, Any], name: str = "windowed") -> FakeCollector:
+    """Set what the engine sets on a task before ``initialize``; return its collector."""
+    collector = FakeCollector()
+    bolt._collector = collector
+    bolt.storm_conf = conf
+    bolt.component_name = name
+    bolt.initialize(conf, {})
+    return collector
+
+
+class Source:
+    """Makes input tuples of one stream, numbered in order."""
+
+    def __init__(self, component: str = "spout", stream: str = "default",
+                 fields: tuple[str, ...] = ("value",)) -> None:
+        self.component, self.stream, self.fields, self.next_id = component, stream, fields, 0
+
+    def tuple(self, *values: Any) -> Tuple:
+        self.next_id += 1
+        return Tuple(self.next_id, self.component, self.stream, 1, list(values), self.fields,
+                     {self.next_id: 1})
+
+
+def tick() -> Tuple:
+    """A tick tuple, as the engine delivers it."""
+    return Tuple(0, SYSTEM_COMPONENT, TICK_STREAM, -1, [1])
