@@ -43,6 +43,21 @@ def shell_extra(command: Any, *, cwd: str | None = None, env: dict[str, str] | N
     return extra
 
 
+def with_script(command: Any, script: str | None) -> Any:
+    """streamparse's ``command`` + ``script``: the script's arguments (split as a shell
+    would) appended to the command's.
+
+    Example:
+        >>> with_script("node", "split.js --fast")
+        ['node', 'split.js', '--fast']
+        >>> with_script(["python3", "-u"], None)
+        ['python3', '-u']
+    """
+    if script is None or command is None:
+        return command
+    return [*_argv(command), *shlex.split(script)]
+
+
 def _argv(command: Any) -> list[str]:
     if isinstance(command, str):
         return shlex.split(command)
