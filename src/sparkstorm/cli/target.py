@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sparkstorm.errors import TopologyError
-from sparkstorm.project.layout import Project, find_project
+from sparkstorm.project.layout import RESOURCES_DIR_KEY, Project, find_project
 from sparkstorm.topology.spec import TopologySpec
 
 FLUX_SUFFIXES = (".yaml", ".yml")
@@ -88,7 +88,7 @@ def resolve_target(args: argparse.Namespace, *, submitting: bool) -> Target:
     elif path.suffix == ".py":
         target = _python_target(path, args, args.name, project, submitting=submitting)
     elif path.suffix.lower() in FLUX_SUFFIXES:
-        target = _flux_target(path, args, project)
+        target = _flux_target(path, args, project, submitting=submitting)
     else:
         raise TopologyError(describe_unsupported(path), code="UNSUPPORTED_TOPOLOGY_FILE")
     if project is not None:
@@ -123,13 +123,20 @@ def _python_target(path: Path, args: argparse.Namespace, name: str | None,
     return Target(chosen, spec, topology.__name__, root, project)
 
 
-def _flux_target(path: Path, args: argparse.Namespace, project: Project | None) -> Target:
+def _flux_target(path: Path, args: argparse.Namespace, project: Project | None, *,
+                 submitting: bool) -> Target:
     from sparkstorm.flux import load_flux_file
 
     if project is not None:
         project.activate()
     flux = load_flux_file(path, properties_file=args.filter, env_filter=args.env_filter)
     root = project.root if project is not None else path.resolve().parent
-    return Target(args.name or flux.name, flux.spec, str(path), root, project,
-                  list(flux.warnings))
-
+    spec = flux.spec
+    if project is None and not spec.config.get(RESOURCES_DIR_KEY):
+        # Flux's shell commands run in the code's resources/ (Storm's jar layout), else
+        # next to the file
+        resources = path.resolve().parent / "resources"
+        where = ("resources" if resources.is_dir() else ".") if submitting else str(
+            resources if resources.is_dir() else path.resolve().parent)
+        spec = replace(spec, config={**spec.config, RESOURCES_DIR_KEY: where})
+    return Target(args.name or flux.name, spec, str(path), root, project, list(flux.warnings))
