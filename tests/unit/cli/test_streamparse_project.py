@@ -58,8 +58,9 @@ def test_run_from_the_root_finds_the_topology_and_src(project: Path) -> None:
 
 
 def test_topology_by_name_and_its_refusals(project: Path) -> None:
+    original = (project / "topologies" / "wordcount.py").read_text()
     (project / "topologies" / "other.py").write_text(
-        (project / "topologies" / "wordcount.py").read_text().replace("class WordCount(", "class Other("))
+        original.replace("class WordCount(", "class Other("))
     with pytest.raises(TopologyError) as error:
         resolve_target(args(), submitting=False)
     assert error.value.code == "PROJECT_TOPOLOGY_AMBIGUOUS" and "-n NAME" in str(error.value)
