@@ -115,7 +115,8 @@ def run_command(args: argparse.Namespace) -> int:
     name = target.name
     console = Console(width=max(Console().width, 140))
     for warning in target.warnings:
-        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False,
+                      soft_wrap=True)
     log_dir = run_log_dir(load_config(cli=cli_conf, topology=target.spec.config), name)
     follower = LogFollower(log_dir)
     stop = threading.Event()
@@ -125,9 +126,9 @@ def run_command(args: argparse.Namespace) -> int:
         runner = cluster.submit_topology(name, replace(target.spec, config={
             **target.spec.config, LOG_DIR_KEY: str(log_dir)}))
         console.print(f"executor logs (components' self.logger lines) in {log_dir}:",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
         for line in executor_logs(log_dir, runner.plan.executors):
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         # after Spark started: PySpark's own SIGINT handler would cancel the running job
         signal.signal(signal.SIGINT, lambda *_: stop.set())
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -146,7 +147,8 @@ def run_command(args: argparse.Namespace) -> int:
         summary = runner.stats.summary()
     _print_log_lines(console, follower)
     console.print(summary_table(summary, time.monotonic() - started))
-    console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False)
+    console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False,
+                  soft_wrap=True)
     if runner.failure is not None:
         console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
         return 1

@@ -29,8 +29,9 @@ def test_every_flux_grouping_delivers_as_storm_does(cluster: LocalCluster,
     flux = load_flux_file(FLUX / "groupings.yaml")
     assert flux.spec.config["flux.test.count"] == COUNT
     cluster.submit_topology(flux.name, flux.spec, conf={"flux.test.out": str(tmp_path)})
-    wait_for(lambda: cluster.get_topology_stats(flux.name)["components"]["numbers"]["acked"]
-             >= 2 * COUNT, timeout=120, message="every number acked by every bolt")
+    wait_for(lambda: cluster.get_topology_stats(flux.name)["components"].get(
+        "numbers", {}).get("acked", 0) >= 2 * COUNT, timeout=120,
+        message="every number acked by every bolt")
     cluster.kill_topology(flux.name)
     everything = sorted((n, f"k{n % 4}") for n in range(COUNT))
 
