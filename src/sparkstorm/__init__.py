@@ -17,16 +17,29 @@ from sparkstorm.topology import (
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "Bolt", "Grouping", "LocalCluster", "Spout", "StatefulBolt", "Stream",
-           "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
+__all__ = ["BasicBolt", "BatchingBolt", "Bolt", "Grouping", "JavaBolt", "JavaSpout",
+           "LocalCluster", "ReliableSpout", "ShellBolt", "ShellSpout", "Spout", "StatefulBolt",
+           "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
+
+_LAZY = {
+    # LocalCluster pulls in pyspark; executor processes import sparkstorm without it. The
+    # others live in modules that import sparkstorm.topology, so they load on first use.
+    "LocalCluster": "sparkstorm.testing.local_cluster",
+    "ShellBolt": "sparkstorm.multilang.shell",
+    "ShellSpout": "sparkstorm.multilang.shell",
+    "BatchingBolt": "sparkstorm.topology.batching",
+    "TicklessBatchingBolt": "sparkstorm.topology.batching",
+    "ReliableSpout": "sparkstorm.topology.reliable_spout",
+    "JavaBolt": "sparkstorm.topology.java",
+    "JavaSpout": "sparkstorm.topology.java",
+}
 
 
 def __getattr__(name: str) -> object:
-    # LocalCluster pulls in pyspark; executor processes import sparkstorm without it.
-    if name == "LocalCluster":
-        from sparkstorm.testing.local_cluster import LocalCluster
+    if name in _LAZY:
+        import importlib
 
-        return LocalCluster
+        return getattr(importlib.import_module(_LAZY[name]), name)
     msg = f"module 'sparkstorm' has no attribute {name!r}"
     raise AttributeError(msg)
 __version__ = "0.1.0"

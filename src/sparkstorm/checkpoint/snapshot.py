@@ -58,7 +58,8 @@ def _custom(instance: Any, method: str) -> bool:
 
 def instance_state(instance: Any) -> Any:
     """What a component's snapshot keeps: ``__getstate__()`` when its class defines one,
-    else its ``__dict__`` minus transient and engine attributes."""
+    else its ``__dict__`` minus transient and engine attributes.
+    """
     if _custom(instance, "__getstate__"):
         return instance.__getstate__()
     skipped = transient_attributes(type(instance)) | ENGINE_ATTRIBUTES
@@ -84,7 +85,7 @@ def task_snapshot(instance: Any, *, component: str, task: int,
               "kind": "state" if stateful else "instance", "data": data}
     try:
         return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # noqa: BLE001 - pickling raises many types; find the culprit
+    except Exception as exc:
         raise _unpicklable(data, component, task, stateful, exc) from exc
 
 
@@ -116,7 +117,7 @@ def read_snapshot(blob: bytes) -> dict[str, Any]:
     """
     try:
         record = pickle.loads(blob)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         msg = f"a task snapshot cannot be read ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg, code="CHECKPOINT_CORRUPT") from exc
     if not isinstance(record, dict) or record.get("format") != FORMAT:

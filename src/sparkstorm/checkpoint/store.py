@@ -103,7 +103,8 @@ class CheckpointStore:
 
     def commit(self, window: int, parts: Iterable[PartInfo]) -> None:
         """Mark checkpoint ``window`` complete: every part in ``parts`` is durable.
-        Called once, by the worker, after every writer reported its part."""
+        Called once, by the worker, after every writer reported its part.
+        """
         listing = {part.name: {"size": part.size, "sha256": part.sha256} for part in parts}
         marker = json.dumps({"window": window, "parts": listing}, sort_keys=True).encode()
         self.write_part(window, MARKER, marker)
@@ -167,7 +168,8 @@ class CheckpointStore:
 
     def purge_before(self, window: int) -> list[int]:
         """Delete every checkpoint older than the committed ``window``; return their windows.
-        Called after ``window`` is committed (and recorded in the state store)."""
+        Called after ``window`` is committed (and recorded in the state store).
+        """
         old = [w for w in self.windows() if w < window]
         for stale in old:
             self.fs.rm(self._folder(stale), recursive=True)
@@ -175,7 +177,8 @@ class CheckpointStore:
 
     def discard_after(self, window: int | None) -> list[int]:
         """Delete the checkpoints newer than ``window`` (all when None): after a failure
-        they are torn or uncommitted, and windows after the rollback write them anew."""
+        they are torn or uncommitted, and windows after the rollback write them anew.
+        """
         newer = [w for w in self.windows() if window is None or w > window]
         for torn in newer:
             self.fs.rm(self._folder(torn), recursive=True)

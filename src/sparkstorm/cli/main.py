@@ -6,7 +6,15 @@ import argparse
 import logging
 import sys
 
-from sparkstorm.cli import daemons, dev_zookeeper, monitor, run, submit, topology_actions
+from sparkstorm.cli import (
+    daemons,
+    dev_zookeeper,
+    monitor,
+    quickstart,
+    run,
+    submit,
+    topology_actions,
+)
 from sparkstorm.errors import SparkstormError
 from sparkstorm.web import cli as ui
 
@@ -18,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run.register(commands)
     submit.register(commands)
+    quickstart.register(commands)
     topology_actions.register(commands)
     monitor.register(commands)
     daemons.register(commands)

@@ -1,7 +1,10 @@
-"""``sparkstorm run FILE.py``: run a topology on Spark local mode (Storm's ``storm local``).
+"""``sparkstorm run [FILE]``: run a topology on Spark local mode (Storm's ``storm local``).
 
-Shows a live progress line, stops after ``--time`` seconds or at Ctrl-C with a clean
-shutdown, then prints a table per component.
+FILE is a Python topology file, a Storm Flux ``.yaml`` file, or nothing in a streamparse
+project's root (see :mod:`sparkstorm.cli.target`). Shows a live progress line and the
+executors' log lines (kept in a folder it names, see :mod:`sparkstorm.cli.logs`), stops
+after ``--time`` seconds or at Ctrl-C with a clean shutdown, then prints a table per
+component.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,6 +25,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from sparkstorm.cli.logs import LOG_DIR_KEY, LogFollower, executor_logs, run_log_dir
+from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.config import load_config, parse_cli_overrides
 from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.topology.topology import Topology
@@ -28,14 +34,10 @@ from sparkstorm.topology.topology import Topology
 
 def register(commands: Any) -> None:
     """Add the ``run`` subcommand."""
-    parser = commands.add_parser("run", help="run a topology file on Spark local mode")
-    parser.add_argument("file", help="Python file that defines a Topology subclass")
-    parser.add_argument("--topology", help="the Topology class to run, if the file has several")
-    parser.add_argument("--name", help="topology name (default: the file's name)")
-    parser.add_argument("--time", type=float, default=None,
+    parser = commands.add_parser("run", help="run a topology on Spark local mode")
+    add_target_arguments(parser)
+    parser.add_argument("-t", "--time", type=float, default=None,
                         help="stop after this many seconds (default: at Ctrl-C)")
-    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="configuration override, e.g. -c topology.workers=2")
     parser.set_defaults(handler=run_command)
 
 
@@ -80,7 +82,10 @@ def _import_file(file: Path) -> ModuleType:
     """
     sys.path.insert(0, str(file.parent))
     spec = importlib.util.spec_from_file_location(file.stem, file)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:  # not a Python source file
+        from sparkstorm.cli.target import describe_unsupported
+
+        raise TopologyError(describe_unsupported(file), code="UNSUPPORTED_TOPOLOGY_FILE")
     module = importlib.util.module_from_spec(spec)
     sys.modules[file.stem] = module
     try:
@@ -104,18 +109,27 @@ def run_command(args: argparse.Namespace) -> int:
     """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
     from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
 
-    topology = load_topology_file(args.file, args.topology)
-    name = args.name or Path(args.file).stem.replace("_", "-")
     cli_conf = parse_cli_overrides(args.config)
-    load_config(cli=cli_conf)  # fail on bad values before Spark starts
+    load_config(cli=cli_conf)  # fail on bad values before anything is imported or started
+    target = resolve_target(args, submitting=False)
+    name = target.name
     console = Console(width=max(Console().width, 140))
+    for warning in target.warnings:
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False,
+                      soft_wrap=True)
+    log_dir = run_log_dir(load_config(cli=cli_conf, topology=target.spec.config), name)
+    follower = LogFollower(log_dir)
     stop = threading.Event()
     with LocalCluster(conf=cli_conf) as cluster:
         console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
-                      f"({topology.__name__}) on Spark local mode ...")
-        runner = cluster.submit_topology(name, topology)
-        console.print(f"Spark UI: {runner.spark_ui_url or 'off (spark.ui.enabled: false)'}; "
-                      f"executor logs: {runner.pool.workdir}/executor-<id>.log",
+                      f"({target.label}) on Spark local mode ...")
+        runner = cluster.submit_topology(name, replace(target.spec, config={
+            **target.spec.config, LOG_DIR_KEY: str(log_dir)}))
+        console.print(f"executor logs (components' self.logger lines) in {log_dir}:",
+                      markup=False, highlight=False, soft_wrap=True)
+        for line in executor_logs(log_dir, runner.plan.executors):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"Spark UI: {runner.spark_ui_url or 'off (spark.ui.enabled: false)'}",
                       highlight=False, soft_wrap=True)
         # after Spark started: PySpark's own SIGINT handler would cancel the running job
         signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -124,6 +138,7 @@ def run_command(args: argparse.Namespace) -> int:
         show = _live_display(console)
         with show as display:
             while not stop.wait(0.25):
+                _print_log_lines(console, follower)
                 display.update(progress_line(runner.stats.summary(),
                                              time.monotonic() - started))
                 if runner.failure is not None or (args.time and
@@ -132,11 +147,19 @@ def run_command(args: argparse.Namespace) -> int:
         console.print("stopping: deactivating spouts and letting in-flight tuples finish ...")
         cluster.kill_topology(name)
         summary = runner.stats.summary()
+    _print_log_lines(console, follower)
     console.print(summary_table(summary, time.monotonic() - started))
+    console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False,
+                  soft_wrap=True)
     if runner.failure is not None:
         console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
         return 1
     return 0
+
+
+def _print_log_lines(console: Console, follower: LogFollower) -> None:
+    for line in follower.new_lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 class _PlainProgress:

@@ -1,26 +1,29 @@
-"""``sparkstorm submit FILE.py``: package the topology's folder, upload it, submit it.
+"""``sparkstorm submit [FILE]``: package the topology's code, upload it, submit it.
 
 As Storm's StormSubmitter, it checks everything it can before uploading (name, topology,
 conf locally, then Nimbus's ``name-allowed``), so a refused submission uploads nothing.
 
-The zip holds the folder of FILE.py (its ``resources/`` too), without hidden entries,
+FILE is a Python topology file, a Storm Flux ``.yaml`` file, or nothing in a streamparse
+project's root (see :mod:`sparkstorm.cli.target`). The zip holds the folder of FILE (its
+``resources/`` too), or the whole streamparse project, without hidden entries,
 ``__pycache__`` and compiled files; components are found on the worker by the same module
-names as here, because the folder's root goes first on the worker's ``sys.path``.
+names as here, because the folder's root (and a project's ``src/`` and topologies folder,
+``topology.code.python.paths``) go first on the worker's ``sys.path``.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sparkstorm.cli.run import load_topology_file
+from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.config import component_conf, load_config, parse_cli_overrides, validate_conf
-from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
     validate_topology,
@@ -31,18 +34,15 @@ from sparkstorm.topology.validate import (
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.client import NimbusClient
 
-SKIPPED_DIRS = {"__pycache__", "node_modules"}
+SKIPPED_DIRS = {"__pycache__", "node_modules", "storm-local", "_build", "_resources"}
+"""Never shipped: caches, and the run folders and build output of streamparse projects."""
 SKIPPED_SUFFIXES = {".pyc", ".pyo"}
 
 
 def register(commands: Any) -> None:
     """Add the ``submit`` subcommand."""
-    parser = commands.add_parser("submit", help="submit a topology file to Nimbus")
-    parser.add_argument("file", help="Python file that defines a Topology subclass")
-    parser.add_argument("--topology", help="the Topology class, if the file has several")
-    parser.add_argument("--name", help="topology name (default: the file's name)")
-    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="topology conf override, e.g. -c topology.message.timeout.secs=60")
+    parser = commands.add_parser("submit", help="submit a topology to Nimbus")
+    add_target_arguments(parser)
     parser.add_argument("--inactive", action="store_true",
                         help="submit deactivated (activate later with 'sparkstorm activate')")
     parser.set_defaults(handler=submit_command)
@@ -58,14 +58,6 @@ def package_folder(folder: Path, dest: Path) -> Path:
             if path.is_file() and path.suffix not in SKIPPED_SUFFIXES:
                 archive.write(path, relative.as_posix())
     return dest
-
-
-def _spec_of(topology: type) -> TopologySpec:
-    spec = getattr(topology, "topology_spec", None)
-    if not isinstance(spec, TopologySpec):
-        msg = f"{topology!r} declares no components; it is not a topology"
-        raise TopologyError(msg, code="NOT_A_TOPOLOGY")
-    return spec
 
 
 def _check_locally(spec: TopologySpec, name: str, overrides: dict[str, object]) -> None:
@@ -99,17 +91,20 @@ def submit_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.nimbus.client import NimbusClient  # httpx: only when submitting
 
     overrides = parse_cli_overrides(args.config)
-    conf = load_config(cli=overrides)  # fail on bad values before uploading
-    file = Path(args.file).resolve()
-    spec = _spec_of(load_topology_file(str(file), args.topology))
-    name = args.name or file.stem.replace("_", "-")
+    load_config(cli=overrides)  # fail on bad values before importing anything
+    target = resolve_target(args, submitting=True)
+    for warning in target.warnings:
+        print(f"sparkstorm submit: warning: {warning}", file=sys.stderr)
+    spec, name = target.spec, target.name
+    nimbus = target.project.nimbus_conf() if target.project is not None else {}
+    conf = load_config(cli={**nimbus, **overrides})  # -c nimbus.host=... wins over config.json
     sent = {k: v for k, v in overrides.items() if k != "storm.cluster.token"}
     _check_locally(spec, name, sent)
     client = NimbusClient.from_conf(conf)
     try:
         _check_name_allowed(client, name)
         with tempfile.TemporaryDirectory(prefix="sparkstorm-submit-") as tmp:
-            archive = package_folder(file.parent, Path(tmp) / "topology.zip")
+            archive = package_folder(target.code_root, Path(tmp) / "topology.zip")
             upload_id = client.upload(archive)
         topology_id = client.submit(name, upload_id, spec.to_dict(), sent,
                                     active=not args.inactive, owner=getpass.getuser())

@@ -197,6 +197,20 @@ KEYS: dict[str, ConfigKey] = _declare(
         "code's resources/ folder if any, else the current directory)",
     ),
     _K(
+        "topology.code.python.paths",
+        list,
+        None,
+        "sparkstorm: folders of the submitted code, relative to it, put on the worker's "
+        "sys.path (sparkstorm submit sets src and topologies for a streamparse project)",
+    ),
+    _K(
+        "topology.executor.log.dir",
+        str,
+        None,
+        "sparkstorm: folder of the executors' logs executor-<n>.log (unset: the worker's "
+        "temporary folder, removed at shutdown; sparkstorm run and cluster workers set it)",
+    ),
+    _K(
         "topology.multilang.transcript.dir",
         str,
         None,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sparkstorm.config import conf_float
+from sparkstorm.config import conf_float, conf_optional_str
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stage import call_executor
@@ -48,6 +48,9 @@ class ExecutorPool:
         self.lock = threading.Lock()
         self.start_timeout = conf_float(plan.conf, "topology.executor.start.timeout.secs")
         self.monitor = PeriodicThread(f"{name}-pool", MONITOR_INTERVAL, self._check_processes)
+        # executor-<gid>.log goes to a kept folder when the runner names one
+        self.log_dir = Path(conf_optional_str(plan.conf, "topology.executor.log.dir") or workdir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
 
     def start(self) -> None:
         """Start every executor and wait until all of them accept connections.
@@ -68,7 +71,7 @@ class ExecutorPool:
     def _spawn(self, gid: int) -> None:
         env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
                    PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        log = open(self.workdir / f"executor-{gid}.log", "ab")  # noqa: SIM115 - child owns it
+        log = open(self.log_dir / f"executor-{gid}.log", "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
@@ -95,7 +98,7 @@ class ExecutorPool:
 
     def log_tail(self, gid: int, lines: int = 30) -> str:
         """The last ``lines`` lines of an executor's log."""
-        path = self.workdir / f"executor-{gid}.log"
+        path = self.log_dir / f"executor-{gid}.log"
         text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 

@@ -45,6 +45,21 @@ def shell_extra(command: Any, *, cwd: str | None = None, env: dict[str, str] | N
     return extra
 
 
+def with_script(command: Any, script: str | None) -> Any:
+    """streamparse's ``command`` + ``script``: the script's arguments (split as a shell
+    would) appended to the command's.
+
+    Example:
+        >>> with_script("node", "split.js --fast")
+        ['node', 'split.js', '--fast']
+        >>> with_script(["python3", "-u"], None)
+        ['python3', '-u']
+    """
+    if script is None or command is None:
+        return command
+    return [*_argv(command), *shlex.split(script)]
+
+
 def _argv(command: Any) -> list[str]:
     if isinstance(command, str):
         return shlex.split(command)
@@ -235,15 +250,21 @@ def with_code_resources(conf: dict[str, Any], code_dir: str | os.PathLike[str]
 
     Called once by the cluster worker before it starts the topology, with the folder the
     submitted code was extracted to: shell commands then run in the uploaded
-    ``resources/`` folder, as Storm runs them in its code dir. ``conf`` is returned unchanged
-    when the key is set or the folder does not exist; local runs never call this (their
-    commands run in the current directory).
+    ``resources/`` folder, as Storm runs them in its code dir. A relative value of the key
+    is taken relative to ``code_dir`` (``sparkstorm submit`` sets ``src`` for a streamparse
+    project, whose jar streamparse builds with ``src/`` as its resources). ``conf`` is
+    returned unchanged when the key is set to an absolute path or the folder does not
+    exist; local runs never call this (their commands run in the current directory).
 
     Example:
         >>> with_code_resources({RESOURCES_DIR_KEY: "/srv/js"}, "/nonexistent")
         {'topology.multilang.resources.dir': '/srv/js'}
     """
-    if conf_optional_str(conf, RESOURCES_DIR_KEY):
+    configured = conf_optional_str(conf, RESOURCES_DIR_KEY)
+    if configured and not os.path.isabs(str(configured)):  # e.g. a project's "src"
+        return {**conf, RESOURCES_DIR_KEY: os.path.abspath(
+            os.path.join(os.fspath(code_dir), str(configured)))}
+    if configured:
         return conf
     resources = os.path.abspath(os.path.join(os.fspath(code_dir), "resources"))
     if not os.path.isdir(resources):

@@ -26,9 +26,11 @@ from sparkstorm.multilang.shell_base import (
     OUTBOX_BYTES,
     ShellComponent,
     shell_extra,
+    with_script,
 )
 from sparkstorm.topology.component import FAIL_CAUSES, FAIL_EXPLICIT, Bolt
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
 from sparkstorm.topology.tuple import Tuple
 
 logger = logging.getLogger(__name__)
@@ -57,19 +59,26 @@ class ShellBolt(ShellComponent, Bolt):
 
     @classmethod
     def spec(
-        cls, name: str | None = None, inputs: Any = None, par: int = 1,
+        cls, name: str | None = None, inputs: Any = None, par: Any = None,
         num_tasks: int | None = None, config: dict[str, Any] | None = None,
-        outputs: list[Any] | None = None, *, command: Any = None, cwd: str | None = None,
+        outputs: list[Any] | None = None, *, command: Any = None, script: str | None = None,
+        cwd: str | None = None,
         env: dict[str, str] | None = None, serializer: str | None = None,
         transcript: str | None = None, metrics: dict[str, str] | None = None,
     ) -> ComponentSpec:
-        """Declare a shell bolt; see the module docstring for the shell settings."""
+        """Declare a shell bolt; see the module docstring for the shell settings.
+
+        ``script`` is streamparse's: arguments appended to ``command``
+        (``command="node", script="split.js"`` runs ``node split.js``).
+        """
         base = ComponentSpec.declare(
-            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs), par=par,
-            num_tasks=num_tasks, config=config,
+            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
+            par=resolve_par(cls, par, name), num_tasks=num_tasks,
+            config=resolve_config(cls, config, name),
             outputs=cls.outputs if outputs is None else outputs)
         return replace(base, extra=shell_extra(
-            command, cwd=cwd, env=env, serializer=serializer, transcript=transcript,
+            with_script(command, script), cwd=cwd, env=env, serializer=serializer,
+            transcript=transcript,
             metrics=metrics))
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:

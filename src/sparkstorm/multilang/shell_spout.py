@@ -21,9 +21,11 @@ from sparkstorm.multilang.messages import (
 from sparkstorm.multilang.shell_base import (
     ShellComponent,
     shell_extra,
+    with_script,
 )
 from sparkstorm.topology.component import Spout
 from sparkstorm.topology.spec import ComponentSpec
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
 
 logger = logging.getLogger(__name__)
 
@@ -51,18 +53,24 @@ class ShellSpout(ShellComponent, Spout):
 
     @classmethod
     def spec(
-        cls, name: str | None = None, par: int = 1, num_tasks: int | None = None,
+        cls, name: str | None = None, par: Any = None, num_tasks: int | None = None,
         config: dict[str, Any] | None = None, outputs: list[Any] | None = None, *,
-        command: Any = None, cwd: str | None = None, env: dict[str, str] | None = None,
+        command: Any = None, script: str | None = None, cwd: str | None = None,
+        env: dict[str, str] | None = None,
         serializer: str | None = None, transcript: str | None = None,
         metrics: dict[str, str] | None = None, activate: bool | None = None,
     ) -> ComponentSpec:
-        """Declare a shell spout; see the module docstring for the shell settings."""
+        """Declare a shell spout; see the module docstring for the shell settings.
+
+        ``script`` is streamparse's: arguments appended to ``command``.
+        """
         base = ComponentSpec.declare(
-            cls, "spout", name=name, inputs=None, par=par, num_tasks=num_tasks,
-            config=config, outputs=cls.outputs if outputs is None else outputs)
+            cls, "spout", name=name, inputs=None, par=resolve_par(cls, par, name),
+            num_tasks=num_tasks, config=resolve_config(cls, config, name),
+            outputs=cls.outputs if outputs is None else outputs)
         return replace(base, extra=shell_extra(
-            command, cwd=cwd, env=env, serializer=serializer, transcript=transcript,
+            with_script(command, script), cwd=cwd, env=env, serializer=serializer,
+            transcript=transcript,
             metrics=metrics, activate=activate))
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:

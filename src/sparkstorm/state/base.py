@@ -69,13 +69,15 @@ class KeyValueState(ABC):
     def snapshot(self) -> Any:
         """What a checkpoint keeps of this state: the prepared contents for a state that
         lives in the checkpoint, None for one with its own store (Redis). Called after
-        :meth:`prepare_commit`; the result must pickle."""
+        :meth:`prepare_commit`; the result must pickle.
+        """
         return None
 
     def restore(self, snapshot: Any, committed_txid: int | None) -> None:
         """Come back after a restart at the committed checkpoint ``committed_txid``: from
         ``snapshot`` (what :meth:`snapshot` returned then) or from the state's own store,
-        completing or dropping a transaction left prepared by the crash."""
+        completing or dropping a transaction left prepared by the crash.
+        """
         return None
 
 

@@ -50,7 +50,8 @@ class StatefulTask:
 
     def prepare(self, txid: int) -> Any:
         """Checkpoint ``txid``: ``pre_prepare``, freeze the state; return what the task's
-        snapshot keeps of it."""
+        snapshot keeps of it.
+        """
         self.bolt.pre_prepare(txid)
         self.state.prepare_commit(txid)
         return self.state.snapshot()

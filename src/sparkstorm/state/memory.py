@@ -1,5 +1,6 @@
 """The default state: a dict kept in the task's memory and saved in the checkpoints
-(Storm's ``InMemoryKeyValueState``, made durable by the checkpoint store)."""
+(Storm's ``InMemoryKeyValueState``, made durable by the checkpoint store).
+"""
 
 from __future__ import annotations
 

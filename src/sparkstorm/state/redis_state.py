@@ -102,7 +102,8 @@ class RedisKeyValueState(KeyValueState):
 
     def restore(self, snapshot: Any, committed_txid: int | None) -> None:
         """Finish a transaction prepared and committed by the checkpoint but not yet applied
-        here (the crash came in between); drop any other prepared or pending change."""
+        here (the crash came in between); drop any other prepared or pending change.
+        """
         self.pending = {}
         prepared = self._call("get", self.prepare_txid_key)
         if prepared is not None and committed_txid is not None and int(prepared) <= committed_txid:
@@ -113,13 +114,13 @@ class RedisKeyValueState(KeyValueState):
     def _call(self, method: str, *args: Any) -> Any:
         try:
             return getattr(self.client, method)(*args)
-        except Exception as exc:  # noqa: BLE001 - every redis-py error means the same here
+        except Exception as exc:
             raise _unreachable(self.namespace, exc) from exc
 
     def _run(self, pipe: Any) -> None:
         try:
             pipe.execute()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _unreachable(self.namespace, exc) from exc
 
 

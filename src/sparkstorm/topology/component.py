@@ -8,11 +8,19 @@ Every other method is called from one thread of control at a time, as Storm does
 from __future__ import annotations
 
 import logging
+import os
+import traceback
 from typing import Any, ClassVar, Protocol, cast
 
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
+from sparkstorm.topology.tuple import HEARTBEAT_STREAM, SYSTEM_COMPONENT, TICK_STREAM, Tuple
+
+_LOG_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO,
+               "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR,
+               "critical": logging.CRITICAL}
+"""pystorm's level names for ``Component.log`` (Storm has trace; Python logs it as debug)."""
 
 FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH = "explicit", "error", "timeout", "crash"
 FAIL_CAUSES = (FAIL_EXPLICIT, FAIL_ERROR, FAIL_TIMEOUT, FAIL_CRASH)
@@ -66,11 +74,16 @@ class Component:
 
     Attributes:
         outputs: field names of the default stream and/or :class:`Stream` declarations.
+        par: executors when ``.spec()`` is given no ``par`` (streamparse's class attribute);
+            an int or a dict of environment name to int.
+        config: component configuration when ``.spec()`` is given no ``config``.
         logger: a logger named after the topology component, set before ``initialize``.
     """
 
     outputs: ClassVar[list[Any]] = []
     kind: ClassVar[str] = "component"
+    par: ClassVar[int | dict[str, int]] = 1
+    config: ClassVar[dict[str, Any] | None] = None
 
     def __init__(self) -> None:
         self.logger = logging.getLogger(f"sparkstorm.component.{type(self).__name__}")
@@ -81,6 +94,77 @@ class Component:
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Called once per task before any other method; override to set up state."""
+
+    # -- pystorm's component API -------------------------------------------------------------
+    # Properties with setters: streamparse code often assigns ``self.pid = os.getpid()``.
+    @property
+    def pid(self) -> int:
+        """The process id of the executor (or child) running this task, as pystorm's."""
+        return int(self.__dict__.get("_pid") or os.getpid())
+
+    @pid.setter
+    def pid(self, value: int) -> None:
+        self.__dict__["_pid"] = value
+
+    @property
+    def task_id(self) -> Any:
+        """This task's id (pystorm's ``task_id``), None before ``initialize``."""
+        return self.__dict__.get("_task_id", self.context.get("taskid"))
+
+    @task_id.setter
+    def task_id(self, value: Any) -> None:
+        self.__dict__["_task_id"] = value
+
+    @property
+    def topology_name(self) -> str:
+        """The running topology's name (pystorm's ``topology_name``)."""
+        return str(self.__dict__.get("_topology_name")
+                   or self.storm_conf.get("topology.name") or "")
+
+    @topology_name.setter
+    def topology_name(self, value: str) -> None:
+        self.__dict__["_topology_name"] = value
+
+    @property
+    def debug(self) -> bool:
+        """``topology.debug`` of this component's conf (pystorm's ``debug``)."""
+        return bool(self.__dict__.get("_debug", self.storm_conf.get("topology.debug", False)))
+
+    @debug.setter
+    def debug(self, value: bool) -> None:
+        self.__dict__["_debug"] = value
+
+    @staticmethod
+    def is_heartbeat(tup: Any) -> bool:
+        """Whether ``tup`` is a multilang heartbeat tuple (task -1, stream ``__heartbeat``).
+
+        In-process bolts never receive one; it is here so pystorm code runs unchanged.
+        """
+        return bool(tup.task == -1 and tup.stream == HEARTBEAT_STREAM)
+
+    def log(self, message: Any, level: str | None = None) -> None:
+        """pystorm's ``log``: ``message`` on this component's logger at ``level``
+        (trace, debug, info (default), warn, warning, error, critical)."""
+        self.logger.log(_LOG_LEVELS.get(str(level or "info").lower(), logging.INFO), "%s",
+                        message)
+
+    def raise_exception(self, exception: BaseException, tup: Any = None) -> None:
+        """pystorm's ``raise_exception``: report ``exception`` as this component's error
+        (the UI's last error and the log) without failing anything or stopping."""
+        text = "".join(traceback.format_exception(exception))
+        if tup is not None:
+            text = f"Python {type(exception).__name__} raised while processing {tup!r}\n{text}"
+        self.logger.error("%s", text)
+        report = getattr(self._collector, "report_error", None)
+        if callable(report):
+            report(text)
+
+    def report_metric(self, name: str, value: Any) -> None:
+        """pystorm's ``report_metric``: keep ``value`` as the latest of metric ``name``
+        (``self.metrics``) and log it at debug level; sparkstorm has no metrics consumer."""
+        metrics = self.__dict__.setdefault("metrics", {})
+        metrics[name] = value
+        self.logger.debug("metric %s = %r", name, value)
 
 
 class Spout(Component):
@@ -96,15 +180,17 @@ class Spout(Component):
     def spec(
         cls,
         name: str | None = None,
-        par: int = 1,
+        par: int | dict[str, int] | None = None,
         num_tasks: int | None = None,
         config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None,
     ) -> ComponentSpec:
-        """Declare this spout in a :class:`Topology`."""
+        """Declare this spout in a :class:`Topology` (``par``/``config`` default to the
+        class attributes, as in streamparse)."""
         return ComponentSpec.declare(
-            cls, "spout", name=name, inputs=None, par=par, num_tasks=num_tasks,
-            config=config, outputs=cls.outputs if outputs is None else outputs,
+            cls, "spout", name=name, inputs=None, par=resolve_par(cls, par, name),
+            num_tasks=num_tasks, config=resolve_config(cls, config, name),
+            outputs=cls.outputs if outputs is None else outputs,
         )
 
     def next_tuple(self) -> None:
@@ -168,7 +254,7 @@ class Bolt(Component):
         cls,
         name: str | None = None,
         inputs: Any = None,
-        par: int = 1,
+        par: int | dict[str, int] | None = None,
         num_tasks: int | None = None,
         config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None,
@@ -179,14 +265,18 @@ class Bolt(Component):
             name: component id; defaults to the attribute name in the topology class.
             inputs: a list of sources (shuffle grouping) or a dict of source to grouping;
                 ``spec["stream"]`` selects a named stream of a source.
-            par: executors (processes) for this bolt.
+            par: executors (processes) for this bolt; None: the class's ``par``; a dict
+                ``{"prod": 4}`` picks the entry of the environment being run (see
+                :func:`~sparkstorm.topology.spec_args.current_environment`).
             num_tasks: task instances, fixed for the topology's life (default ``par``).
-            config: component configuration overriding the topology's.
+            config: component configuration overriding the topology's (None: the
+                class's ``config``).
             outputs: override the class's ``outputs``.
         """
         return ComponentSpec.declare(
-            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs), par=par,
-            num_tasks=num_tasks, config=config,
+            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
+            par=resolve_par(cls, par, name), num_tasks=num_tasks,
+            config=resolve_config(cls, config, name),
             outputs=cls.outputs if outputs is None else outputs,
         )
 
@@ -195,6 +285,25 @@ class Bolt(Component):
 
     def process_tick(self, tup: Tuple) -> None:
         """Handle a tick tuple (``topology.tick.tuple.freq.secs``)."""
+
+    @staticmethod
+    def is_tick(tup: Any) -> bool:
+        """Whether ``tup`` is a tick tuple (component ``__system``, stream ``__tick``)."""
+        return bool(tup.component == SYSTEM_COMPONENT and tup.stream == TICK_STREAM)
+
+    def read_tuple(self) -> Tuple:
+        """pystorm reads its next input from stdin here; an in-process bolt is handed its
+        inputs instead, so this is refused.
+
+        Raises:
+            TopologyError: ``READ_TUPLE_IN_PROCESS``.
+        """
+        msg = (
+            f"{type(self).__name__}.read_tuple(): in-process bolts do not read their input; "
+            "sparkstorm calls process(tup) with each tuple (and process_tick for ticks); "
+            "move the code after read_tuple() into process()"
+        )
+        raise TopologyError(msg, code="READ_TUPLE_IN_PROCESS")
 
     def emit(
         self,

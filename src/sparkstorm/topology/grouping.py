@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from sparkstorm.errors import TopologyError
+
 GROUPING_TYPES = (
     "SHUFFLE",
     "FIELDS",
@@ -45,14 +47,21 @@ class Grouping:
     LOCAL_OR_SHUFFLE: ClassVar[Grouping]
 
     @classmethod
-    def fields(cls, *names: str) -> Grouping:
-        """Tuples with equal values in ``names`` go to the same task."""
-        return cls("FIELDS", tuple(names))
+    def fields(cls, *names: Any) -> Grouping:
+        """Tuples with equal values in ``names`` go to the same task.
+
+        As in streamparse, the names may also come as one list: ``fields(["a", "b"])``.
+
+        Example:
+            >>> Grouping.fields(["user", "day"]) == Grouping.fields("user", "day")
+            True
+        """
+        return cls("FIELDS", _field_names("fields", names))
 
     @classmethod
-    def partial_key(cls, *names: str) -> Grouping:
+    def partial_key(cls, *names: Any) -> Grouping:
         """Like ``fields`` but each key may go to one of two tasks, the less loaded one."""
-        return cls("PARTIAL_KEY", tuple(names))
+        return cls("PARTIAL_KEY", _field_names("partial_key", names))
 
     def to_dict(self) -> dict[str, Any]:
         """The grouping as the multilang context and the JSON spec show it."""
@@ -65,6 +74,23 @@ class Grouping:
     def from_dict(cls, data: dict[str, Any]) -> Grouping:
         """Inverse of :meth:`to_dict`."""
         return cls(str(data["type"]), tuple(data.get("fields", ())))
+
+
+def _field_names(kind: str, names: tuple[Any, ...]) -> tuple[str, ...]:
+    """``names``, or the items of a single list or tuple given instead.
+
+    Raises:
+        TopologyError: ``INVALID_GROUPING`` when a name is not a string.
+    """
+    if len(names) == 1 and isinstance(names[0], list | tuple):
+        names = tuple(names[0])
+    for name in names:
+        if not isinstance(name, str):
+            msg = (f"Grouping.{kind}(...): field names must be strings, got {name!r} "
+                   f"({type(name).__name__}); write Grouping.{kind}('a', 'b') or "
+                   f"Grouping.{kind}(['a', 'b'])")
+            raise TopologyError(msg, code="INVALID_GROUPING")
+    return tuple(names)
 
 
 Grouping.SHUFFLE = Grouping("SHUFFLE")

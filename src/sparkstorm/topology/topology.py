@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, ClassVar
 
 from sparkstorm.errors import TopologyError
@@ -62,6 +64,52 @@ class Topology(metaclass=TopologyType):
         """The topology as a JSON spec document."""
         return cls.topology_spec.to_json()
 
+    @classmethod
+    def to_flux_dict(cls, name: str) -> dict[str, Any]:
+        """The topology as a Storm Flux document (a dict to dump as YAML), as streamparse's.
+
+        Python components get their import path as ``className``; shell components become
+        Flux's ``FluxShellSpout``/``FluxShellBolt`` with the command and output fields.
+        ``sparkstorm run FILE.yaml`` reads it back (see :mod:`sparkstorm.flux`).
+        """
+        from sparkstorm.flux.export import spec_to_flux_dict  # the format lives in flux/
+
+        return spec_to_flux_dict(cls.topology_spec, name)
+
+    @classmethod
+    def write(cls, stream: Any) -> None:
+        """Write the topology to ``stream`` (a path or a text file object) as its JSON spec,
+        which :meth:`read` reads back (streamparse writes Thrift; the role is the same)."""
+        text = cls.to_json()
+        if isinstance(stream, str | os.PathLike):
+            Path(stream).write_text(text, encoding="utf-8")
+        else:
+            stream.write(text)
+
+    @classmethod
+    def read(cls, stream: Any) -> type[Topology]:
+        """Read a topology :meth:`write` wrote (a path or a text file object).
+
+        Returns:
+            A new ``Topology`` subclass with the same components and config (unlike
+            streamparse's, the components are fully reconstructed).
+
+        Raises:
+            TopologyError: the document is not a valid topology spec.
+        """
+        if isinstance(stream, str | os.PathLike):
+            text = Path(stream).read_text(encoding="utf-8")
+        else:
+            text = stream.read()
+        return topology_from_spec(TopologySpec.from_json(text), "ReadTopology")
+
+
+def topology_from_spec(spec: TopologySpec, class_name: str) -> type[Topology]:
+    """A ``Topology`` subclass declaring exactly ``spec``'s components (validated)."""
+    namespace: dict[str, Any] = {str(component.name): component for component in spec.components}
+    namespace["config"] = dict(spec.config)
+    return TopologyType(class_name, (Topology,), namespace)  # type: ignore[no-any-return]
+
 
 def _resolve_inputs(
     spec: ComponentSpec, bolt: str, names: dict[int, str]
@@ -72,10 +120,22 @@ def _resolve_inputs(
     if isinstance(raw, dict):
         items = list(raw.items())
     elif isinstance(raw, (list, tuple)):
-        items = [(source, Grouping.SHUFFLE) for source in raw]
+        items = [(source, _default_grouping(source)) for source in raw]
     else:
-        items = [(raw, Grouping.SHUFFLE)]
+        items = [(raw, _default_grouping(raw))]
     return tuple(_resolve_one(bolt, source, grouping, names) for source, grouping in items)
+
+
+def _default_grouping(source: Any) -> Grouping:
+    """A bare input's grouping: DIRECT for a direct stream, as streamparse picks, else
+    SHUFFLE."""
+    if isinstance(source, StreamRef):
+        stream = source.spec.stream(source.stream)
+    elif isinstance(source, ComponentSpec):
+        stream = source.stream(DEFAULT_STREAM)
+    else:
+        stream = None
+    return Grouping.DIRECT if stream is not None and stream.direct else Grouping.SHUFFLE
 
 
 def _resolve_one(bolt: str, source: Any, grouping: Any, names: dict[int, str]) -> InputSpec:

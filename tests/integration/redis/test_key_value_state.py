@@ -1,5 +1,6 @@
 """Storm's KeyValueState contract, run once per provider (in memory and a real Redis):
-put/get/delete/iteration/len, prepare/commit/rollback, and recovery after a crash."""
+put/get/delete/iteration/len, prepare/commit/rollback, and recovery after a crash.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def provider(provider_conf: dict[str, Any]) -> Any:
 def restart(provider_conf: dict[str, Any], old: KeyValueState, namespace: str,
             committed: int | None) -> tuple[StateProvider, KeyValueState]:
     """A new process's view: a new provider (a new connection), restored at ``committed``
-    from what the checkpoint kept of ``old``."""
+    from what the checkpoint kept of ``old``.
+    """
     fresh = state_provider(provider_conf)
     state = fresh.new_state(namespace)
     state.restore(old.snapshot() if committed is not None else None, committed)

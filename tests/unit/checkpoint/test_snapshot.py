@@ -1,5 +1,6 @@
 """Task snapshots: instance state minus transient and engine attributes, __getstate__ and
-__setstate__ honoured, stateful bolts by their state, CHECKPOINT_UNPICKLABLE named."""
+__setstate__ honoured, stateful bolts by their state, CHECKPOINT_UNPICKLABLE named.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The checkpoint store: parts renamed into place, a commit marker written last, torn and
-corrupt checkpoints ignored, older ones purged."""
+corrupt checkpoints ignored, older ones purged.
+"""
 
 from __future__ import annotations
 

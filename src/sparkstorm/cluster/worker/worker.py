@@ -99,6 +99,10 @@ class ClusterWorker:
 
         spec = TopologySpec.from_dict(context["spec"])
         conf = with_code_resources(dict(context["conf"]), self.code_dir)
+        for folder in reversed(conf.get("topology.code.python.paths") or []):
+            sys.path.insert(0, str(self.code_dir / str(folder)))  # a project's src/, ...
+        if not conf.get("topology.executor.log.dir"):  # executor logs next to worker.log
+            conf["topology.executor.log.dir"] = os.getcwd()
         runner = TopologyDriver(context["topology_name"], spec, conf)
         runner.set_active(self.active)
         runner.start()

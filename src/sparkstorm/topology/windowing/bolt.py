@@ -104,7 +104,7 @@ class WindowedBolt(Bolt):
         cls,
         name: str | None = None,
         inputs: Any = None,
-        par: int = 1,
+        par: int | dict[str, int] | None = None,
         num_tasks: int | None = None,
         config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None,
