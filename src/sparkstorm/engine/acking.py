@@ -1,6 +1,6 @@
 """The ``__acker`` system component: Storm's XOR ledger over 64-bit root ids.
 
-Its tasks live in the worker, not in a Spark stage: executors already pre-aggregate acker
+Its tasks live in the driver, not in a Spark stage: executors already pre-aggregate acker
 traffic to one XOR value per root per window, so the per-window input is small, and running
 the ledger where the job's result arrives saves one Python stage per window. Roots are
 spread over the acker tasks by fields grouping on the root id (``root % tasks``).
@@ -53,7 +53,7 @@ class AckerTask:
 
 
 class Acker:
-    """All acker tasks of a worker, fed one window of executor metas at a time."""
+    """All acker tasks of a topology (in its driver), fed one window of executor metas at a time."""
 
     def __init__(self, tasks: list[int], timeout_secs: float) -> None:
         self.tasks = [AckerTask(t) for t in tasks]

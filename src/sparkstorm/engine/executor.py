@@ -83,7 +83,7 @@ class ExecutorHost:
         self.collectors[task] = collector
 
     def record_error(self, task: int, exc: BaseException) -> None:
-        """Log and keep an error of a task, with its traceback, for the worker to report."""
+        """Log and keep an error of a task, with its traceback, for the driver to report."""
         text = "".join(traceback.format_exception(exc))
         logger.error("topology %s component %s task %d raised:\n%s", self.topology_name,
                      self.info.component, task, text)

@@ -86,16 +86,19 @@ class ExecutorServer:
         with conn:
             try:
                 while True:
-                    self._answer(conn, unpack(recv_frame(conn)))
+                    self._answer(conn, recv_frame(conn))
                     if self.exit_requested:  # only after the reply is out
                         self._shutdown()
                         return
             except (ConnectionError, OSError):
                 return
 
-    def _answer(self, conn: socket.socket, request: Any) -> None:
-        """Reply to ``request``; an unexpected error gets an error reply and a restart."""
+    def _answer(self, conn: socket.socket, frame: bytes) -> None:
+        """Reply to the request in ``frame``; an unexpected error (an undecodable request
+        included) gets an error reply and a restart."""
+        request: Any = None
         try:
+            request = unpack(frame)
             payload, body = self._handle(request)
         except Exception as exc:  # noqa: BLE001 - answered and restarted, never dropped
             logger.error("executor %d could not answer %s:\n%s", self.host.info.gid,
@@ -160,13 +163,15 @@ class ExecutorServer:
 
 
 def _describe(request: Any) -> str:
+    if request is None:
+        return "a request it could not decode"
     if isinstance(request, dict):
         return f"request {request.get('cmd')!r} of window {request.get('w')}"
     return f"request of type {type(request).__name__}"
 
 
 def watch_parent(parent_pid: int) -> None:
-    """Exit when the worker that started us is gone, so no executor outlives it."""
+    """Exit when the driver that started us is gone, so no executor outlives it."""
     def loop() -> None:
         while True:
             threading.Event().wait(1.0)
@@ -176,7 +181,7 @@ def watch_parent(parent_pid: int) -> None:
 
 
 def report_startup_failure(socket_path: str, component: str, exc: BaseException) -> int:
-    """Leave the traceback where the worker's pool finds it (``<socket>.error``), log it."""
+    """Leave the traceback where the driver's pool finds it (``<socket>.error``), log it."""
     text = "".join(traceback.format_exception(exc))
     logger.error("component %s failed to start:\n%s", component, text)
     with open(socket_path + ".error", "w", encoding="utf-8") as handle:
@@ -204,7 +209,7 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
     try:
         host = make_executor(plan, args.gid, data["name"])
-    except Exception as exc:  # noqa: BLE001 - reported to the worker, then restarted
+    except Exception as exc:  # noqa: BLE001 - reported to the driver, then restarted
         return report_startup_failure(args.socket, plan.executors[args.gid].component, exc)
     gc.freeze()  # what initialize() built lives long: keep it out of every collection
     gc.disable()

@@ -76,8 +76,8 @@ class ExecutorPool:
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-            # a terminal's Ctrl-C must reach only the worker, which shuts executors down in
-            # order; executors still exit when the worker dies (they watch their parent)
+            # a terminal's Ctrl-C must reach only the driver, which shuts executors down in
+            # order; executors still exit when the driver dies (they watch their parent)
             start_new_session=True,
         )
         log.close()

@@ -1,4 +1,4 @@
-"""Statistics: latency samples in executors, counters per component and executor in the worker
+"""Statistics: latency samples in executors, counters per component and executor in the driver
 (:mod:`sparkstorm.engine.topology_stats` keeps them over time)."""
 
 from __future__ import annotations

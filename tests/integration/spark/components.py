@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 import zlib
 from pathlib import Path
@@ -203,6 +204,25 @@ class RaiseOnceBolt(Bolt):
             self.marker.write_text("x")
             msg = f"boom on {tup.values.n}"
             raise ValueError(msg)
+        self.emit(list(tup.values))
+
+
+class StopOnceBolt(Bolt):
+    """Passes numbers on; on number ``test.stop_on`` it stops its own process (SIGSTOP), the
+    first time only (a marker file survives the restart), holding its window's input."""
+
+    outputs = ["n", "key"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.marker = Path(conf["test.dir"]) / "stopped.marker"
+        self.stop_on = int(conf["test.stop_on"])
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        if tup.values.n == self.stop_on and not self.marker.exists():
+            self.marker.write_text("x")
+            self.record("stopping")
+            os.kill(os.getpid(), signal.SIGSTOP)
         self.emit(list(tup.values))
 
 

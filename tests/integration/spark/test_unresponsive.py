@@ -13,7 +13,12 @@ import psutil
 from sparkstorm import Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
-from tests.integration.spark.components import NumberSpout, PassBolt, RecordingBolt, read_events
+from tests.integration.spark.components import (
+    NumberSpout,
+    RecordingBolt,
+    StopOnceBolt,
+    read_events,
+)
 
 COUNT = 1500
 
@@ -31,7 +36,7 @@ def _gone(pid: int) -> bool:
 
 class StopTopology(Topology):
     numbers = NumberSpout.spec()
-    passing = PassBolt.spec(inputs=[numbers], par=2)
+    passing = StopOnceBolt.spec(inputs=[numbers], par=2)
     sink = RecordingBolt.spec(inputs=[passing])
 
 
@@ -39,11 +44,13 @@ def test_a_stopped_executor_is_killed_restarted_and_its_trees_replay(
         cluster: LocalCluster, tmp_path: Path) -> None:
     runner = cluster.submit_topology("stopped", StopTopology, conf={
         "test.dir": str(tmp_path), "test.count": COUNT, "topology.max.spout.pending": 100,
-        "topology.executor.answer.timeout.secs": 2, "topology.message.timeout.secs": 300})
-    wait_for(lambda: len(_acked(tmp_path)) > 100, timeout=60, message="some progress")
-    gid = runner.plan.task_executor[runner.plan.component_tasks["passing"][0]]
-    old_pid = runner.pool.pids()[gid]
-    os.kill(old_pid, signal.SIGSTOP)
+        "test.stop_on": 300, "topology.executor.answer.timeout.secs": 2,
+        "topology.message.timeout.secs": 300})
+    (stopping,) = wait_for(lambda: [e for e in read_events(tmp_path, "passing")
+                                    if e["event"] == "stopping"],
+                           timeout=60, message="an executor stopped itself")
+    old_pid = stopping["pid"]
+    gid = runner.plan.task_executor[stopping["task"]]
     try:
         wait_for(lambda: runner.pool.pids()[gid] != old_pid, timeout=60,
                  message="the stopped executor replaced")
@@ -54,7 +61,7 @@ def test_a_stopped_executor_is_killed_restarted_and_its_trees_replay(
         summary = runner.stats.summary()
     finally:
         if not _gone(old_pid):
-            os.kill(old_pid, signal.SIGKILL)
+            os.kill(old_pid, signal.SIGKILL)  # never leave a stopped process behind
         cluster.kill_topology("stopped")
 
     assert max(_acked(tmp_path).values()) == 1, "every id acked exactly once"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.row_encoding import encode_rows
 from sparkstorm.engine.stage import call_executor
-from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
 from sparkstorm.errors import EngineError
 
 
@@ -166,4 +167,17 @@ def test_a_request_the_executor_cannot_handle_gets_an_error_reply(
     with pytest.raises(EngineError) as caught:
         call_executor(served.path, {"cmd": "window"}, 5)  # no window number
     assert caught.value.code == "EXECUTOR_REQUEST_FAILED"
-    assert "could not answer" in str(caught.value)
+    assert "could not answer request 'window' of window None" in str(caught.value)
+    assert served.host.must_restart, "an executor in an unknown state restarts"
+
+
+def test_an_undecodable_request_gets_an_error_reply(
+        server: tuple[ExecutionPlan, ExecutorServer]) -> None:
+    _, served = server
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(served.path)
+        send_frame(sock, b"\xc1")  # never valid msgpack
+        with pytest.raises(EngineError) as caught:
+            recv_reply(sock)
+    assert "could not answer a request it could not decode" in str(caught.value)
