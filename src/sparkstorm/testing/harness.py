@@ -286,7 +286,8 @@ class BoltHarness(_Harness):
     Args:
         component: the ``Bolt`` subclass, or its declaration (``MyBolt.spec(...)``; its
             ``outputs``, ``config`` and settings such as a ``ShellBolt``'s command count).
-        conf: topology conf (declared defaults for everything else).
+        conf: topology conf, over ./sparkstorm.yaml if there is one and the declared
+            defaults (SPARKSTORM_* environment variables are ignored: tests stay the same).
         outputs: its output declarations, as ``Bolt.spec(outputs=...)`` (default: the
             declaration's, else the class's ``outputs``).
         inputs: source component id -> its output declarations (field names and/or
@@ -353,7 +354,8 @@ class SpoutHarness(_Harness):
 
     Args:
         component: the ``Spout`` subclass, or its declaration (``MySpout.spec(...)``).
-        conf: topology conf (declared defaults for everything else).
+        conf: topology conf, over ./sparkstorm.yaml if there is one and the declared
+            defaults (SPARKSTORM_* environment variables are ignored: tests stay the same).
         outputs: its output declarations (default: the declaration's, else the class's).
         name: the spout's component id.
         target_tasks: tasks of the stand-in consumer of its streams.
