@@ -328,8 +328,11 @@ class BoltHarness(_Harness):
         return self._run(tup, tick=False)
 
     def tick(self) -> Result:
-        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``."""
-        tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [], ())
+        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``;
+        its one value is ``topology.tick.tuple.freq.secs`` (None when unset), as the
+        engine's ticks carry it."""
+        freq = self.instance.storm_conf.get("topology.tick.tuple.freq.secs")
+        tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [freq], ())
         return self._run(tup, tick=is_tick(tup.component, tup.stream))
 
     def _run(self, tup: Tuple, tick: bool) -> Result:
