@@ -288,7 +288,8 @@ class BoltHarness(_Harness):
     Args:
         component: the ``Bolt`` subclass, or its declaration (``MyBolt.spec(...)``; its
             ``outputs``, ``config`` and settings such as a ``ShellBolt``'s command count).
-        conf: topology conf (declared defaults for everything else).
+        conf: topology conf, over ./sparkstorm.yaml if there is one and the declared
+            defaults (SPARKSTORM_* environment variables are ignored: tests stay the same).
         outputs: its output declarations, as ``Bolt.spec(outputs=...)`` (default: the
             declaration's, else the class's ``outputs``).
         inputs: source component id -> its output declarations (field names and/or
@@ -329,8 +330,11 @@ class BoltHarness(_Harness):
         return self._run(tup, tick=False)
 
     def tick(self) -> Result:
-        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``."""
-        tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [], ())
+        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``;
+        its one value is ``topology.tick.tuple.freq.secs`` (None when unset), as the
+        engine's ticks carry it."""
+        freq = self.instance.storm_conf.get("topology.tick.tuple.freq.secs")
+        tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [freq], ())
         return self._run(tup, tick=is_tick(tup.component, tup.stream))
 
     def _run(self, tup: Tuple, tick: bool) -> Result:
@@ -355,7 +359,8 @@ class SpoutHarness(_Harness):
 
     Args:
         component: the ``Spout`` subclass, or its declaration (``MySpout.spec(...)``).
-        conf: topology conf (declared defaults for everything else).
+        conf: topology conf, over ./sparkstorm.yaml if there is one and the declared
+            defaults (SPARKSTORM_* environment variables are ignored: tests stay the same).
         outputs: its output declarations (default: the declaration's, else the class's).
         name: the spout's component id.
         target_tasks: tasks of the stand-in consumer of its streams.

@@ -154,4 +154,5 @@ class BoltLoop:
             collector.current = None
         return auto_acked
 
+
 __all__ = ["BoltLoop", "BoltRaised", "HostCollector", "start_task"]

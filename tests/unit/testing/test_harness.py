@@ -44,12 +44,14 @@ class Manual(Bolt):
 
 
 def test_a_bolt_that_acks_later_anchors_to_what_it_holds() -> None:
-    harness = BoltHarness(Manual, conf={"test.limit": 10}, inputs={"numbers": ["n"]})
+    harness = BoltHarness(Manual, conf={"test.limit": 10, "topology.tick.tuple.freq.secs": 5},
+                          inputs={"numbers": ["n"]})
     one, two = harness.process([1]), harness.process([2])
     assert one.acked == two.acked == [] and one.reset == [one.input]
     over = harness.process([11])
     assert over.failed == [Fail(over.input, "over the limit", "explicit")]
     tick = harness.tick()
+    assert tick.input is not None and tick.input.values == (5,), "the engine's tick values"
     held = (one.input, two.input, over.input)
     assert tick.emits[0] == Emit("default", [3], held, tasks=tuple(harness.target_tasks))
     assert tick.acked == [one.input, two.input], "the failed one is not acked again"
