@@ -38,6 +38,7 @@ from sparkstorm.checkpoint.errors import CheckpointError
 FORMAT = 1
 ENGINE_ATTRIBUTES = frozenset({
     "_collector", "logger", "storm_conf", "context", "component_name", "component_spec", "emit",
+    "_stateful_task", "_state_provider",
 })
 """Set by the engine on every task before ``initialize`` (``emit`` when it binds the fast
 path): never checkpointed, always set afresh on restore."""

@@ -9,7 +9,6 @@ checkpoints: at every checkpoint ``pre_prepare(txid)`` then the state's
 state survives a failure exactly once; keep every count there.
 
 Example:
-    >>> from sparkstorm.state import InMemoryKeyValueState
     >>> from sparkstorm.topology.tuple import Tuple
     >>> class WordCount(StatefulBolt):
     ...     outputs = ["word", "count"]
@@ -18,20 +17,24 @@ Example:
     ...     def process(self, tup):
     ...         word = tup.values[0]
     ...         self.counts.put(word, self.counts.get(word, 0) + 1)
-    >>> bolt = WordCount()
-    >>> bolt.init_state(InMemoryKeyValueState("count-1"))
+    >>> bolt = WordCount()  # the engine sets storm_conf and context; here: the defaults
     >>> bolt.process(Tuple(1, "split", "default", 2, ["storm"])); bolt.counts.get("storm")
     1
+    >>> type(bolt.counts).__name__, bolt.start_state is not None
+    ('InMemoryKeyValueState', True)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sparkstorm.topology.component import Bolt
 
 if TYPE_CHECKING:
     from sparkstorm.state.base import KeyValueState
+    from sparkstorm.state.lifecycle import StatefulTask
 
 
 class StatefulBolt(Bolt):
@@ -40,6 +43,38 @@ class StatefulBolt(Bolt):
 
     stateful: ClassVar[bool] = True
     """Marks the class for the engine: its tasks get a state before their first tuple."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("process", "process_tick"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_starts_state", False):
+                setattr(cls, name, _starting_state(method))
+
+    def start_state(self, snapshot: Any = None, committed_txid: int | None = None
+                    ) -> StatefulTask:
+        """Make this task's state from ``topology.state.provider`` (restored at
+        ``committed_txid`` from ``snapshot``) and hand it to :meth:`init_state`. Called
+        once, before the first tuple; the namespace is Storm's ``<component>-<task>``.
+
+        Raises:
+            ConfigError: ``STATE_PROVIDER_UNKNOWN`` for an unknown provider.
+        """
+        from sparkstorm.state.lifecycle import StatefulTask
+        from sparkstorm.state.providers import state_provider
+
+        provider = self.__dict__.get("_state_provider") or state_provider(self.storm_conf)
+        self._state_provider = provider
+        namespace = f"{self.component_name}-{self.context.get('taskid', 0)}"
+        task = StatefulTask.start(self, provider, namespace, snapshot, committed_txid)
+        self._stateful_task: StatefulTask = task
+        return task
+
+    def close(self) -> None:
+        """Release the state provider's connections (the executor calls it at shutdown)."""
+        provider = self.__dict__.get("_state_provider")
+        if provider is not None:
+            provider.close()
 
     def init_state(self, state: KeyValueState) -> None:
         """Receive the task's state, once, after ``initialize`` and before any tuple (and
@@ -53,3 +88,16 @@ class StatefulBolt(Bolt):
 
     def pre_rollback(self) -> None:
         """The topology rolls back: the state returns to the last committed checkpoint."""
+
+
+def _starting_state(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """Wrap ``process``/``process_tick`` so the task's state exists before its first tuple."""
+
+    @functools.wraps(method)
+    def with_state(self: StatefulBolt, tup: Any) -> None:
+        if "_stateful_task" not in self.__dict__:
+            self.start_state()
+        method(self, tup)
+
+    with_state._starts_state = True  # type: ignore[attr-defined]
+    return with_state

@@ -135,3 +135,31 @@ def test_unreachable_redis_is_a_clear_error(redis_server: Any) -> None:
     assert caught.value.code == "STATE_BACKEND_UNAVAILABLE"
     assert "count-5" in str(caught.value)
     provider.close()
+
+
+def test_stateful_bolt_keeps_its_state_in_redis_under_storms_namespace(
+    redis_config: dict[str, Any],
+) -> None:
+    import pickle
+
+    import redis
+
+    from tests.unit.topology.test_stateful_bolt import started
+    from tests.unit.topology.windowing.fakes import Source
+
+    bolt = started({"topology.state.provider": STORM_REDIS,
+                    "topology.state.provider.config": redis_config})
+    source = Source(fields=("n", "key"))
+    for n in range(5):
+        bolt.process(source.tuple(n, f"k{n % 2}"))
+    bolt._stateful_task.prepare(1)
+    bolt._stateful_task.commit(1)
+    bolt.close()
+    pool = redis_config["jedisPoolConfig"]
+    client = redis.Redis(port=pool["port"], db=pool["database"])
+    try:
+        stored = {pickle.loads(k): pickle.loads(v) for k, v in client.hgetall("count-3").items()}
+        assert stored == {"k0": 3, "k1": 2}
+        assert client.get("count-3$txid") == b"1"
+    finally:
+        client.close()

@@ -22,7 +22,7 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.errors import SparkstormError
-from tests.unit.cluster.nimbus.helpers import SPEC, submit
+from tests.unit.cluster.nimbus.helpers import BOLT, SPEC, submit
 
 TOPOLOGY_FILE = '''
 from sparkstorm import Spout, Topology
@@ -66,6 +66,11 @@ def _zip() -> bytes:
     ("t", SPEC, {"topology.workers": "many"}, "CONFIG_WRONG_TYPE"),
     ("t", {"components": [{**SPEC["components"][0], "config": {  # type: ignore[dict-item]
         "topology.tick.tuple.freq.secs": "often"}}]}, {}, "CONFIG_WRONG_TYPE"),
+    # a 25 s window sliding by 5 s fits the default 30 s timeout, not the submitted 20 s
+    ("t", {"components": [SPEC["components"][0], {**BOLT, "config": {
+        "topology.bolts.window.length.duration.ms": 25000,
+        "topology.bolts.sliding.interval.duration.ms": 5000}}]},
+     {"topology.message.timeout.secs": 20}, "WINDOW_EXCEEDS_MESSAGE_TIMEOUT"),
 ])
 def test_a_refused_submit_removes_its_upload(nimbus: Nimbus, name: str, spec: Any,
                                              conf: dict[str, Any], code: str) -> None:
