@@ -36,6 +36,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
+from sparkstorm.periodic import PeriodicThread
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -170,14 +171,14 @@ def _describe(request: Any) -> str:
     return f"request of type {type(request).__name__}"
 
 
-def watch_parent(parent_pid: int) -> None:
+def watch_parent(parent_pid: int) -> PeriodicThread:
     """Exit when the driver that started us is gone, so no executor outlives it."""
-    def loop() -> None:
-        while True:
-            threading.Event().wait(1.0)
-            if os.getppid() != parent_pid:
-                os._exit(EXIT_WORKER_GONE)
-    threading.Thread(target=loop, daemon=True).start()
+    def check() -> None:
+        if os.getppid() != parent_pid:
+            os._exit(EXIT_WORKER_GONE)
+    watcher = PeriodicThread("watch-parent", 1.0, check)
+    watcher.start()
+    return watcher
 
 
 def report_startup_failure(socket_path: str, component: str, exc: BaseException) -> int:
