@@ -13,6 +13,12 @@ SPARK_FLAGS = ["-c", "spark.master=local[2]", "-c", "spark.ui.enabled=false",
                "-c", "topology.window.ms=100"]
 
 
+@pytest.fixture(autouse=True)
+def _run_logs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` keeps executor logs under storm.local.dir: not in the repository."""
+    monkeypatch.setenv("SPARKSTORM_STORM_LOCAL_DIR", str(tmp_path / "storm-local"))
+
+
 def sparkstorm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "sparkstorm.cli.main", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
