@@ -387,6 +387,30 @@ KEYS: dict[str, ConfigKey] = _declare(
         "sparkstorm: largest topology code upload nimbus accepts, in bytes",
         minimum=1,
     ),
+    _K(
+        "nimbus.upload.max.unpacked.bytes",
+        int,
+        1073741824,
+        "sparkstorm: largest total size a topology code upload may unpack to, in bytes "
+        "(checked at upload finish and again by supervisors before unpacking)",
+        minimum=1,
+    ),
+    _K(
+        "nimbus.upload.max.files",
+        int,
+        20000,
+        "sparkstorm: most files a topology code upload may hold (checked with the unpacked size)",
+        minimum=1,
+    ),
+    _K(
+        "nimbus.request.max.bytes",
+        int,
+        4194304,
+        "sparkstorm: largest JSON request body nimbus reads, in bytes (uploads have "
+        "nimbus.upload.max.bytes); checked against Content-Length before reading and while "
+        "reading a body sent without one",
+        minimum=1,
+    ),
     _K("nimbus.cleanup.inbox.freq.secs", int, 600, "how often inbox cleanup runs, in seconds"),
     _K("nimbus.code.sync.freq.secs", int, 120, "HA code sync period between nimbuses"),
     _K("nimbus.file.copy.expiration.secs", int, 600, "upload/download session expiry"),

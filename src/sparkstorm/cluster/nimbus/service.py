@@ -18,7 +18,7 @@ from typing import Any
 from sparkstorm.cluster.nimbus.assigner import Assigner, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.inbox import Inbox
+from sparkstorm.cluster.nimbus.inbox import Inbox, UnpackLimits
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
 from sparkstorm.cluster.nimbus.stormdist import CONF, SPEC, StormDist
 from sparkstorm.cluster.state.cluster_state import ClusterState
@@ -58,7 +58,7 @@ class Nimbus:
         self.lock = threading.RLock()
         root = local_dir(conf) / "nimbus"
         max_bytes = int(str(conf.get("nimbus.upload.max.bytes") or 1 << 28))
-        self.inbox = Inbox(root / "inbox", max_bytes)
+        self.inbox = Inbox(root / "inbox", max_bytes, UnpackLimits.from_conf(conf))
         self.stormdist = StormDist(root / "stormdist")
         self.assigner = Assigner(self, scheduler or EvenScheduler())
         self.cleaner = Cleaner(self)

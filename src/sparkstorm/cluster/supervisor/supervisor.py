@@ -26,7 +26,7 @@ from pathlib import Path
 
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.inbox import safe_extract
+from sparkstorm.cluster.nimbus.inbox import UnpackLimits, safe_extract
 from sparkstorm.cluster.nimbus.service import local_dir
 from sparkstorm.cluster.nimbus.ui_views import VERSION
 from sparkstorm.cluster.state.base import Watch
@@ -206,7 +206,8 @@ class Supervisor:
             for part, name in (("code", "stormjar.zip"), ("spec", "stormcode.json"),
                                ("conf", "stormconf.json")):
                 self.client.download(topology_id, part, staging / name)
-            safe_extract(staging / "stormjar.zip", staging / "code")
+            safe_extract(staging / "stormjar.zip", staging / "code",
+                         UnpackLimits.from_conf(self.conf))  # the supervisor's own limits
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
