@@ -443,6 +443,21 @@ KEYS: dict[str, ConfigKey] = _declare(
         "grace period in seconds before force-killing a worker",
     ),
     _K(
+        "supervisor.worker.restart.backoff.secs",
+        float,
+        5.0,
+        "sparkstorm: wait before restarting a worker that died before running a window; "
+        "doubles with each such failure in a row (see supervisor.worker.restart.backoff.max.secs)",
+        minimum=0,
+    ),
+    _K(
+        "supervisor.worker.restart.backoff.max.secs",
+        float,
+        300.0,
+        "sparkstorm: longest wait before restarting a worker that keeps failing to start",
+        minimum=0,
+    ),
+    _K(
         "supervisor.monitor.frequency.secs",
         int,
         3,
@@ -460,6 +475,14 @@ KEYS: dict[str, ConfigKey] = _declare(
     _K("supervisor.childopts", str, "-Xmx256m", "JVM options of the supervisor"),
     # --- worker and task -------------------------------------------------------------------------
     _K("worker.heartbeat.frequency.secs", int, 1, "worker to supervisor heartbeat period"),
+    _K(
+        "worker.heartbeat.max.bytes",
+        int,
+        262144,
+        "sparkstorm: largest worker heartbeat statistics stored, in bytes of JSON (ZooKeeper "
+        "refuses nodes over about 1 MB); above it the optional parts are trimmed and logged",
+        minimum=16384,
+    ),
     _K(
         "worker.childopts",
         str,

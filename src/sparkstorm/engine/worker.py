@@ -30,6 +30,7 @@ from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from sparkstorm.engine.wire import unpack
+from sparkstorm.errors import shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class TopologyRunner:
     def _error(self, error: dict[str, Any]) -> None:
         """Keep ``error`` as its component's last and queue it for whoever reports errors
         (the cluster worker sends them to Nimbus)."""
+        error = shorten_error(error)  # a megabyte message must not ride every heartbeat
         self.stats.last_errors[error["component"]] = error
         self.reported_errors.append(error)
 

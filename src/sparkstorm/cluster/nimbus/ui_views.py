@@ -25,6 +25,7 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     check_window,
     window_pretty,
 )
+from sparkstorm.cluster.nimbus.worker_status import topology_worker_status, worker_row_status
 from sparkstorm.cluster.state.records import Assignment, StormBase
 from sparkstorm.engine.collector import FAIL_CAUSES
 
@@ -234,7 +235,8 @@ class UiViews:
                 "requestedTotalMem": 0.0, "requestedCpu": 0.0, "assignedMemOnHeap": 0.0,
                 "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
                 "requestedGenericResources": "", "assignedGenericResources": "",
-                "topologyVersion": None, "stormVersion": VERSION}
+                "topologyVersion": None, "stormVersion": VERSION,
+                **topology_worker_status(self.beats(topology_id).beats)}
 
     def beats(self, topology_id: str) -> TopologyStatsView:
         """The latest heartbeat of each worker assigned to ``topology_id``."""
@@ -358,6 +360,7 @@ class UiViews:
                          "workerLogLink": "", "owner": base.owner,
                          "uptime": pretty_uptime(uptime), "uptimeSeconds": int(uptime),
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
+                         "status": worker_row_status(worker),
                          "sparkUiUrl": worker.stats.get("spark_ui_url") or None})
         return rows
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.state.records import (
     Assignment,
@@ -32,6 +33,8 @@ from sparkstorm.cluster.state.records import (
     WorkerHeartbeat,
     WorkerSlot,
 )
+from sparkstorm.config import conf_int
+from sparkstorm.errors import shorten_error_text
 
 if TYPE_CHECKING:
     from sparkstorm.cluster.nimbus.service import Nimbus
@@ -52,6 +55,8 @@ class Umbilical:
         self.stacks: dict[str, dict[str, dict[str, Any]]] = {}
         """Per topology, the latest stack traces each worker sent (kept in memory: they
         are a debugging aid, not state a restarted Nimbus needs)."""
+        self.heartbeat_max_bytes = conf_int(nimbus.conf, "worker.heartbeat.max.bytes")
+        self._trims = TrimLog("nimbus")
 
     def request_stack_traces(self, topology_id: str) -> int:
         """Ask every worker of ``topology_id`` for its stack traces; returns how many."""
@@ -125,9 +130,13 @@ class Umbilical:
         except NimbusError:
             return _response(shutdown=True, active=False)
         stats = body.get("stats")
+        stats = stats if isinstance(stats, dict) else {}
+        # whatever a worker sends, what is stored fits a ZooKeeper node
+        bounded, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
+        self._trims.note(worker_id, self.heartbeat_max_bytes, trimmed)
+        self._keep_start_failure(assignment.topology_id, worker_id, bounded)
         self.nimbus.state.worker_heartbeat(WorkerHeartbeat(
-            assignment.topology_id, worker_id, self.nimbus.clock(),
-            stats if isinstance(stats, dict) else {},
+            assignment.topology_id, worker_id, self.nimbus.clock(), bounded,
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
         if worker_id in self.stack_requests:
@@ -142,6 +151,23 @@ class Umbilical:
                                      "rebalance_at": options.get("rebalance_at")}
         return response
 
+    def _keep_start_failure(self, topology_id: str, worker_id: str,
+                            stats: dict[str, Any]) -> None:
+        """A worker that failed to start stays FAILING while its next incarnation starts
+        (until it runs windows): its ``start_failure`` is carried over, counting failures."""
+        if stats.get("windows"):
+            return  # it runs: whatever failed before is over
+        previous = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
+        before = previous.executor_stats.get("start_failure") if previous is not None else None
+        if not isinstance(before, dict):
+            return
+        failure = stats.get("start_failure")
+        if isinstance(failure, dict):  # one more failed start
+            stats["start_failure"] = {**failure,
+                                      "failures": int(before.get("failures") or 1) + 1}
+        else:
+            stats["start_failure"] = before
+
     def log(self, worker_id: str, body: dict[str, Any]) -> None:
         """Apex's ``log(workerId, msg)``: a worker's message in Nimbus's log, with its slot.
 
@@ -155,11 +181,13 @@ class Umbilical:
                        str(body.get("message") or "")[:4000])
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
-        """Record a component's (or the worker's) error."""
+        """Record a component's (or the worker's) error, its text shortened
+        (:func:`~sparkstorm.errors.shorten_error_text`)."""
         assignment, slot = self._find(worker_id, body.get("topology_id"))
         host = assignment.node_host.get(slot.node, slot.node)
         self.nimbus.state.report_error(assignment.topology_id, ErrorInfo(
-            str(body.get("component") or "__worker"), str(body.get("error") or ""),
+            str(body.get("component") or "__worker")[:200],
+            shorten_error_text(str(body.get("error") or "")),
             float(body.get("time_secs") or self.nimbus.clock()), host, slot.port))
 
 

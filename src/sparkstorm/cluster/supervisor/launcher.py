@@ -118,6 +118,17 @@ class Launcher:
         # a heartbeat older than the process comes from an earlier worker in this folder
         return time_secs if time_secs >= process.create_time - 1.0 else None
 
+    def ran_windows(self, process: WorkerProcess) -> bool:
+        """Whether this incarnation of the worker ran windows (its local heartbeat says
+        so): one that did not failed to start."""
+        if self.last_heartbeat(process) is None:
+            return False
+        try:
+            beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
+            return bool(beat["stats"].get("windows"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+
     def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
         """SIGTERM (and SIGCONT) the worker's group, wait the grace period, SIGKILL what is
         left, then every process the worker had started.

@@ -20,9 +20,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.config import conf_int
+from sparkstorm.errors import shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 
 logger = logging.getLogger(__name__)
@@ -53,8 +56,12 @@ class ClusterWorker:
         self.stop = threading.Event()
         self.started = time.monotonic()
         self.runner: Any = None
+        self._starting: Any = None
+        """The runner being started (its plan names the component a start failure is of)."""
         self.active = True
         self.local_dir = local_dir
+        self.heartbeat_max_bytes = conf_int({}, "worker.heartbeat.max.bytes")
+        self._trims = TrimLog("worker")
         self._lock = threading.Lock()
 
     def run(self) -> int:
@@ -66,6 +73,8 @@ class ClusterWorker:
             logger.error("worker %s cannot start: %s", self.worker_id, exc)
             return EXIT_NOT_ASSIGNED if exc.code == "WORKER_NOT_ASSIGNED" else EXIT_FAILED
         self.active = bool(context.get("active", True))
+        self.heartbeat_max_bytes = conf_int(context.get("conf") or {},
+                                            "worker.heartbeat.max.bytes")
         if self._beat().get("shutdown"):
             return EXIT_OK
         # heartbeats go on while Spark starts (the slow part), so a short
@@ -74,7 +83,13 @@ class ClusterWorker:
                                  args=(float(context.get("heartbeat_interval_secs") or 1.0),),
                                  daemon=True)
         beats.start()
-        self._start_runner(context)
+        try:
+            self._start_runner(context)
+        except Exception as exc:  # noqa: BLE001 - reported to Nimbus, then we exit failed
+            self.stop.set()
+            beats.join(5)
+            self._start_failed(exc)
+            return EXIT_FAILED
         for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark, which sets its own
             signal.signal(signum, lambda *_: self.stop.set())
         while not self.stop.wait(0.2):
@@ -91,6 +106,7 @@ class ClusterWorker:
         spec = TopologySpec.from_dict(context["spec"])
         conf = with_code_resources(dict(context["conf"]), self.code_dir)
         runner = TopologyRunner(context["topology_name"], spec, conf)
+        self._starting = runner
         runner.set_active(self.active)
         runner.start()
         with self._lock:
@@ -99,6 +115,29 @@ class ClusterWorker:
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
         self._log("info", f"running: Spark {runner.spark_ui_url or '(UI off)'}, "
                           f"{len(runner.plan.executors)} executors")
+
+    def _start_failed(self, failure: Exception) -> None:
+        """Tell Nimbus the topology could not start here: the error under its component
+        (``COMPONENT_CLASS_NOT_FOUND``, a failing ``prepare``...) and a last heartbeat whose
+        ``start_failure`` Nimbus keeps (the topology shows ``workerStatus`` FAILING) until a
+        later start of this worker runs windows."""
+        text = shorten_error_text("".join(traceback.format_exception(failure)))
+        component = _failed_component(str(failure), self._starting)
+        logger.error("worker %s cannot start topology %s (component %s): %s", self.worker_id,
+                     self.topology_id, component, failure)
+        failed = {"component": component, "code": getattr(failure, "code", None)
+                  or type(failure).__name__, "error": text, "time_secs": time.time()}
+        body = {"topology_id": self.topology_id, "time_secs": time.time(),
+                "uptime_secs": time.monotonic() - self.started,
+                "stats": {"start_failure": failed}}
+        self._local_heartbeat(body)
+        try:
+            self.client.report_error(self.worker_id, {
+                "topology_id": self.topology_id, "component": component, "error": text,
+                "time_secs": failed["time_secs"]})
+            self.client.heartbeat(self.worker_id, body)
+        except NimbusError as exc:
+            logger.warning("start failure not delivered to nimbus: %s", exc)
 
     def _log(self, level: str, message: str) -> None:
         """A message for Nimbus's log (Apex's ``log``); never fatal when Nimbus is away."""
@@ -130,6 +169,8 @@ class ClusterWorker:
         if runner is not None:
             stats = runner.stats.summary()
             stats["spark_ui_url"] = runner.spark_ui_url
+            stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
+            self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
         self._local_heartbeat(body)
@@ -160,7 +201,8 @@ class ClusterWorker:
             try:
                 self.client.report_error(self.worker_id, {
                     "topology_id": self.topology_id, "component": error["component"],
-                    "error": error["error"], "time_secs": error.get("time")})
+                    "error": shorten_error_text(str(error["error"])),
+                    "time_secs": error.get("time")})
             except NimbusError as exc:
                 logger.warning("component error not delivered (%s); will retry", exc)
                 return
@@ -186,13 +228,23 @@ class ClusterWorker:
         failure = self.runner.failure
         if failure is None:
             return EXIT_OK
-        text = "".join(traceback.format_exception(failure))
+        text = shorten_error_text("".join(traceback.format_exception(failure)))
         try:
             self.client.report_error(self.worker_id, {"topology_id": self.topology_id,
                                                       "component": "__worker", "error": text})
         except NimbusError as exc:
             logger.warning("could not report the failure to nimbus: %s", exc)
         return EXIT_FAILED
+
+
+def _failed_component(message: str, runner: Any) -> str:
+    """The component an executor start failure names (``executor 3 ('split') ...``), else
+    ``__worker`` (Spark or the plan failed, not one component)."""
+    plan = getattr(runner, "plan", None)
+    for executor in plan.executors if plan is not None else ():
+        if f"executor {executor.gid} ({executor.component!r})" in message:
+            return str(executor.component)
+    return "__worker"
 
 
 def main(argv: list[str] | None = None) -> int:
