@@ -102,6 +102,7 @@ def _import_file(file: Path) -> ModuleType:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
+    from sparkstorm.engine.session import stop_spark_jvm
     from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
 
     topology = load_topology_file(args.file, args.topology)
@@ -129,6 +130,7 @@ def run_command(args: argparse.Namespace) -> int:
         console.print("stopping: deactivating spouts and letting in-flight tuples finish ...")
         cluster.kill_topology(name)
         summary = runner.stats.summary()
+    stop_spark_jvm()  # return only once Spark's JVM is gone (make demo, scripts, tests)
     console.print(summary_table(summary, time.monotonic() - started))
     if runner.failure is not None:
         console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")

@@ -440,7 +440,17 @@ KEYS: dict[str, ConfigKey] = _declare(
         "supervisor.worker.shutdown.sleep.secs",
         int,
         3,
-        "grace period in seconds before force-killing a worker",
+        "grace period in seconds before force-killing a worker; sparkstorm waits at least "
+        "the worker's own shutdown bound (topology.shutdown.timeout.secs + "
+        "worker.shutdown.close.secs) plus this",
+    ),
+    _K(
+        "worker.shutdown.close.secs",
+        _NUM,
+        15,
+        "sparkstorm: after draining in-flight trees, how long a stopping worker gives its "
+        "executors and Spark to stop (its supervisor waits that long before SIGKILL)",
+        minimum=0,
     ),
     _K(
         "supervisor.worker.restart.backoff.secs",

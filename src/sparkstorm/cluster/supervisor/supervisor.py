@@ -18,6 +18,7 @@ topology's worker waits, longer after each failure in a row (:mod:`.backoff`).
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import socket
@@ -26,6 +27,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
@@ -37,7 +39,9 @@ from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.backoff import RestartBackoff
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
+from sparkstorm.cluster.worker.worker import shutdown_bound
 from sparkstorm.config import conf_float
+from sparkstorm.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +165,7 @@ class Supervisor:
         for worker_id, process in list(self.workers.items()):
             if worker_id not in wanted:
                 logger.info("worker %s is no longer assigned: stopping it", worker_id)
-                self.launcher.kill(process)
+                self.launcher.kill(process, grace=self._grace(process.topology_id))
                 del self.workers[worker_id]
         self._remove_unused_code({tid for tid, _ in wanted.values()})
         self.backoff.forget({tid for tid, _ in wanted.values()})
@@ -205,6 +209,21 @@ class Supervisor:
             logger.warning("cannot download the code of %s yet: %s", topology_id, exc)
             return
         self.workers[worker_id] = self.launcher.launch(worker_id, topology_id, port, code)
+
+    def _grace(self, topology_id: str) -> float:
+        """How long a worker of ``topology_id`` gets between SIGTERM and SIGKILL: its own
+        shutdown bound, from the topology's conf, plus
+        ``supervisor.worker.shutdown.sleep.secs``."""
+        conf: dict[str, Any] = self.conf
+        try:
+            path = self.root / "stormdist" / topology_id / "stormconf.json"
+            conf = {**self.conf, **json.loads(path.read_text())}
+        except (OSError, ValueError):
+            pass  # code already removed: the supervisor's own conf
+        try:
+            return shutdown_bound(conf) + self.launcher.shutdown_secs
+        except ConfigError:
+            return shutdown_bound(self.conf) + self.launcher.shutdown_secs
 
     def _ended(self, worker_id: str, process: WorkerProcess) -> None:
         """Reap what a dead or hung worker left in its group and set when it may start

@@ -24,7 +24,7 @@ from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
-from sparkstorm.config import conf_int
+from sparkstorm.config import conf_float, conf_int
 from sparkstorm.errors import shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 
@@ -105,6 +105,8 @@ class ClusterWorker:
 
         spec = TopologySpec.from_dict(context["spec"])
         conf = with_code_resources(dict(context["conf"]), self.code_dir)
+        if self.local_dir is not None:  # Spark's scratch files go with the worker's folder
+            conf.setdefault("spark.local.dir", str(self.local_dir / "spark-local"))
         runner = TopologyRunner(context["topology_name"], spec, conf)
         self._starting = runner
         runner.set_active(self.active)
@@ -173,7 +175,10 @@ class ClusterWorker:
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
-        self._local_heartbeat(body)
+        starting = self._starting
+        # the runner's temporary folder, for the supervisor to remove should we be SIGKILLed
+        workdir = {"workdir": str(starting.workdir)} if starting is not None else {}
+        self._local_heartbeat({**body, **workdir})
         try:
             orders = self.client.heartbeat(self.worker_id, body)
         except NimbusError as exc:
@@ -223,8 +228,7 @@ class ClusterWorker:
 
     def _shutdown(self) -> int:
         self._log("info", "shutting down")
-        self.runner.stop(float(self.runner.conf.get("topology.shutdown.timeout.secs") or 10)
-                         + 30)
+        self.runner.stop(shutdown_bound(self.runner.conf))  # the supervisor waits as long
         failure = self.runner.failure
         if failure is None:
             return EXIT_OK
@@ -235,6 +239,16 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.warning("could not report the failure to nimbus: %s", exc)
         return EXIT_FAILED
+
+
+def shutdown_bound(conf: dict[str, Any]) -> float:
+    """Seconds a stopping worker takes at most: draining in-flight trees
+    (``topology.shutdown.timeout.secs``), then stopping executors and Spark
+    (``worker.shutdown.close.secs``). Its supervisor waits that long (plus
+    ``supervisor.worker.shutdown.sleep.secs``) before SIGKILL, so the worker's own clean-up
+    runs to its end."""
+    return (conf_float(conf, "topology.shutdown.timeout.secs")
+            + conf_float(conf, "worker.shutdown.close.secs"))
 
 
 def _failed_component(message: str, runner: Any) -> str:
@@ -264,3 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                              Path.cwd()).run()
     finally:
         client.close()
+        if "pyspark" in sys.modules:  # exit only once Spark's JVM is gone
+            from sparkstorm.engine.session import stop_spark_jvm
+
+            stop_spark_jvm()
