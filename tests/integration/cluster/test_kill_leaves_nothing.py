@@ -33,7 +33,7 @@ def test_kill_leaves_no_process_and_no_folder(cluster: TestCluster) -> None:
     worker_folder = cluster.local / "supervisor" / "workers" / record["worker_id"]
     executors = psutil.Process(record["pid"]).children(recursive=True)
     assert _runner_folders(record["pid"]), "the worker's runner folder exists while it runs"
-    assert (worker_folder / "spark-local").is_dir(), "Spark's scratch files are in it"
+    spark_scratch_in_worker_folder = (worker_folder / "spark-local").is_dir()
 
     killed = cluster.cli("kill", "exclamation", "-w", "0")
     assert killed.returncode == 0, killed.stderr
@@ -43,6 +43,7 @@ def test_kill_leaves_no_process_and_no_folder(cluster: TestCluster) -> None:
     assert _runner_folders(record["pid"]) == []
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                    for p in executors if _exists(p))
+    assert spark_scratch_in_worker_folder, "Spark's scratch files went with the worker"
 
 
 def _exists(process: psutil.Process) -> bool:

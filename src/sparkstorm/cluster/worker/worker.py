@@ -25,7 +25,7 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.config import conf_float, conf_int
-from sparkstorm.errors import shorten_error_text
+from sparkstorm.errors import SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 
 logger = logging.getLogger(__name__)
@@ -123,7 +123,10 @@ class ClusterWorker:
         (``COMPONENT_CLASS_NOT_FOUND``, a failing ``prepare``...) and a last heartbeat whose
         ``start_failure`` Nimbus keeps (the topology shows ``workerStatus`` FAILING) until a
         later start of this worker runs windows."""
-        text = shorten_error_text("".join(traceback.format_exception(failure)))
+        # our errors say it all (an executor's start failure carries the executor's log);
+        # the worker's own stack only helps with anything else
+        text = shorten_error_text(str(failure) if isinstance(failure, SparkstormError)
+                                  else "".join(traceback.format_exception(failure)))
         component = _failed_component(str(failure), self._starting)
         logger.error("worker %s cannot start topology %s (component %s): %s", self.worker_id,
                      self.topology_id, component, failure)
