@@ -44,8 +44,10 @@ As Storm keeps only its last few errors, shortened, the full text stays in the w
 
 
 def shorten_error_text(text: str, limit: int = ERROR_TEXT_MAX_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters, keeping its head and its tail (a
-    traceback's last lines name the exception) around a marker saying how much was cut.
+    """``text`` cut to at most ``limit`` characters, keeping its head and its tail.
+
+    A traceback's last lines name the exception; a marker between head and tail says how
+    much was cut.
 
     Example:
         >>> shorten_error_text("x" * 10, limit=100) == "x" * 10
@@ -65,8 +67,11 @@ def shorten_error_text(text: str, limit: int = ERROR_TEXT_MAX_CHARS) -> str:
 
 
 def shorten_error(error: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an error record (``{"component", "error", ...}``) with its ``error`` text
-    shortened by :func:`shorten_error_text`; the record itself when already short."""
+    """An error record (``{"component", "error", ...}``) with its text shortened.
+
+    A copy, its ``error`` shortened by :func:`shorten_error_text`; the record itself when
+    already short.
+    """
     text = error.get("error")
     if not isinstance(text, str) or len(text) <= ERROR_TEXT_MAX_CHARS:
         return error

@@ -1,7 +1,9 @@
-"""The chaos suite's machinery, shared with ``benchmarks/chaos_recovery.py``: a topology on a
-real cluster (Nimbus, a supervisor, the worker, Spark local[2], loopback only), the faults
-(kill -9 of one process each), and the checks (every id acked exactly once, the sink saw
-every id, no process or folder left)."""
+"""The chaos suite's machinery, shared with ``benchmarks/chaos_recovery.py``.
+
+A topology on a real cluster (Nimbus, a supervisor, the worker, Spark local[2], loopback
+only), the faults (kill -9 of one process each), and the checks (every id acked exactly
+once, the sink saw every id, no process or folder left).
+"""
 
 from __future__ import annotations
 
@@ -123,7 +125,7 @@ def _cmdline(process: psutil.Process) -> str:
 
 
 def kill_executor(run: Run) -> float:
-    """kill -9 one sink executor (the executor with the highest gid)."""
+    """Kill -9 one sink executor (the executor with the highest gid)."""
     executors = [p for p in _descendants(run) if "sparkstorm.engine.executor_main" in _cmdline(p)]
     target = max(executors, key=lambda p: int(_cmdline(p).split("--gid")[1].split()[0]))
     os.kill(target.pid, signal.SIGKILL)
@@ -131,7 +133,7 @@ def kill_executor(run: Run) -> float:
 
 
 def kill_python_worker(run: Run) -> float:
-    """kill -9 the Spark Python workers (``pyspark.daemon`` and the workers it forked)."""
+    """Kill -9 the Spark Python workers (``pyspark.daemon`` and the workers it forked)."""
     def targets() -> list[psutil.Process]:
         return [p for p in _descendants(run) if "pyspark.daemon" in _cmdline(p)
                 or "pyspark/daemon.py" in _cmdline(p)]
@@ -146,14 +148,14 @@ def kill_python_worker(run: Run) -> float:
 
 
 def kill_worker(run: Run) -> float:
-    """kill -9 the worker (the Spark driver) alone; its supervisor restarts it."""
+    """Kill -9 the worker (the Spark driver) alone; its supervisor restarts it."""
     (record,) = run.cluster.worker_records()
     os.kill(record["pid"], signal.SIGKILL)
     return time.time()
 
 
 def kill_supervisor(run: Run) -> float:
-    """kill -9 the supervisor (the worker goes on), then start it again (it adopts it)."""
+    """Kill -9 the supervisor (the worker goes on), then start it again (it adopts it)."""
     run.cluster.kill9("supervisor")
     killed = time.time()
     run.cluster.start_supervisor()
@@ -161,7 +163,7 @@ def kill_supervisor(run: Run) -> float:
 
 
 def kill_nimbus(run: Run) -> float:
-    """kill -9 Nimbus (the worker goes on), then start it again (it resumes from the store)."""
+    """Kill -9 Nimbus (the worker goes on), then start it again (it resumes from the store)."""
     run.cluster.kill9("nimbus")
     killed = time.time()
     run.cluster.start_nimbus()
@@ -175,14 +177,19 @@ FAULTS: dict[str, Callable[[Run], float]] = {
 
 
 def longest_ack_pause(folder: Path, since: float) -> float:
-    """The longest time without a new commit from ``since`` to the last commit: how long
-    the topology stopped making progress (time to recovery, when ``since`` is the fault)."""
+    """The longest time without a new commit from ``since`` to the last commit.
+
+    How long the topology stopped making progress: time to recovery, when ``since`` is the
+    fault.
+    """
     times = [since, *sorted(a["time"] for a in acks(folder) if a["time"] > since)]
     return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
 
 
 def steady_ack_pause(folder: Path, until: float) -> float:
-    """The longest pause between commits before ``until`` (after the first): the
-    reference, measured in the same run, that a fault's pause compares with."""
+    """The longest pause between commits before ``until`` (after the first).
+
+    The reference, measured in the same run, that a fault's pause compares with.
+    """
     times = sorted(a["time"] for a in acks(folder) if a["time"] <= until)
     return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)

@@ -1,6 +1,8 @@
-"""Chaos: kill -9 of one process while a topology runs on a real cluster (loopback only,
-Spark local[2]); each fault must lose no id, ack none twice, and leave nothing behind.
-Slow (a Spark start per fault): ``make test-all`` runs them, ``make test`` does not."""
+"""Chaos: kill -9 of one process while a topology runs on a real cluster.
+
+Loopback only, Spark local[2]; each fault must lose no id, ack none twice, and leave nothing
+behind. Slow (a Spark start per fault): ``make test-all`` runs them, ``make test`` does not.
+"""
 
 from __future__ import annotations
 

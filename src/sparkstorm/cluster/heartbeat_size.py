@@ -34,8 +34,7 @@ KEPT_LAST = ("windows", "started")
 
 
 def json_size(data: Any) -> int:
-    """Bytes of ``data`` as compact JSON (how large it travels and is stored, before
-    compression)."""
+    """Bytes of ``data`` as compact JSON, before compression (as it travels and is stored)."""
     return len(json.dumps(data, separators=(",", ":"), default=str).encode())
 
 

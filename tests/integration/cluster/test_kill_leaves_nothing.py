@@ -1,7 +1,10 @@
-"""After ``sparkstorm kill`` nothing of the worker stays: its process group, its executors,
-its runner folder (``<tmp>/sparkstorm-<pid>-*``), Spark's scratch folder and its supervisor
-folder. The supervisor gives the worker its whole shutdown (``topology.shutdown.timeout.secs``
-+ ``worker.shutdown.close.secs``) before SIGKILL, and removes what a killed worker left."""
+"""After ``sparkstorm kill`` nothing of the worker stays.
+
+Not its process group, its executors, its runner folder (``<tmp>/sparkstorm-<pid>-*``),
+Spark's scratch folder nor its supervisor folder. The supervisor gives the worker its whole
+shutdown (``topology.shutdown.timeout.secs`` + ``worker.shutdown.close.secs``) before
+SIGKILL, and removes what a killed worker left.
+"""
 
 from __future__ import annotations
 

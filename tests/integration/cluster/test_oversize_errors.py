@@ -1,7 +1,8 @@
-"""A component raising with a ~1.5 MB message on a ZooKeeper store: error texts are
-shortened before they travel, heartbeats stay under ``worker.heartbeat.max.bytes`` whatever
-the components put in them, so the heartbeat is stored (ZooKeeper refuses nodes over about
-1 MB) and the REST API shows the shortened error.
+"""A component raising with a ~1.5 MB message on a ZooKeeper store.
+
+Error texts are shortened before they travel, heartbeats stay under
+``worker.heartbeat.max.bytes`` whatever the components put in them, so the heartbeat is
+stored (ZooKeeper refuses nodes over about 1 MB) and the REST API shows the shortened error.
 
 Nimbus runs in-process over real HTTP on a real ZooKeeper; the worker is the real
 :class:`ClusterWorker` with a stand-in for its Spark runner (its statistics object is the
@@ -85,8 +86,10 @@ def _submit(nimbus: Nimbus) -> tuple[str, str]:
 
 
 def _runner_with_error(text: str) -> Any:
-    """What :class:`ClusterWorker` reads of its runner, holding one component error as a
-    component could leave it (in the statistics' last errors and queued for reporting)."""
+    """What :class:`ClusterWorker` reads of its runner, holding one component error.
+
+    As a component could leave it: in the statistics' last errors and queued for reporting.
+    """
     stats = TopologyStats(10, {0: ExecutorRange("word", 1, 1)}, 0.5)
     error = {"component": "word", "task": 1, "error": text, "time": time.time()}
     stats.last_errors["word"] = error
@@ -122,8 +125,10 @@ def test_an_oversize_error_is_shortened_and_the_heartbeat_stored_on_zookeeper(
 
 def test_a_heartbeat_too_large_is_trimmed_by_nimbus_whatever_the_worker_sends(
         zk_nimbus: tuple[Nimbus, str]) -> None:
-    """A worker that does not bound its own heartbeat (or a hostile one) cannot make Nimbus
-    write a node ZooKeeper refuses: the optional parts go, the rest is stored."""
+    """A worker that does not bound its heartbeat cannot make Nimbus write a huge node.
+
+    ZooKeeper would refuse it: the optional parts go, the rest is stored.
+    """
     nimbus, url = zk_nimbus
     topology_id, worker_id = _submit(nimbus)
     stats = {"windows": 7, "components": {"word": {"emitted": 5}},

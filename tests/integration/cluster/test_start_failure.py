@@ -1,7 +1,9 @@
-"""A topology that cannot start on its worker does not look ACTIVE and fine: its component
-whose import fails only on the worker (a module the submitting machine has, the worker's
-host lacks) shows the error, the topology's ``workerStatus`` is FAILING in the summary and
-on its page, and the supervisor's restarts back off (1 s, then 2 s, ... here)."""
+"""A topology that cannot start on its worker does not look ACTIVE and fine.
+
+Its component whose import fails only on the worker (a module the submitting machine has,
+the worker's host lacks) shows the error, the topology's ``workerStatus`` is FAILING in the
+summary and on its page, and the supervisor's restarts back off (1 s, then 2 s, ... here).
+"""
 
 from __future__ import annotations
 

@@ -63,8 +63,10 @@ class UnpackLimits:
 
 
 def check_zip(path: Path, what: str, limits: UnpackLimits | None = None) -> None:
-    """Refuse a corrupt zip, one whose members would land outside the extraction folder, or
-    one beyond ``limits`` (checked before any member is decompressed).
+    """Refuse a corrupt zip, an unsafe member path, or an archive beyond ``limits``.
+
+    The limits are checked before any member is decompressed; a member path must stay inside
+    the extraction folder.
 
     Raises:
         NimbusError: ``UPLOAD_CORRUPT_ZIP``, ``UPLOAD_UNSAFE_PATH``,
@@ -94,8 +96,10 @@ def _check_member(name: str, what: str) -> None:
 
 
 def safe_extract(archive_path: Path, dest: Path, limits: UnpackLimits | None = None) -> None:
-    """Extract a zip after :func:`check_zip` (again: a supervisor trusts no download, and
-    checks the unpacked size and file count against its own ``limits``)."""
+    """Extract a zip after :func:`check_zip` against the extracting side's own ``limits``.
+
+    A supervisor trusts no download: it checks paths, unpacked size and file count again.
+    """
     check_zip(archive_path, f"code archive {str(archive_path)!r}", limits)
     with zipfile.ZipFile(archive_path) as archive:
         archive.extractall(dest)

@@ -51,6 +51,7 @@ class RequestLimits:
         self.max_upload_bytes = max_upload_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check a request's token and size, then hand it (and its read body) to the app."""
         if scope["type"] != "http" or scope["method"] in BODYLESS_METHODS:
             await self.app(scope, receive, send)
             return

@@ -153,8 +153,10 @@ class Umbilical:
 
     def _keep_start_failure(self, topology_id: str, worker_id: str,
                             stats: dict[str, Any]) -> None:
-        """A worker that failed to start stays FAILING while its next incarnation starts
-        (until it runs windows): its ``start_failure`` is carried over, counting failures."""
+        """Carry a worker's ``start_failure`` over while its next incarnation starts.
+
+        So the worker stays FAILING until a start runs windows; failures are counted.
+        """
         if stats.get("windows"):
             return  # it runs: whatever failed before is over
         previous = self.nimbus.state.get_worker_heartbeat(topology_id, worker_id)
@@ -181,8 +183,10 @@ class Umbilical:
                        str(body.get("message") or "")[:4000])
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
-        """Record a component's (or the worker's) error, its text shortened
-        (:func:`~sparkstorm.errors.shorten_error_text`)."""
+        """Record a component's (or the worker's) error, its text shortened.
+
+        See :func:`~sparkstorm.errors.shorten_error_text`.
+        """
         assignment, slot = self._find(worker_id, body.get("topology_id"))
         host = assignment.node_host.get(slot.node, slot.node)
         self.nimbus.state.report_error(assignment.topology_id, ErrorInfo(

@@ -1,6 +1,7 @@
-"""Whether a topology's workers run, start or fail to start: the ``workerStatus`` field of
-the topology summary and page (Storm shows such a worker as failing; its status stays
-ACTIVE, which is the user's order, not the workers' state).
+"""Whether a topology's workers run, start or fail to start (``workerStatus``).
+
+The field is in the topology summary and page. Storm shows such a worker as failing; the
+topology's ``status`` stays ACTIVE, which is the user's order, not the workers' state.
 
 A worker that cannot start its topology (``EXECUTOR_START_FAILED``, a component whose class
 is not found on that host...) sends a last heartbeat with ``start_failure``; Nimbus keeps it
@@ -17,16 +18,22 @@ RUNNING, STARTING, FAILING = "RUNNING", "STARTING", "FAILING"
 
 
 def worker_row_status(worker: WorkerBeat) -> str:
-    """One worker's status: FAILING (its last start failed), RUNNING (it runs windows) or
-    STARTING (no heartbeat yet, or Spark and the executors are starting)."""
+    """One worker's status: FAILING, RUNNING or STARTING.
+
+    FAILING: its last start failed; RUNNING: it runs windows; STARTING: no heartbeat yet, or
+    Spark and the executors are starting.
+    """
     if isinstance(worker.stats.get("start_failure"), dict):
         return FAILING
     return RUNNING if worker.stats.get("windows") else STARTING
 
 
 def topology_worker_status(beats: list[WorkerBeat]) -> dict[str, Any]:
-    """``workerStatus`` (the worst of the workers': FAILING, STARTING, RUNNING; STARTING
-    with no worker assigned yet) and ``workerStatusDetail`` (why, for FAILING)."""
+    """The topology's ``workerStatus`` and ``workerStatusDetail``.
+
+    The status is the worst of the workers' (FAILING, STARTING, RUNNING; STARTING with no
+    worker assigned yet); the detail says why, for FAILING.
+    """
     statuses = [worker_row_status(worker) for worker in beats]
     if FAILING in statuses:
         worker = beats[statuses.index(FAILING)]

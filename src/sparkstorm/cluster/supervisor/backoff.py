@@ -33,8 +33,9 @@ class RestartBackoff:
         self._not_before: dict[str, float] = {}
 
     def died(self, topology_id: str, ran: bool) -> float:
-        """Record a worker's end (``ran``: it ran windows); return the wait before the next
-        start.
+        """Record a worker's end; return the wait before the next start.
+
+        ``ran`` says whether it ran windows (then it restarts at once).
 
         Example:
             >>> backoff = RestartBackoff(5, 30, clock=lambda: 0.0)

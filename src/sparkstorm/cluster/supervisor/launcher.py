@@ -119,8 +119,10 @@ class Launcher:
         return time_secs if time_secs >= process.create_time - 1.0 else None
 
     def ran_windows(self, process: WorkerProcess) -> bool:
-        """Whether this incarnation of the worker ran windows (its local heartbeat says
-        so): one that did not failed to start."""
+        """Whether this incarnation of the worker ran windows, as its local heartbeat says.
+
+        One that did not failed to start.
+        """
         if self.last_heartbeat(process) is None:
             return False
         try:
@@ -131,7 +133,9 @@ class Launcher:
 
     def kill(self, process: WorkerProcess, *, forget: bool = True,
              grace: float | None = None) -> None:
-        """SIGTERM (and SIGCONT) the worker's group, wait the grace period (``grace``, by
+        """Stop a worker: SIGTERM its group, wait, SIGKILL what is left, remove its folders.
+
+        SIGTERM (and SIGCONT) the worker's group, wait the grace period (``grace``, by
         default ``shutdown_secs``), SIGKILL what is left, then every process the worker had
         started, and remove the temporary folder it named in its heartbeat.
 
@@ -160,8 +164,11 @@ class Launcher:
         logger.info("stopped worker %s (pid %s)", process.worker_id, process.pid)
 
     def _remove_workdir(self, process: WorkerProcess) -> None:
-        """Remove the runner folder a killed worker could not (``<tmp>/sparkstorm-<pid>-*``,
-        named in its local heartbeat): only a folder of that name, of that very pid."""
+        """Remove the runner folder a killed worker could not remove itself.
+
+        It is ``<tmp>/sparkstorm-<pid>-*``, named in its local heartbeat: only a folder of
+        that name, of that very pid, is removed.
+        """
         try:
             beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
             workdir = Path(str(beat["workdir"]))

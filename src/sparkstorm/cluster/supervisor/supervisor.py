@@ -211,9 +211,11 @@ class Supervisor:
         self.workers[worker_id] = self.launcher.launch(worker_id, topology_id, port, code)
 
     def _grace(self, topology_id: str) -> float:
-        """How long a worker of ``topology_id`` gets between SIGTERM and SIGKILL: its own
-        shutdown bound, from the topology's conf, plus
-        ``supervisor.worker.shutdown.sleep.secs``."""
+        """How long a worker of ``topology_id`` gets between SIGTERM and SIGKILL.
+
+        Its own shutdown bound, from the topology's conf, plus
+        ``supervisor.worker.shutdown.sleep.secs``.
+        """
         conf: dict[str, Any] = self.conf
         try:
             path = self.root / "stormdist" / topology_id / "stormconf.json"
@@ -226,8 +228,10 @@ class Supervisor:
             return shutdown_bound(self.conf) + self.launcher.shutdown_secs
 
     def _ended(self, worker_id: str, process: WorkerProcess) -> None:
-        """Reap what a dead or hung worker left in its group and set when it may start
-        again: at once if it ran windows, after the back-off if it failed to start."""
+        """Reap what a dead or hung worker left and set when it may start again.
+
+        At once if it ran windows, after the back-off if it failed to start.
+        """
         ran = self.launcher.ran_windows(process)
         self.launcher.kill(process, forget=False)
         del self.workers[worker_id]

@@ -119,10 +119,12 @@ class ClusterWorker:
                           f"{len(runner.plan.executors)} executors")
 
     def _start_failed(self, failure: Exception) -> None:
-        """Tell Nimbus the topology could not start here: the error under its component
-        (``COMPONENT_CLASS_NOT_FOUND``, a failing ``prepare``...) and a last heartbeat whose
-        ``start_failure`` Nimbus keeps (the topology shows ``workerStatus`` FAILING) until a
-        later start of this worker runs windows."""
+        """Tell Nimbus the topology could not start here.
+
+        The error goes under its component (``COMPONENT_CLASS_NOT_FOUND``, a failing
+        ``prepare``...) and a last heartbeat carries ``start_failure``, which Nimbus keeps
+        (the topology shows ``workerStatus`` FAILING) until a later start runs windows.
+        """
         # our errors say it all (an executor's start failure carries the executor's log);
         # the worker's own stack only helps with anything else
         text = shorten_error_text(str(failure) if isinstance(failure, SparkstormError)
@@ -245,18 +247,23 @@ class ClusterWorker:
 
 
 def shutdown_bound(conf: dict[str, Any]) -> float:
-    """Seconds a stopping worker takes at most: draining in-flight trees
-    (``topology.shutdown.timeout.secs``), then stopping executors and Spark
-    (``worker.shutdown.close.secs``). Its supervisor waits that long (plus
+    """Seconds a stopping worker takes at most.
+
+    Draining in-flight trees (``topology.shutdown.timeout.secs``), then stopping executors
+    and Spark (``worker.shutdown.close.secs``). Its supervisor waits that long (plus
     ``supervisor.worker.shutdown.sleep.secs``) before SIGKILL, so the worker's own clean-up
-    runs to its end."""
+    runs to its end.
+    """
     return (conf_float(conf, "topology.shutdown.timeout.secs")
             + conf_float(conf, "worker.shutdown.close.secs"))
 
 
 def _failed_component(message: str, runner: Any) -> str:
-    """The component an executor start failure names (``executor 3 ('split') ...``), else
-    ``__worker`` (Spark or the plan failed, not one component)."""
+    """The component an executor start failure names, else ``__worker``.
+
+    The failure names it as ``executor 3 ('split') ...``; ``__worker`` when Spark or the plan
+    failed, not one component.
+    """
     plan = getattr(runner, "plan", None)
     for executor in plan.executors if plan is not None else ():
         if f"executor {executor.gid} ({executor.component!r})" in message:

@@ -88,8 +88,7 @@ def test_a_zip_bomb_is_refused_at_finish_and_removed(tmp_path: Path) -> None:
 
 
 def test_a_supervisor_checks_the_limits_again_before_unpacking(tmp_path: Path) -> None:
-    """A supervisor trusts no download: its own limits refuse the archive, nothing is
-    written."""
+    """A supervisor trusts no download: its own limits refuse the archive unwritten."""
     archive = tmp_path / "stormjar.zip"
     archive.write_bytes(_zeros_zip(50 << 20))
     with pytest.raises(NimbusError) as caught:

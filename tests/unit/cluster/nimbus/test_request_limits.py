@@ -1,9 +1,13 @@
-"""Nimbus keeps its limits before it reads a body: the token and ``Content-Length`` first,
-every JSON body capped (a chunked one while it is read), code uploads that would unpack too
-large or into too many files refused. Real HTTP to an in-process Nimbus (uvicorn)."""
+"""Nimbus keeps its limits before it reads a body.
+
+The token and ``Content-Length`` first, every JSON body capped (a chunked one while it is
+read), code uploads that would unpack too large or into too many files refused. Real HTTP
+to an in-process Nimbus (uvicorn).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import socket
@@ -51,8 +55,10 @@ class _PeakRss:
 
 def _raw_request(server: Any, head: str, body: Callable[[socket.socket], None]
                  ) -> tuple[int, dict[str, Any]]:
-    """Send ``head``, stream ``body`` from a thread, return Nimbus's status and JSON answer
-    (read while the body is still being sent: Nimbus answers before reading it)."""
+    """Send ``head``, stream ``body`` from a thread, return Nimbus's status and answer.
+
+    The answer is read while the body is still being sent: Nimbus answers before reading it.
+    """
     sock = socket.create_connection(_url(server), timeout=60)
     sock.sendall(head.encode())
     sender = threading.Thread(target=_quietly, args=(body, sock), daemon=True)
@@ -65,10 +71,8 @@ def _raw_request(server: Any, head: str, body: Callable[[socket.socket], None]
                 break
             received += piece
     finally:
-        try:
+        with contextlib.suppress(OSError):  # Nimbus closed it first
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # Nimbus closed it first
         sock.close()
         sender.join(60)
     header, _, payload = received.partition(b"\r\n\r\n")
@@ -85,10 +89,8 @@ def _complete(received: bytes) -> bool:
 
 
 def _quietly(body: Callable[[socket.socket], None], sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):  # Nimbus answered and closed: the rest is never sent
         body(sock)
-    except OSError:
-        pass  # Nimbus answered and closed: the rest is never sent
 
 
 def _send_plain(total: int) -> Callable[[socket.socket], None]:
