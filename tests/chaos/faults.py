@@ -186,10 +186,11 @@ def longest_ack_pause(folder: Path, since: float) -> float:
     return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
 
 
-def steady_ack_pause(folder: Path, until: float) -> float:
-    """The longest pause between commits before ``until`` (after the first).
+def steady_ack_pause(folder: Path, since: float, until: float) -> float:
+    """The longest pause between commits from ``since`` to ``until``, without a fault.
 
-    The reference, measured in the same run, that a fault's pause compares with.
+    The reference, measured in the same run, that a fault's pause compares with (``since``
+    after the start-up burst: the first window acks everything emitted during start-up).
     """
-    times = sorted(a["time"] for a in acks(folder) if a["time"] <= until)
+    times = sorted(a["time"] for a in acks(folder) if since <= a["time"] <= until)
     return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
