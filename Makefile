@@ -4,8 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SECONDS ?= 30
+TEST_MARKERS ?= not slow
 
-.PHONY: help demo test install lint bench clean services
+.PHONY: help demo test test-all install lint bench bench-chaos clean services
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -26,7 +27,10 @@ services:  ## install the services the tests run for real (Debian's zookeeper, r
 	bash scripts/install-redis.sh
 	bash scripts/install-chromium.sh
 
-test: $(STAMP) services  ## run the whole test suite (exit code 5, no tests collected, counts as failure)
+test: $(STAMP) services  ## run the test suite but the slow tests (exit code 5, no tests collected, counts as failure)
+	$(PY) -m pytest -q -m "$(TEST_MARKERS)"
+
+test-all: $(STAMP) services  ## run every test, the slow chaos suite (tests/chaos/) included
 	$(PY) -m pytest -q
 
 lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
@@ -35,6 +39,9 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 
 bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
 	$(PY) benchmarks/wordcount.py
+
+bench-chaos: $(STAMP)  ## time to recovery after kill -9 of each process (minutes)
+	$(PY) benchmarks/chaos_recovery.py
 
 clean:  ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info

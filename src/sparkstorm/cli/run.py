@@ -107,6 +107,7 @@ def _import_file(file: Path) -> ModuleType:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
+    from sparkstorm.engine.session import stop_spark_jvm
     from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
 
     cli_conf = parse_cli_overrides(args.config)
@@ -148,6 +149,7 @@ def run_command(args: argparse.Namespace) -> int:
         cluster.kill_topology(name)
         summary = runner.stats.summary()
     _print_log_lines(console, follower)
+    stop_spark_jvm()  # return only once Spark's JVM is gone (make demo, scripts, tests)
     console.print(summary_table(summary, time.monotonic() - started))
     console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False,
                   soft_wrap=True)

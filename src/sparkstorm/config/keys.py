@@ -494,6 +494,30 @@ KEYS: dict[str, ConfigKey] = _declare(
         "sparkstorm: largest topology code upload nimbus accepts, in bytes",
         minimum=1,
     ),
+    _K(
+        "nimbus.upload.max.unpacked.bytes",
+        int,
+        1073741824,
+        "sparkstorm: largest total size a topology code upload may unpack to, in bytes "
+        "(checked at upload finish and again by supervisors before unpacking)",
+        minimum=1,
+    ),
+    _K(
+        "nimbus.upload.max.files",
+        int,
+        20000,
+        "sparkstorm: most files a topology code upload may hold (checked with the unpacked size)",
+        minimum=1,
+    ),
+    _K(
+        "nimbus.request.max.bytes",
+        int,
+        4194304,
+        "sparkstorm: largest JSON request body nimbus reads, in bytes (uploads have "
+        "nimbus.upload.max.bytes); checked against Content-Length before reading and while "
+        "reading a body sent without one",
+        minimum=1,
+    ),
     _K("nimbus.cleanup.inbox.freq.secs", int, 600, "how often inbox cleanup runs, in seconds"),
     _K("nimbus.code.sync.freq.secs", int, 120, "HA code sync period between nimbuses"),
     _K("nimbus.file.copy.expiration.secs", int, 600, "upload/download session expiry"),
@@ -523,7 +547,32 @@ KEYS: dict[str, ConfigKey] = _declare(
         "supervisor.worker.shutdown.sleep.secs",
         int,
         3,
-        "grace period in seconds before force-killing a worker",
+        "grace period in seconds before force-killing a worker; sparkstorm waits at least "
+        "the worker's own shutdown bound (topology.shutdown.timeout.secs + "
+        "worker.shutdown.close.secs) plus this",
+    ),
+    _K(
+        "worker.shutdown.close.secs",
+        _NUM,
+        15,
+        "sparkstorm: after draining in-flight trees, how long a stopping worker gives its "
+        "executors and Spark to stop (its supervisor waits that long before SIGKILL)",
+        minimum=0,
+    ),
+    _K(
+        "supervisor.worker.restart.backoff.secs",
+        float,
+        5.0,
+        "sparkstorm: wait before restarting a worker that died before running a window; "
+        "doubles with each such failure in a row (see supervisor.worker.restart.backoff.max.secs)",
+        minimum=0,
+    ),
+    _K(
+        "supervisor.worker.restart.backoff.max.secs",
+        float,
+        300.0,
+        "sparkstorm: longest wait before restarting a worker that keeps failing to start",
+        minimum=0,
     ),
     _K(
         "supervisor.monitor.frequency.secs",
@@ -543,6 +592,14 @@ KEYS: dict[str, ConfigKey] = _declare(
     _K("supervisor.childopts", str, "-Xmx256m", "JVM options of the supervisor"),
     # --- worker and task -------------------------------------------------------------------------
     _K("worker.heartbeat.frequency.secs", int, 1, "worker to supervisor heartbeat period"),
+    _K(
+        "worker.heartbeat.max.bytes",
+        int,
+        262144,
+        "sparkstorm: largest worker heartbeat statistics stored, in bytes of JSON (ZooKeeper "
+        "refuses nodes over about 1 MB); above it the optional parts are trimmed and logged",
+        minimum=16384,
+    ),
     _K(
         "worker.childopts",
         str,

@@ -33,6 +33,7 @@ from sparkstorm.engine.stage import DRIVER, StageInfo, run_spout_stage, run_stag
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.errors import shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,8 @@ class TopologyDriver:
     def _error(self, error: ComponentError) -> None:
         """Keep ``error`` as its component's last and queue it for whoever reports errors
         (the cluster worker sends them to Nimbus)."""
-        reported = error.to_wire()
+        # a megabyte message must not ride every heartbeat
+        reported = shorten_error(error.to_wire())
         self.stats.last_errors[error.component] = reported
         self.reported_errors.append(reported)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -33,3 +34,41 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def stop_spark_jvm(timeout: float = 15.0) -> int | None:
+    """Stop Spark if it runs, then end its JVM and wait until the process is gone.
+
+    ``SparkSession.stop()`` leaves the JVM that PySpark launched running until the Python
+    process exits (it watches its stdin and quits when that closes), so a command that
+    returns right after ``stop()`` leaves a JVM behind for a moment. This closes the
+    gateway and that stdin pipe and waits for the JVM (killed after ``timeout`` seconds).
+    Call it at the end of a process's Spark use (a later session would launch a new JVM).
+
+    Returns:
+        The pid of the JVM waited for, or None when this process launched none.
+    """
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        active.stop()
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    if gateway is not None:
+        try:
+            gateway.shutdown()  # py4j's client side: connections and callback server
+        except Exception:  # noqa: BLE001 - the JVM may be gone already
+            pass
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    if process is None:
+        return None
+    if process.stdin is not None:
+        process.stdin.close()  # PySpark's launcher pipe: the JVM exits when it closes
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
+    return int(process.pid)

@@ -332,7 +332,8 @@ class BoltHarness(_Harness):
     def tick(self) -> Result:
         """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``;
         its one value is ``topology.tick.tuple.freq.secs`` (None when unset), as the
-        engine's ticks carry it."""
+        engine's ticks carry it.
+        """
         freq = self.instance.storm_conf.get("topology.tick.tuple.freq.secs")
         tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [freq], ())
         return self._run(tup, tick=is_tick(tup.component, tup.stream))

@@ -86,3 +86,36 @@ def test_ctrl_c_shuts_down_cleanly_and_prints_the_table() -> None:
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err[-3000:]
     assert "stopping" in out and "sentences" in out and "count" in out
+
+
+def test_run_returns_only_once_sparks_jvm_is_gone(tmp_path: Path) -> None:
+    """``sparkstorm run`` (and so ``make demo``) leaves no JVM behind when it returns."""
+    import psutil
+
+    with (tmp_path / "stderr.txt").open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sparkstorm.cli.main", "run", "examples/exclamation.py",
+             "--time", "3", *SPARK_FLAGS], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+            stdin=subprocess.DEVNULL)
+        me = psutil.Process(process.pid)
+        jvms: dict[int, psutil.Process] = {}
+        while True:  # note every JVM it starts, until it returns
+            try:
+                process.wait(0.05)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                jvms |= {c.pid: c for c in me.children(recursive=True) if "java" in c.name()}
+            except psutil.Error:
+                continue  # a child went while we looked
+    assert process.returncode == 0, (tmp_path / "stderr.txt").read_text()[-3000:]
+    assert jvms, "Spark's JVM was seen while the topology ran"
+    alive = []
+    for jvm in jvms.values():
+        try:
+            if jvm.is_running() and jvm.status() != psutil.STATUS_ZOMBIE:
+                alive.append(jvm.pid)
+        except psutil.NoSuchProcess:
+            continue
+    assert alive == [], "Spark's JVM outlived sparkstorm run"

@@ -8,7 +8,6 @@ Every error is ``{"error": <message>, "code": <CODE>}`` with the status of
 
 from __future__ import annotations
 
-import hmac
 import logging
 import reprlib
 from collections.abc import Mapping
@@ -24,11 +23,14 @@ from starlette.exceptions import HTTPException
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
 from sparkstorm.cluster.nimbus.log_control import LogControl
 from sparkstorm.cluster.nimbus.log_tails import SOURCE, LogTails
+from sparkstorm.cluster.nimbus.request_limits import RequestLimits
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.stormdist import PARTS
+from sparkstorm.cluster.nimbus.token import check_authorization
 from sparkstorm.cluster.nimbus.ui_component import ComponentPage
 from sparkstorm.cluster.nimbus.ui_views import UiSources, UiViews
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
+from sparkstorm.config import conf_int
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import MAX_VALUE_DEPTH, value_depth
 
@@ -119,15 +121,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def _token_check(token: str) -> Any:
     def require_token(request: Request) -> None:
-        header = request.headers.get("authorization", "")
-        if not header:
-            msg = ("this call needs the cluster token: send 'Authorization: Bearer <token>'; "
-                   "the token is storm.cluster.token, or <storm.local.dir>/nimbus/token")
-            raise NimbusError(msg, code="AUTH_TOKEN_MISSING")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), token):
-            msg = "the cluster token sent does not match Nimbus's; check storm.cluster.token"
-            raise NimbusError(msg, code="AUTH_TOKEN_INVALID")
+        check_authorization(request.headers.get("authorization", ""), token)
 
     return Depends(require_token)
 
@@ -135,6 +129,9 @@ def _token_check(token: str) -> Any:
 def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     """The Nimbus API for ``nimbus``, checking mutating calls against ``token``."""
     app = FastAPI(title="sparkstorm nimbus", version="1")
+    # outermost: a body is never read before its token and size are checked
+    app.add_middleware(RequestLimits, token=token, max_json_bytes=conf_int(
+        nimbus.conf, "nimbus.request.max.bytes"), max_upload_bytes=nimbus.inbox.max_bytes)
     _install_error_handlers(app)
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)

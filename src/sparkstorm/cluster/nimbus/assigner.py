@@ -298,6 +298,8 @@ class Assigner:
                 limit = self.times.launch_timeout
                 if now - launched > limit:
                     return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
-            elif silent:
+            elif silent and not isinstance(beat.executor_stats.get("start_failure"), dict):
+                # (a worker that failed to start is not moved: its supervisor restarts it
+                # with a back-off, and the topology keeps showing FAILING meanwhile)
                 return f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
         return None

@@ -13,23 +13,70 @@ import hashlib
 import re
 import uuid
 import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.config import conf_int
 
 UPLOAD_ID = re.compile(r"^stormjar-[0-9a-f]{32}$")
 
 
-def check_zip(path: Path, what: str) -> None:
-    """Refuse a corrupt zip or one whose members would land outside the extraction folder.
+@dataclass(frozen=True)
+class UnpackLimits:
+    """What a code archive may unpack to: a small zip must not fill a supervisor's disk.
+
+    Python's ``zipfile`` never writes more than a member's declared size (it stops there and
+    fails the CRC), so summing the declared sizes bounds what extraction writes.
+    """
+
+    max_bytes: int
+    """``nimbus.upload.max.unpacked.bytes``."""
+    max_files: int
+    """``nimbus.upload.max.files``."""
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, object]) -> UnpackLimits:
+        """The limits configured in ``conf`` (the declared defaults when unset)."""
+        return cls(conf_int(conf, "nimbus.upload.max.unpacked.bytes"),
+                   conf_int(conf, "nimbus.upload.max.files"))
+
+    def check(self, archive: zipfile.ZipFile, what: str) -> None:
+        """Refuse ``archive`` when it holds too many members or unpacks too large.
+
+        Raises:
+            NimbusError: ``UPLOAD_TOO_MANY_FILES`` or ``UPLOAD_UNPACKED_TOO_LARGE``.
+        """
+        members = archive.infolist()
+        if len(members) > self.max_files:
+            msg = (f"{what} holds {len(members)} files, over the limit of {self.max_files}; "
+                   "leave generated or data files out of the topology folder, or raise "
+                   "nimbus.upload.max.files (on Nimbus and the supervisors)")
+            raise NimbusError(msg, code="UPLOAD_TOO_MANY_FILES")
+        unpacked = sum(member.file_size for member in members)
+        if unpacked > self.max_bytes:
+            msg = (f"{what} would unpack to {unpacked} bytes, over the limit of "
+                   f"{self.max_bytes}; leave large data out of the topology folder, or raise "
+                   "nimbus.upload.max.unpacked.bytes (on Nimbus and the supervisors)")
+            raise NimbusError(msg, code="UPLOAD_UNPACKED_TOO_LARGE")
+
+
+def check_zip(path: Path, what: str, limits: UnpackLimits | None = None) -> None:
+    """Refuse a corrupt zip, an unsafe member path, or an archive beyond ``limits``.
+
+    The limits are checked before any member is decompressed; a member path must stay inside
+    the extraction folder.
 
     Raises:
-        NimbusError: ``UPLOAD_CORRUPT_ZIP`` or ``UPLOAD_UNSAFE_PATH``.
+        NimbusError: ``UPLOAD_CORRUPT_ZIP``, ``UPLOAD_UNSAFE_PATH``,
+            ``UPLOAD_TOO_MANY_FILES`` or ``UPLOAD_UNPACKED_TOO_LARGE``.
     """
     try:
         with zipfile.ZipFile(path) as archive:
             for name in archive.namelist():
                 _check_member(name, what)
+            (limits or UnpackLimits.from_conf({})).check(archive, what)
             bad = archive.testzip()
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         msg = (f"{what} is not a readable zip archive ({exc}); upload the zip that "
@@ -48,9 +95,12 @@ def _check_member(name: str, what: str) -> None:
         raise NimbusError(msg, code="UPLOAD_UNSAFE_PATH")
 
 
-def safe_extract(archive_path: Path, dest: Path) -> None:
-    """Extract a zip after :func:`check_zip` (again: a supervisor trusts no download)."""
-    check_zip(archive_path, f"code archive {str(archive_path)!r}")
+def safe_extract(archive_path: Path, dest: Path, limits: UnpackLimits | None = None) -> None:
+    """Extract a zip after :func:`check_zip` against the extracting side's own ``limits``.
+
+    A supervisor trusts no download: it checks paths, unpacked size and file count again.
+    """
+    check_zip(archive_path, f"code archive {str(archive_path)!r}", limits)
     with zipfile.ZipFile(archive_path) as archive:
         archive.extractall(dest)
 
@@ -61,11 +111,14 @@ class Inbox:
     Args:
         folder: ``<storm.local.dir>/nimbus/inbox``.
         max_bytes: the largest upload accepted (``nimbus.upload.max.bytes``).
+        limits: what a finished upload may unpack to (the declared defaults when None).
     """
 
-    def __init__(self, folder: Path, max_bytes: int) -> None:
+    def __init__(self, folder: Path, max_bytes: int,
+                 limits: UnpackLimits | None = None) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
+        self.limits = limits or UnpackLimits.from_conf({})
         folder.mkdir(parents=True, exist_ok=True)
 
     def begin(self) -> str:
@@ -96,8 +149,9 @@ class Inbox:
         """Check the checksum and the zip, then mark the upload complete.
 
         Raises:
-            NimbusError: ``NO_SUCH_UPLOAD``, ``UPLOAD_CHECKSUM_MISMATCH``, ``UPLOAD_CORRUPT_ZIP``
-                or ``UPLOAD_UNSAFE_PATH`` (the last three delete the upload).
+            NimbusError: ``NO_SUCH_UPLOAD``, ``UPLOAD_CHECKSUM_MISMATCH``, ``UPLOAD_CORRUPT_ZIP``,
+                ``UPLOAD_UNSAFE_PATH``, ``UPLOAD_TOO_MANY_FILES`` or
+                ``UPLOAD_UNPACKED_TOO_LARGE`` (all but the first delete the upload).
         """
         part = self._existing_part(upload_id)
         try:
@@ -106,7 +160,7 @@ class Inbox:
                 msg = (f"upload {upload_id} has sha256 {digest}, the client announced "
                        f"{sha256!r}; the upload was dropped; upload it again")
                 raise NimbusError(msg, code="UPLOAD_CHECKSUM_MISMATCH")
-            check_zip(part, f"upload {upload_id}")
+            check_zip(part, f"upload {upload_id}", self.limits)
         except NimbusError:
             part.unlink(missing_ok=True)
             raise

@@ -17,7 +17,7 @@ from typing import Any
 from sparkstorm.cluster.nimbus.assigner import Assigner, MonitorTimes, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.inbox import Inbox
+from sparkstorm.cluster.nimbus.inbox import Inbox, UnpackLimits
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, Scheduler
 from sparkstorm.cluster.nimbus.stormdist import SPEC, StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
@@ -63,7 +63,7 @@ class Nimbus:
         self.lock = threading.RLock()
         root = local_dir(conf) / "nimbus"
         max_bytes = conf_int(conf, "nimbus.upload.max.bytes")
-        self.inbox = Inbox(root / "inbox", max_bytes)
+        self.inbox = Inbox(root / "inbox", max_bytes, UnpackLimits.from_conf(conf))
         self.stormdist = StormDist(root / "stormdist")
         self.assigner = Assigner(state, self.stormdist, scheduler or EvenScheduler(), self.lock,
                                  MonitorTimes.from_conf(conf), clock=clock,
@@ -72,7 +72,8 @@ class Nimbus:
             state, self.inbox, self.stormdist, self.lock, clock=clock,
             expiration_secs=conf_float(conf, "nimbus.inbox.jar.expiration.secs"),
             period_secs=conf_float(conf, "nimbus.cleanup.inbox.freq.secs"))
-        self.umbilical = Umbilical(state, self.stormdist, clock)
+        self.umbilical = Umbilical(state, self.stormdist, clock,
+                                   conf_int(conf, "worker.heartbeat.max.bytes"))
         self.started = self.assigner.started
 
     # --- submit -------------------------------------------------------------------------------

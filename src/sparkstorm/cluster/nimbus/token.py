@@ -7,12 +7,14 @@ it from there, clients elsewhere must set ``storm.cluster.token``.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.config import conf_optional_str, local_dir
 
 logger = logging.getLogger(__name__)
@@ -56,3 +58,19 @@ def load_or_create_token(conf: Mapping[str, object]) -> str:
         out.write(token + "\n")
     logger.warning("storm.cluster.token is unset: generated one into %s", path)
     return token
+
+
+def check_authorization(header: str, token: str) -> None:
+    """Refuse an ``Authorization`` header that does not carry ``Bearer <token>``.
+
+    Raises:
+        NimbusError: ``AUTH_TOKEN_MISSING`` or ``AUTH_TOKEN_INVALID``.
+    """
+    if not header:
+        msg = ("this call needs the cluster token: send 'Authorization: Bearer <token>'; "
+               "the token is storm.cluster.token, or <storm.local.dir>/nimbus/token")
+        raise NimbusError(msg, code="AUTH_TOKEN_MISSING")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), token):
+        msg = "the cluster token sent does not match Nimbus's; check storm.cluster.token"
+        raise NimbusError(msg, code="AUTH_TOKEN_INVALID")

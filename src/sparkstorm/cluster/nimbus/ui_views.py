@@ -28,6 +28,7 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     check_window,
     window_pretty,
 )
+from sparkstorm.cluster.nimbus.worker_status import topology_worker_status, worker_row_status
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import Assignment, StormBase, TopologyStatus
 from sparkstorm.config import conf_int, conf_str
@@ -312,7 +313,8 @@ class UiViews:
                 "requestedTotalMem": 0.0, "requestedCpu": 0.0, "assignedMemOnHeap": 0.0,
                 "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
                 "requestedGenericResources": "", "assignedGenericResources": "",
-                "topologyVersion": None, "stormVersion": VERSION}
+                "topologyVersion": None, "stormVersion": VERSION,
+                **topology_worker_status(self.beats(topology_id).beats)}
 
     def beats(self, topology_id: str) -> TopologyStatsView:
         """The latest heartbeat of each worker assigned to ``topology_id``."""
@@ -452,6 +454,7 @@ class UiViews:
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
                          **worker.process_totals(),
                          "processes": worker.resources,
+                         "status": worker_row_status(worker),
                          "sparkUiUrl": None if killed else
                          worker.stats.get("spark_ui_url") or None})
         return rows

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
@@ -37,7 +38,8 @@ from sparkstorm.cluster.state.records import (
     WorkerHeartbeat,
     WorkerSlot,
 )
-from sparkstorm.config import conf_float, conf_int
+from sparkstorm.config import KEYS, conf_float, conf_int
+from sparkstorm.errors import shorten_error_text
 
 worker_log = logging.getLogger("sparkstorm.nimbus.workers")
 """Where workers' ``log`` calls go, in Nimbus's own log."""
@@ -52,10 +54,14 @@ class Umbilical:
         state: the cluster state (StormBases, assignments; heartbeats and errors go there).
         stormdist: the submitted specs and confs a starting worker gets.
         clock: epoch seconds (heartbeat and error times).
+        heartbeat_max_bytes: ``worker.heartbeat.max.bytes``: a heartbeat's statistics are
+            trimmed to this size before they are stored.
     """
 
     def __init__(self, state: ClusterState, stormdist: StormDist,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 heartbeat_max_bytes: int = int(
+                     str(KEYS["worker.heartbeat.max.bytes"].default))) -> None:
         self.state = state
         self.stormdist = stormdist
         self.clock = clock
@@ -64,6 +70,8 @@ class Umbilical:
         self.stacks: dict[str, dict[str, dict[str, Any]]] = {}
         """Per topology, the latest stack traces each worker sent (kept in memory: they
         are a debugging aid, not state a restarted Nimbus needs)."""
+        self.heartbeat_max_bytes = heartbeat_max_bytes
+        self._trims = TrimLog("nimbus")
 
     def request_stack_traces(self, topology_id: str) -> int:
         """Ask every worker of ``topology_id`` for its stack traces; returns how many."""
@@ -137,9 +145,13 @@ class Umbilical:
         except NimbusError:
             return _response(shutdown=True, active=False)
         stats = body.get("stats")
+        stats = stats if isinstance(stats, dict) else {}
+        # whatever a worker sends, what is stored fits a ZooKeeper node
+        bounded, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
+        self._trims.note(worker_id, self.heartbeat_max_bytes, trimmed)
+        self._keep_start_failure(assignment.topology_id, worker_id, bounded)
         self.state.worker_heartbeat(WorkerHeartbeat(
-            assignment.topology_id, worker_id, self.clock(),
-            stats if isinstance(stats, dict) else {},
+            assignment.topology_id, worker_id, self.clock(), bounded,
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
         if worker_id in self.stack_requests:
@@ -154,6 +166,25 @@ class Umbilical:
                                      "rebalance_at": options.get("rebalance_at")}
         return response
 
+    def _keep_start_failure(self, topology_id: str, worker_id: str,
+                            stats: dict[str, Any]) -> None:
+        """Carry a worker's ``start_failure`` over while its next incarnation starts.
+
+        So the worker stays FAILING until a start runs windows; failures are counted.
+        """
+        if stats.get("windows"):
+            return  # it runs: whatever failed before is over
+        previous = self.state.get_worker_heartbeat(topology_id, worker_id)
+        before = previous.executor_stats.get("start_failure") if previous is not None else None
+        if not isinstance(before, dict):
+            return
+        failure = stats.get("start_failure")
+        if isinstance(failure, dict):  # one more failed start
+            stats["start_failure"] = {**failure,
+                                      "failures": int(before.get("failures") or 1) + 1}
+        else:
+            stats["start_failure"] = before
+
     def log(self, worker_id: str, body: dict[str, Any]) -> None:
         """Apex's ``log(workerId, msg)``: a worker's message in Nimbus's log, with its slot.
 
@@ -167,11 +198,15 @@ class Umbilical:
                        str(body.get("message") or "")[:4000])
 
     def report_error(self, worker_id: str, body: dict[str, Any]) -> None:
-        """Record a component's (or the worker's) error."""
+        """Record a component's (or the worker's) error, its text shortened.
+
+        See :func:`~sparkstorm.errors.shorten_error_text`.
+        """
         assignment, slot = self._find(worker_id, body.get("topology_id"))
         host = assignment.node_host.get(slot.node, slot.node)
         self.state.report_error(assignment.topology_id, ErrorInfo(
-            str(body.get("component") or "__worker"), str(body.get("error") or ""),
+            str(body.get("component") or "__worker")[:200],
+            shorten_error_text(str(body.get("error") or "")),
             float(body.get("time_secs") or self.clock()), host, slot.port))
 
 

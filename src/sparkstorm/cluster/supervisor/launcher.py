@@ -125,11 +125,26 @@ class Launcher:
         # a heartbeat older than the process comes from an earlier worker in this folder
         return time_secs if time_secs >= process.create_time - 1.0 else None
 
-    def kill(self, process: WorkerProcess, *, forget: bool = True) -> None:
-        """Stop a worker and everything it started.
+    def ran_windows(self, process: WorkerProcess) -> bool:
+        """Whether this incarnation of the worker ran windows, as its local heartbeat says.
 
-        SIGTERM (and SIGCONT) the worker's group, wait the grace period, SIGKILL what is left, then
-        every process the worker had started.
+        One that did not failed to start.
+        """
+        if self.last_heartbeat(process) is None:
+            return False
+        try:
+            beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
+            return bool(beat["stats"].get("windows"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+
+    def kill(self, process: WorkerProcess, *, forget: bool = True,
+             grace: float | None = None) -> None:
+        """Stop a worker: SIGTERM its group, wait, SIGKILL what is left, remove its folders.
+
+        SIGTERM (and SIGCONT) the worker's group, wait the grace period (``grace``, by
+        default ``shutdown_secs``), SIGKILL what is left, then every process the worker had
+        started, and remove the temporary folder it named in its heartbeat.
 
         The final SIGKILL also reaps what a killed worker left behind (its Spark JVM stays
         in its group); executor processes run in sessions of their own, so they are taken
@@ -140,7 +155,7 @@ class Launcher:
         if self.alive(process):
             _signal_group(process.pid, signal.SIGTERM)
             _signal_group(process.pid, signal.SIGCONT)
-            deadline = time.monotonic() + self.shutdown_secs
+            deadline = time.monotonic() + (self.shutdown_secs if grace is None else grace)
             while self.alive(process) and time.monotonic() < deadline:
                 time.sleep(0.1)
         if self._owns_group(process):
@@ -150,9 +165,25 @@ class Launcher:
         child = self._children.pop(process.pid, None)
         if child is not None:
             child.wait(5)
+        self._remove_workdir(process)
         if forget:
             shutil.rmtree(self.root / process.worker_id, ignore_errors=True)
         logger.info("stopped worker %s (pid %s)", process.worker_id, process.pid)
+
+    def _remove_workdir(self, process: WorkerProcess) -> None:
+        """Remove the runner folder a killed worker could not remove itself.
+
+        It is ``<tmp>/sparkstorm-<pid>-*``, named in its local heartbeat: only a folder of
+        that name, of that very pid, is removed.
+        """
+        try:
+            beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
+            workdir = Path(str(beat["workdir"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if workdir.name.startswith(f"sparkstorm-{process.pid}-") and workdir.is_dir():
+            shutil.rmtree(workdir, ignore_errors=True)
+            logger.info("removed worker %s's folder %s", process.worker_id, workdir)
 
     def _owns_group(self, process: WorkerProcess) -> bool:
         """Whether the process group still belongs to that worker.

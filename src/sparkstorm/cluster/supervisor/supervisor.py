@@ -11,10 +11,14 @@ A worker that runs but whose local heartbeat (``heartbeat.json`` in its folder) 
 than ``supervisor.worker.timeout.secs`` (30) is hung: it is killed, its whole process group
 with it, and launched again. Right after a launch, before its first heartbeat, a worker has
 ``supervisor.worker.start.timeout.secs`` (120) instead, as in Storm.
+
+A worker that died or hung before it ran a window failed to start: the next start of that
+topology's worker waits, longer after each failure in a row (:mod:`.backoff`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import socket
@@ -23,16 +27,20 @@ import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.inbox import safe_extract
+from sparkstorm.cluster.nimbus.inbox import UnpackLimits, safe_extract
 from sparkstorm.cluster.nimbus.ui_views import VERSION
 from sparkstorm.cluster.state.base import Watch
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.supervisor.backoff import RestartBackoff
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
+from sparkstorm.cluster.worker.worker import shutdown_bound
 from sparkstorm.config import conf_float, conf_int_list, local_dir
+from sparkstorm.errors import ConfigError
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
@@ -74,6 +82,9 @@ class Supervisor:
         self.worker_timeout = conf_float(conf, "supervisor.worker.timeout.secs")
         self.start_timeout = conf_float(conf, "supervisor.worker.start.timeout.secs")
         self.started = time.time()
+        self.backoff = RestartBackoff(
+            conf_float(conf, "supervisor.worker.restart.backoff.secs"),
+            conf_float(conf, "supervisor.worker.restart.backoff.max.secs"))
         self._assignment_watches: dict[str, Watch] = {}
         self._watches_lock = threading.Lock()  # watch callbacks run on the store's threads
         self._stopping = False  # under _watches_lock: no new watch once stop began
@@ -147,9 +158,10 @@ class Supervisor:
         for worker_id, process in list(self.workers.items()):
             if worker_id not in wanted:
                 logger.info("worker %s is no longer assigned: stopping it", worker_id)
-                self.launcher.kill(process)
+                self.launcher.kill(process, grace=self._grace(process.topology_id))
                 del self.workers[worker_id]
         self._remove_unused_code({tid for tid, _ in wanted.values()})
+        self.backoff.forget({tid for tid, _ in wanted.values()})
         for worker_id, (topology_id, port) in sorted(wanted.items()):
             self._ensure_running(worker_id, topology_id, port)
         self.register()
@@ -177,18 +189,54 @@ class Supervisor:
             reason = self.silence(process)
             if reason is None:
                 return
-            logger.warning("worker %s (pid %s) of %s is hung: %s; killing its process group "
-                           "and restarting it", worker_id, process.pid, topology_id, reason)
-            self.launcher.kill(process, forget=False)
+            logger.warning("worker %s (pid %s) of %s is hung: %s; killing its process group",
+                           worker_id, process.pid, topology_id, reason)
+            self._ended(worker_id, process)
         elif process is not None:
-            logger.warning("worker %s (pid %s) died: restarting it", worker_id, process.pid)
-            self.launcher.kill(process, forget=False)  # reap what it left in its group
+            logger.warning("worker %s (pid %s) of %s died", worker_id, process.pid,
+                           topology_id)
+            self._ended(worker_id, process)
+        if not self.backoff.ready(topology_id):
+            return  # a worker that keeps failing to start waits its back-off
         try:
             code = self._ensure_code(topology_id)
         except NimbusError as exc:
             logger.warning("cannot download the code of %s yet: %s", topology_id, exc)
             return
         self.workers[worker_id] = self.launcher.launch(worker_id, topology_id, port, code)
+
+    def _grace(self, topology_id: str) -> float:
+        """How long a worker of ``topology_id`` gets between SIGTERM and SIGKILL.
+
+        Its own shutdown bound, from the topology's conf, plus
+        ``supervisor.worker.shutdown.sleep.secs``.
+        """
+        conf: dict[str, Any] = self.conf
+        try:
+            path = self.root / "stormdist" / topology_id / "stormconf.json"
+            conf = {**self.conf, **json.loads(path.read_text())}
+        except (OSError, ValueError):
+            pass  # code already removed: the supervisor's own conf
+        try:
+            return shutdown_bound(conf) + self.launcher.shutdown_secs
+        except ConfigError:
+            return shutdown_bound(self.conf) + self.launcher.shutdown_secs
+
+    def _ended(self, worker_id: str, process: WorkerProcess) -> None:
+        """Reap what a dead or hung worker left and set when it may start again.
+
+        At once if it ran windows, after the back-off if it failed to start.
+        """
+        ran = self.launcher.ran_windows(process)
+        self.launcher.kill(process, forget=False)
+        del self.workers[worker_id]
+        wait = self.backoff.died(process.topology_id, ran)
+        if wait:
+            logger.warning("worker %s of %s failed to start (%d time(s) in a row): starting "
+                           "it again in %.1f s (back-off)", worker_id, process.topology_id,
+                           self.backoff.failures[process.topology_id], wait)
+        else:
+            logger.warning("worker %s of %s: restarting it", worker_id, process.topology_id)
 
     def _ensure_code(self, topology_id: str) -> Path:
         """The topology's extracted code folder, downloaded once (atomically)."""
@@ -202,7 +250,8 @@ class Supervisor:
             for part, name in (("code", "stormjar.zip"), ("spec", "stormcode.json"),
                                ("conf", "stormconf.json")):
                 self.client.download(topology_id, part, staging / name)
-            safe_extract(staging / "stormjar.zip", staging / "code")
+            safe_extract(staging / "stormjar.zip", staging / "code",
+                         UnpackLimits.from_conf(self.conf))  # the supervisor's own limits
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -22,13 +22,15 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
-from sparkstorm.config import conf_float
+from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.log_control import LogLevels
+from sparkstorm.errors import SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
 
@@ -60,8 +62,12 @@ class ClusterWorker:
         self.stop = threading.Event()
         self.started = time.monotonic()
         self.runner: Any = None
+        self._starting: Any = None
+        """The runner being started (its plan names the component a start failure is of)."""
         self.active = True
         self.local_dir = local_dir
+        self.heartbeat_max_bytes = conf_int({}, "worker.heartbeat.max.bytes")
+        self._trims = TrimLog("worker")
         self._lock = threading.Lock()
         self.resources = ResourceSampler()
         self.log_levels = LogLevels()
@@ -76,6 +82,8 @@ class ClusterWorker:
             logger.error("worker %s cannot start: %s", self.worker_id, exc)
             return EXIT_NOT_ASSIGNED if exc.code == "WORKER_NOT_ASSIGNED" else EXIT_FAILED
         self.active = bool(context.get("active", True))
+        self.heartbeat_max_bytes = conf_int(context.get("conf") or {},
+                                            "worker.heartbeat.max.bytes")
         if self._beat().get("shutdown"):
             return EXIT_OK
         # heartbeats go on while Spark starts (the slow part), so a short
@@ -83,7 +91,13 @@ class ClusterWorker:
         beats = PeriodicThread("worker-heartbeat", _heartbeat_interval(context),
                                self._heartbeat_round, first_now=False)
         beats.start()
-        self._start_runner(context)
+        try:
+            self._start_runner(context)
+        except Exception as exc:  # noqa: BLE001 - reported to Nimbus, then we exit failed
+            self.stop.set()
+            beats.stop(5)
+            self._start_failed(exc)
+            return EXIT_FAILED
         for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark, which sets its own
             signal.signal(signum, lambda *_: self.stop.set())
         while not self.stop.wait(0.2):
@@ -103,7 +117,10 @@ class ClusterWorker:
             sys.path.insert(0, str(self.code_dir / str(folder)))  # a project's src/, ...
         if not conf.get("topology.executor.log.dir"):  # executor logs next to worker.log
             conf["topology.executor.log.dir"] = os.getcwd()
+        if self.local_dir is not None:  # Spark's scratch files go with the worker's folder
+            conf.setdefault("spark.local.dir", str(self.local_dir / "spark-local"))
         runner = TopologyDriver(context["topology_name"], spec, conf)
+        self._starting = runner
         runner.set_active(self.active)
         runner.start()
         with self._lock:
@@ -112,6 +129,34 @@ class ClusterWorker:
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
         self._log("info", f"running: Spark {runner.spark_ui_url or '(UI off)'}, "
                           f"{len(runner.plan.executors)} executors")
+
+    def _start_failed(self, failure: Exception) -> None:
+        """Tell Nimbus the topology could not start here.
+
+        The error goes under its component (``COMPONENT_CLASS_NOT_FOUND``, a failing
+        ``prepare``...) and a last heartbeat carries ``start_failure``, which Nimbus keeps
+        (the topology shows ``workerStatus`` FAILING) until a later start runs windows.
+        """
+        # our errors say it all (an executor's start failure carries the executor's log);
+        # the worker's own stack only helps with anything else
+        text = shorten_error_text(str(failure) if isinstance(failure, SparkstormError)
+                                  else "".join(traceback.format_exception(failure)))
+        component = _failed_component(str(failure), self._starting)
+        logger.error("worker %s cannot start topology %s (component %s): %s", self.worker_id,
+                     self.topology_id, component, failure)
+        failed = {"component": component, "code": getattr(failure, "code", None)
+                  or type(failure).__name__, "error": text, "time_secs": time.time()}
+        body = {"topology_id": self.topology_id, "time_secs": time.time(),
+                "uptime_secs": time.monotonic() - self.started,
+                "stats": {"start_failure": failed}}
+        self._local_heartbeat(body)
+        try:
+            self.client.report_error(self.worker_id, {
+                "topology_id": self.topology_id, "component": component, "error": text,
+                "time_secs": failed["time_secs"]})
+            self.client.heartbeat(self.worker_id, body)
+        except NimbusError as exc:
+            logger.warning("start failure not delivered to nimbus: %s", exc)
 
     def _log(self, level: str, message: str) -> None:
         """A message for Nimbus's log (Apex's ``log``); never fatal when Nimbus is away."""
@@ -153,9 +198,14 @@ class ClusterWorker:
             stats = runner.stats.summary()
             stats["spark_ui_url"] = runner.spark_ui_url
             stats["resources"] = self.resources.sample(os.getpid(), runner.pool.pids())
+            stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
+            self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
-        self._local_heartbeat(body)
+        starting = self._starting
+        # the runner's temporary folder, for the supervisor to remove should we be SIGKILLed
+        workdir = {"workdir": str(starting.workdir)} if starting is not None else {}
+        self._local_heartbeat({**body, **workdir})
         try:
             orders = self.client.heartbeat(self.worker_id, body)
         except NimbusError as exc:
@@ -222,7 +272,8 @@ class ClusterWorker:
             try:
                 self.client.report_error(self.worker_id, {
                     "topology_id": self.topology_id, "component": error["component"],
-                    "error": error["error"], "time_secs": error.get("time")})
+                    "error": shorten_error_text(str(error["error"])),
+                    "time_secs": error.get("time")})
             except NimbusError as exc:
                 logger.warning("component error not delivered (%s); will retry", exc)
                 return
@@ -245,11 +296,11 @@ class ClusterWorker:
 
     def _shutdown(self) -> int:
         self._log("info", "shutting down")
-        self.runner.stop(conf_float(self.runner.conf, "topology.shutdown.timeout.secs") + 30)
+        self.runner.stop(shutdown_bound(self.runner.conf))  # the supervisor waits as long
         failure = self.runner.failure
         if failure is None:
             return EXIT_OK
-        text = "".join(traceback.format_exception(failure))
+        text = shorten_error_text("".join(traceback.format_exception(failure)))
         try:
             self.client.report_error(self.worker_id, {"topology_id": self.topology_id,
                                                       "component": "__worker", "error": text})
@@ -265,6 +316,31 @@ def _heartbeat_interval(context: dict[str, Any]) -> float:
     must not flood Nimbus.
     """
     return max(0.1, float(context["heartbeat_interval_secs"]))
+
+
+def shutdown_bound(conf: dict[str, Any]) -> float:
+    """Seconds a stopping worker takes at most.
+
+    Draining in-flight trees (``topology.shutdown.timeout.secs``), then stopping executors
+    and Spark (``worker.shutdown.close.secs``). Its supervisor waits that long (plus
+    ``supervisor.worker.shutdown.sleep.secs``) before SIGKILL, so the worker's own clean-up
+    runs to its end.
+    """
+    return (conf_float(conf, "topology.shutdown.timeout.secs")
+            + conf_float(conf, "worker.shutdown.close.secs"))
+
+
+def _failed_component(message: str, runner: Any) -> str:
+    """The component an executor start failure names, else ``__worker``.
+
+    The failure names it as ``executor 3 ('split') ...``; ``__worker`` when Spark or the plan
+    failed, not one component.
+    """
+    plan = getattr(runner, "plan", None)
+    for executor in plan.executors if plan is not None else ():
+        if f"executor {executor.gid} ({executor.component!r})" in message:
+            return str(executor.component)
+    return "__worker"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,3 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                              Path.cwd()).run()
     finally:
         client.close()
+        if "pyspark" in sys.modules:  # exit only once Spark's JVM is gone
+            from sparkstorm.engine.session import stop_spark_jvm
+
+            stop_spark_jvm()

@@ -6,10 +6,8 @@ on loopback unless told otherwise. FastAPI's test client, one real bind.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +15,9 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
-from sparkstorm.cluster.nimbus.server import build_server
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
-from sparkstorm.config import load_config
-from sparkstorm.testing.polling import wait_for
 from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import code_zip, dump_store, sha256
 
@@ -183,29 +178,6 @@ def test_the_table_covers_every_guarded_and_every_mutating_route(nimbus: Nimbus)
     mutating = {(m, r.path) for r in routes for m in r.methods if m not in ("GET", "HEAD")}
     assert mutating - guarded == set(), "mutating routes without the token check"
     assert guarded == {(method, path) for method, path, _ in GUARDED.values()}
-
-
-@pytest.fixture
-def served(tmp_path: Path, state: ClusterState) -> Iterator[Callable[..., Any]]:
-    """Start a real Nimbus server with conf overrides; yield the starter; stop them all."""
-    started: list[tuple[Nimbus, Any, threading.Thread]] = []
-
-    def start(**overrides: Any) -> Any:
-        conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
-                                        "nimbus.port": 0, **overrides})
-        nimbus, server = build_server(conf, state)
-        thread = threading.Thread(target=server.run, daemon=True)
-        started.append((nimbus, server, thread))
-        thread.start()
-        wait_for(lambda: server.started, 10, message="nimbus serving")
-        return server
-
-    yield start
-    for nimbus, server, thread in started:
-        server.should_exit = True
-        thread.join(10)
-        nimbus.cleaner.stop()
-        nimbus.assigner.stop()
 
 
 def _bound_hosts(server: Any) -> set[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.inbox import Inbox, safe_extract
+from sparkstorm.cluster.nimbus.inbox import Inbox, UnpackLimits, safe_extract
 
 
 def _zip(*names: str) -> bytes:
@@ -66,3 +66,35 @@ def test_size_cap_checksum_and_unknown_ids(tmp_path: Path) -> None:
         with pytest.raises(NimbusError) as caught:
             inbox.chunk(bad, b"")
         assert caught.value.code == "NO_SUCH_UPLOAD"
+
+
+def _zeros_zip(size: int, files: int = 1) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for n in range(files):
+            archive.writestr(f"f{n}", bytes(size // files))
+    return buffer.getvalue()
+
+
+def test_a_zip_bomb_is_refused_at_finish_and_removed(tmp_path: Path) -> None:
+    inbox = Inbox(tmp_path, 1 << 20, UnpackLimits(max_bytes=10 << 20, max_files=10))
+    with pytest.raises(NimbusError) as caught:
+        _finish(inbox, _zeros_zip(50 << 20))
+    assert caught.value.code == "UPLOAD_UNPACKED_TOO_LARGE"
+    with pytest.raises(NimbusError) as caught:
+        _finish(inbox, _zeros_zip(0, files=11))
+    assert caught.value.code == "UPLOAD_TOO_MANY_FILES"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_supervisor_checks_the_limits_again_before_unpacking(tmp_path: Path) -> None:
+    """A supervisor trusts no download: its own limits refuse the archive unwritten."""
+    archive = tmp_path / "stormjar.zip"
+    archive.write_bytes(_zeros_zip(50 << 20))
+    with pytest.raises(NimbusError) as caught:
+        safe_extract(archive, tmp_path / "code", UnpackLimits(max_bytes=10 << 20,
+                                                              max_files=10))
+    assert caught.value.code == "UPLOAD_UNPACKED_TOO_LARGE"
+    assert not (tmp_path / "code").exists()
+    safe_extract(archive, tmp_path / "code", UnpackLimits(max_bytes=50 << 20, max_files=1))
+    assert (tmp_path / "code" / "f0").stat().st_size == 50 << 20
