@@ -37,7 +37,7 @@ from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
 from sparkstorm.errors import ERROR_TEXT_MAX_CHARS
 from sparkstorm.testing.polling import wait_for
 from tests.integration.zookeeper.zkserver import ZooKeeperServer
-from tests.unit.cluster.nimbus.conftest import SPEC
+from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import code_zip, sha256
 
 TOKEN = "secret"
