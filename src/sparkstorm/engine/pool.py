@@ -71,7 +71,7 @@ class ExecutorPool:
     def _spawn(self, gid: int) -> None:
         env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
                    PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        log = open(self.log_dir / f"executor-{gid}.log", "ab")  # noqa: SIM115 - child owns it
+        log = open(self.log_path(gid), "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
@@ -96,9 +96,13 @@ class ExecutorPool:
                 raise EngineError(msg, code="EXECUTOR_START_FAILED")
             time.sleep(0.02)
 
+    def log_path(self, gid: int) -> Path:
+        """Where executor ``gid`` writes its log."""
+        return self.log_dir / f"executor-{gid}.log"
+
     def log_tail(self, gid: int, lines: int = 30) -> str:
         """The last ``lines`` lines of an executor's log."""
-        path = self.log_dir / f"executor-{gid}.log"
+        path = self.log_path(gid)
         text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 

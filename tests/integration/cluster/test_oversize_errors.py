@@ -93,7 +93,8 @@ def _runner_with_error(text: str) -> Any:
     stats = TopologyStats(10, {0: ExecutorRange("word", 1, 1)}, 0.5)
     error = {"component": "word", "task": 1, "error": text, "time": time.time()}
     stats.last_errors["word"] = error
-    return SimpleNamespace(stats=stats, spark_ui_url=None, reported_errors=deque([error]))
+    return SimpleNamespace(stats=stats, spark_ui_url=None, reported_errors=deque([error]),
+                           pool=SimpleNamespace(pids=dict))  # no executor processes
 
 
 def test_an_oversize_error_is_shortened_and_the_heartbeat_stored_on_zookeeper(

@@ -136,8 +136,8 @@ def test_a_new_supervisor_adopts_the_running_worker_and_restarts_it_when_it_dies
     second = wait_for(lambda: _replaced(cluster, record), 30,
                       message=f"the new supervisor restarts the worker\n{cluster.logs()}")
     assert second["worker_id"] == record["worker_id"]
-    assert f"worker {record['worker_id']} (pid {record['pid']}) died" in _log(
-        cluster, "supervisor2")
+    died = f"worker {record['worker_id']} (pid {record['pid']}) of {record['topology_id']} died"
+    assert died in _log(cluster, "supervisor2")
     wait_for(lambda: _beat_time(cluster, second) > second["create_time"], 30,
              message=f"the restarted worker heartbeats\n{cluster.logs()}")
 

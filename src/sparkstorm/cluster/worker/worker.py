@@ -250,7 +250,7 @@ class ClusterWorker:
         """Send the tails of the logs Nimbus asked for, with the list of every log."""
         runner = self.runner
         executors = {} if runner is None else {
-            e.gid: (e.component, runner.pool.workdir / f"executor-{e.gid}.log")
+            e.gid: (e.component, runner.pool.log_path(e.gid))
             for e in runner.plan.executors}
         sources = log_sources(self.local_dir, executors)
         body = {"topology_id": self.topology_id,
