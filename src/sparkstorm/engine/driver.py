@@ -6,6 +6,11 @@ executor), each fed through Spark's shuffle with an identity partitioner on the 
 executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.WindowMeta`:
 acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
 and feeds window ``w+1``. The driver also hosts the acker and the executor pool.
+
+With ``topology.checkpoint.windows`` set, the driver takes checkpoints at window
+boundaries and rolls the whole topology back to the last committed one when an executor
+restarts, is lost or a window's job fails for good (``engine.checkpointing``); without,
+a failure fails the trees it touched and the spouts replay them (at least once).
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.acking import Acker, Verdicts
+from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
+from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
@@ -63,15 +71,29 @@ def _alive(pid: int) -> bool:
 
 
 class TopologyDriver:
-    """Runs one topology: executor processes, the window loop and its statistics."""
+    """Runs one topology: executor processes, the window loop and its statistics.
 
-    def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any]) -> None:
+    Args:
+        name: the topology's name.
+        spec: what it runs.
+        conf: its effective conf.
+        topology_id: the id its checkpoints are kept under, so that a restarted driver
+            resumes from them (a cluster worker passes Nimbus's topology id); None: a
+            one-off run whose checkpoints are removed when it stops.
+    """
+
+    def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any],
+                 topology_id: str | None = None) -> None:
         self.name = name
         self.conf = conf
         self.plan = ExecutionPlan(spec, conf)
         remove_stale_workdirs()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
-        self.pool = ExecutorPool(self.plan, name, self.workdir)
+        self._one_off = topology_id is None
+        self.checkpoint_id = topology_id or f"{name}-{time.time_ns()}"
+        self.checkpoints = self._coordinator()
+        self.pool = ExecutorPool(self.plan, name, self.workdir,
+                                 self.checkpoint_id if self.checkpoints else None)
         self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            conf_float(conf, "topology.message.timeout.secs"))
@@ -94,10 +116,22 @@ class TopologyDriver:
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
+        # a driver restarted on a cluster resumes from its topology's committed checkpoint
+        self._needs_rollback = (self.checkpoints is not None
+                                and self.checkpoints.store.latest_committed() is not None)
+        self._seen_restarts = 0
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
         """Errors not yet taken by a reporter, oldest first, as
         ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
         must not grow it without end)."""
+
+    def _coordinator(self) -> CheckpointCoordinator | None:
+        every = conf_int(self.conf, "topology.checkpoint.windows")
+        if every <= 0:
+            return None
+        store = CheckpointStore(checkpoint_root(self.conf), self.checkpoint_id)
+        return CheckpointCoordinator(every, store, [part_name(e.gid)
+                                                    for e in self.plan.executors])
 
     def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends (the
@@ -157,6 +191,9 @@ class TopologyDriver:
     def _loop(self) -> None:
         try:
             while not self.stop_requested.is_set():
+                if self._rollback_due() and not self._roll_back():
+                    self.stop_requested.wait(1.0)  # an executor could not restore: again
+                    continue
                 started = time.monotonic()
                 self.run_window()
                 self.stop_requested.wait(self.window_seconds - (time.monotonic() - started))
@@ -186,6 +223,9 @@ class TopologyDriver:
         if self._owns_spark and self._spark is not None:
             self._spark.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.checkpoints is not None and self._one_off:  # nobody resumes a one-off run
+            self.checkpoints.store.discard_after(None)
+            self.checkpoints.store.fs.rm(self.checkpoints.store.base, recursive=True)
         self.stopped.set()
 
     def stop(self, timeout: float | None = None) -> None:
@@ -206,11 +246,12 @@ class TopologyDriver:
         group = f"{self.name}-{window}"
         sc.setJobGroup(group, f"sparkstorm {self.name} window {window}")
         first = self._stages[0]
+        flags = self._window_flags(window)
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
-        rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window))
+        rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window, flags))
         for stage in self._stages[1:]:
             rdd = rdd.partitionBy(len(stage.gids), stage.partition_of)
-            rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window))
+            rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window, flags))
         try:
             results = rdd.collect()
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
@@ -220,6 +261,84 @@ class TopologyDriver:
         # the window's Spark job(s), so that the UI links each chart point to its job
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(group)]
         self._absorb(window, started, results, jobs)
+        if flags.get("checkpoint") and results and not self._needs_rollback:
+            self._take_checkpoint(window)
+
+    # -- checkpoints ------------------------------------------------------------------
+    def _window_flags(self, window: int) -> dict[str, Any]:
+        """What every executor's request of ``window`` carries about checkpoints."""
+        if self.checkpoints is None:
+            return {}
+        # the commit is announced first: executors commit it before taking the next part
+        committed = self.checkpoints.take_announcement()
+        flags: dict[str, Any] = {"checkpoint": self.checkpoints.due(window)}
+        if committed is not None:
+            flags["committed"] = committed
+        return flags
+
+    def _take_checkpoint(self, window: int) -> None:
+        """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
+        assert self.checkpoints is not None
+        state = EngineState.of(self.acker, self._verdicts, self._deliveries)
+        try:
+            self.checkpoints.begin(window, state.encode())
+        except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
+            logger.error("topology %s: checkpoint %d not taken: %s", self.name, window, exc)
+
+    def _parts_arrived(self, metas: list[WindowMeta]) -> None:
+        """Note the executors' durable parts; commit what is complete."""
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            return
+        for meta in metas:
+            for wire in meta.parts:
+                checkpoints.arrived(*part_info(wire))
+        try:
+            committed = checkpoints.commit_ready()
+        except Exception as exc:  # noqa: BLE001 - an unwritable store: said, and retried
+            logger.error("topology %s: checkpoint not committed: %s", self.name, exc)
+            return
+        if committed is not None:
+            self.stats.committed_window = committed
+            self.stats.checkpoint_ms = checkpoints.last_commit_ms
+            logger.info("topology %s: checkpoint %d committed", self.name, committed)
+
+    def _rollback_due(self) -> bool:
+        """Whether the topology must roll back before its next window: an executor
+        restarted (its tasks' state is gone), was lost, or a window's job failed."""
+        if self.checkpoints is None:
+            return False
+        return self._needs_rollback or self.pool.restarts != self._seen_restarts
+
+    def _roll_back(self) -> bool:
+        """Roll every executor and the engine back to the newest committed checkpoint.
+
+        Returns:
+            False when an executor could not restore (tried again before the next window).
+        """
+        assert self.checkpoints is not None
+        self._needs_rollback = True
+        restarts = self.pool.restarts
+        target = self.checkpoints.rollback_target()
+        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
+        for executor in self.plan.executors:
+            try:
+                self.pool.call(executor.gid, {"cmd": "restore", "window": target}, timeout)
+            except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
+                logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
+                             self.name, executor.gid, target, exc)
+                return False
+        state = EngineState() if target is None else self.checkpoints.engine_state(target)
+        state.restore_ledger(self.acker)
+        self._verdicts, self._deliveries, self._fail_all = state.verdicts, state.deliveries, False
+        if target is not None:
+            self.window = max(self.window, target + 1)
+        self._seen_restarts, self._needs_rollback = restarts, False
+        self.stats.committed_window = target
+        self.stats.rollbacks += 1
+        logger.warning("topology %s: rolled back to checkpoint %s", self.name,
+                       "start" if target is None else target)
+        return True
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
@@ -247,6 +366,11 @@ class TopologyDriver:
             active=self.active, fail_all=self._fail_all)
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
+        if self.checkpoints is not None:
+            logger.error("topology %s: window %d failed for good; rolling back: %s",
+                         self.name, window, exc)
+            self._needs_rollback = True
+            return
         logger.error("topology %s: window %d failed for good; failing its open tuple trees: %s",
                      self.name, window, exc)
         self.acker.forget_all()
@@ -266,6 +390,7 @@ class TopologyDriver:
             for gid, blob in deliveries.items():
                 self._deliveries.setdefault(gid, []).append(blob)
         self._verdicts = self.acker.process_window(metas)
+        self._parts_arrived(metas)
         components, executors = self._counters(metas)
         self.stats.record(WindowRecord(window, started, time.time() - started, components,
                                        executors, jobs or []))
@@ -276,6 +401,7 @@ class TopologyDriver:
         what it held and say so as its component's error."""
         info = self.plan.executors[meta.gid]
         self.pool.kill(meta.gid)
+        self._needs_rollback = self.checkpoints is not None
         if self.plan.components[info.component].kind == "spout":
             self.acker.forget_spout_tasks(set(info.tasks))
         text = (f"executor {meta.gid} ({info.component}) did not answer window {window} "

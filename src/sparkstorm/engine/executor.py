@@ -18,8 +18,10 @@ import traceback
 from itertools import count, repeat
 from typing import Any
 
+from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
+from sparkstorm.engine.executor_checkpoint import ExecutorPart, PartBuilder, RestorePoint
 from sparkstorm.engine.failures import (
     FAIL_CRASH,
     FAIL_ERROR,
@@ -49,7 +51,8 @@ class ComponentFailure(Exception):
 class ExecutorHost:
     """Hosts the tasks of one executor (see the module docstring)."""
 
-    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str,
+                 restore: RestorePoint | None = None) -> None:
         self.plan = plan
         self.info: ExecutorInfo = plan.executors[gid]
         self.topology_name = topology_name
@@ -68,6 +71,10 @@ class ExecutorHost:
         tracking = acker_task_count(plan.conf) > 0
         for task in self.info.tasks:
             self._start_task(cls, task, tracking)
+        self.taken_part: PartBuilder | None = None
+        """The part taken at the cut of this window's checkpoint, for the part writer."""
+        if restore is not None:
+            self._restore(restore)
 
     def _start_task(self, cls: type[Component], task: int, tracking: bool) -> None:
         collector = TaskCollector(
@@ -82,6 +89,98 @@ class ExecutorHost:
             context=self.plan.context_for(task), attributes={"component_spec": self.spec})
         self.collectors[task] = collector
 
+    # -- checkpoints (see engine.executor_checkpoint) ------------------------------------
+    def _stateful(self, instance: Any) -> Any:
+        """The :class:`~sparkstorm.state.lifecycle.StatefulTask` of a StatefulBolt task
+        (its state started now if no tuple started it yet), or None for other components."""
+        if not getattr(type(instance), "stateful", False):
+            return None
+        task = instance.__dict__.get("_stateful_task")
+        return task if task is not None else instance.start_state()
+
+    def take_part(self, window: int) -> PartBuilder:
+        """This executor's part of checkpoint ``window``, taken now (call under
+        ``self.lock``, at the window's cut). Instance states are pickled here; stateful
+        bolts' states are copied here and pickled by the returned builder.
+
+        Raises:
+            CheckpointError: ``CHECKPOINT_UNPICKLABLE`` naming component, task, attribute.
+        """
+        component = self.info.component
+        blobs: dict[int, bytes] = {}
+        states: dict[int, Any] = {}
+        for task, instance in self.instances.items():
+            stateful = self._stateful(instance)
+            if stateful is not None:
+                states[task] = stateful.prepare(window)
+            else:
+                blobs[task] = task_snapshot(instance, component=component, task=task)
+        now = time.monotonic()
+        pending = {task: {root: (msg, now - at, stream)
+                          for root, (msg, at, stream) in collector.pending_roots.items()}
+                   for task, collector in self.collectors.items() if collector.pending_roots}
+
+        def build() -> ExecutorPart:
+            for task, state in states.items():
+                blobs[task] = task_snapshot(None, component=component, task=task,
+                                            state_snapshot=state, stateful=True)
+            return ExecutorPart(blobs, pending)
+        return build
+
+    def take_checkpoint(self, window: int | None) -> None:
+        """At a checkpoint window's cut: keep the part in :attr:`taken_part` (an error is
+        the component's, reported with this window)."""
+        if window is None or self.must_restart:
+            return
+        try:
+            self.taken_part = self.take_part(window)
+        except CheckpointError as exc:
+            logger.error("topology %s: %s", self.topology_name, exc)
+            self._keep_error(None, f"{exc.code}: {exc}")
+
+    def commit_state(self, window: int) -> None:
+        """Checkpoint ``window`` is committed: stateful bolts commit their state."""
+        with self.lock:
+            for task, instance in self.instances.items():
+                stateful = self._stateful(instance)
+                if stateful is None:
+                    continue
+                try:
+                    stateful.commit(window)
+                except Exception as exc:  # noqa: BLE001 - a user hook: its error, then rollback
+                    self.record_error(task, exc)
+                    self.must_restart = True
+
+    def rollback_state(self) -> None:
+        """The topology rolls back: stateful bolts hear ``pre_rollback`` and their state
+        drops what was not committed (before this executor is rebuilt from the checkpoint)."""
+        with self.lock:
+            for task, instance in self.instances.items():
+                stateful = instance.__dict__.get("_stateful_task")
+                if stateful is None:
+                    continue
+                try:
+                    stateful.rollback()
+                except Exception as exc:  # noqa: BLE001 - rebuilt from the checkpoint anyway
+                    self.record_error(task, exc)
+
+    def _restore(self, point: RestorePoint) -> None:
+        """Put the tasks and the spout trees of ``point`` back (after ``initialize``)."""
+        component = self.info.component
+        now = time.monotonic()
+        for task, instance in self.instances.items():
+            blob = point.part.tasks.get(task)
+            if blob is None:
+                continue
+            state = restore_task(instance, blob, component=component, task=task)
+            if getattr(type(instance), "stateful", False):
+                instance.start_state(state, committed_txid=point.window)
+        for task, trees in point.part.pending.items():
+            collector = self.collectors.get(task)
+            if collector is not None:
+                collector.pending_roots = {root: (msg, now - age, stream)
+                                           for root, (msg, age, stream) in trees.items()}
+
     def record_error(self, task: int, exc: BaseException) -> None:
         """Log and keep an error of a task, with its traceback, for the driver to report."""
         text = "".join(traceback.format_exception(exc))
@@ -89,7 +188,7 @@ class ExecutorHost:
                      self.info.component, task, text)
         self._keep_error(task, text)
 
-    def _keep_error(self, task: int, text: str) -> None:
+    def _keep_error(self, task: int | None, text: str) -> None:
         self.errors.append(ComponentError.now(self.info.component, task, text))
 
     def take_stats(self) -> ComponentCounters:
@@ -135,8 +234,9 @@ class ExecutorHost:
 class BoltExecutor(ExecutorHost):
     """Executor of a bolt: processes each window's input rows in order."""
 
-    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
-        super().__init__(plan, gid, topology_name)
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str,
+                 restore: RestorePoint | None = None) -> None:
+        super().__init__(plan, gid, topology_name, restore)
         self.next_tuple_id = 0
         self.loops = {task: BoltLoop(instance, self.collectors[task])
                       for task, instance in self.instances.items()}
@@ -144,8 +244,9 @@ class BoltExecutor(ExecutorHost):
                                for c, spec in plan.components.items() for s in spec.outputs}
         self.stats = BoltWindowStats()
 
-    def run_window(self, blobs: list[bytes]) -> WindowOutput:
-        """Process every input batch of this window (``blobs`` as packed by the senders)."""
+    def run_window(self, blobs: list[bytes], checkpoint: int | None = None) -> WindowOutput:
+        """Process every input batch of this window (``blobs`` as packed by the senders);
+        take the part of checkpoint ``checkpoint`` once they are processed."""
         with self.lock:
             started = time.perf_counter()
             batches = [batch for blob in blobs for batch in unpack(blob)]
@@ -160,6 +261,7 @@ class BoltExecutor(ExecutorHost):
                         self._fail_rest(batches[position + 1:], str(failure))
                         raise
                 self._end_window()
+                self.take_checkpoint(checkpoint)
             finally:
                 # a window that raised was busy too: its executed tuples count (an idle
                 # window is not execute time: it would skew the average)
@@ -290,8 +392,9 @@ UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
 class SpoutExecutor(ExecutorHost):
     """Executor of a spout: produces between windows, applies acks and fails per window."""
 
-    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str) -> None:
-        super().__init__(plan, gid, topology_name)
+    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str,
+                 restore: RestorePoint | None = None) -> None:
+        super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
         self.timeout = conf_float(self.conf, "topology.message.timeout.secs")
@@ -361,8 +464,11 @@ class SpoutExecutor(ExecutorHost):
                 self._call(task, self.instances[task].ack, tup_id)
                 self.acked[stream] = self.acked.get(stream, 0) + 1
 
-    def run_window(self, control: SpoutControl) -> WindowOutput:
-        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer."""
+    def run_window(self, control: SpoutControl, checkpoint: int | None = None
+                   ) -> WindowOutput:
+        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer; the
+        part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted after
+        it is emitted again by a restored spout)."""
         with self.lock:
             if control.fail_all:
                 self._fail_everything()
@@ -377,6 +483,7 @@ class SpoutExecutor(ExecutorHost):
                 self._expire()
             self.set_active(control.active)
             taken = self.output.take()
+            self.take_checkpoint(checkpoint)
             self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
             self.wakeup.notify_all()
             if self.sample_pct:
@@ -449,11 +556,13 @@ class SpoutExecutor(ExecutorHost):
         super().close()
 
 
-def make_executor(plan: ExecutionPlan, gid: int, topology_name: str) -> ExecutorHost:
-    """The right executor class for ``gid``'s component kind."""
+def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
+                  restore: RestorePoint | None = None) -> ExecutorHost:
+    """The right executor class for ``gid``'s component kind, its tasks restored from
+    ``restore`` when given."""
     kind = plan.components[plan.executors[gid].component].kind
-    return SpoutExecutor(plan, gid, topology_name) if kind == "spout" else \
-        BoltExecutor(plan, gid, topology_name)
+    host_class = SpoutExecutor if kind == "spout" else BoltExecutor
+    return host_class(plan, gid, topology_name, restore)
 
 
 __all__ = ["BoltExecutor", "ComponentFailure", "SpoutExecutor", "make_executor"]

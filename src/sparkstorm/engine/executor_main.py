@@ -6,6 +6,12 @@ path. Spark tasks connect and send one request per window::
     {"cmd": "window", "w": 17, "rows": [<packed rows>, ...]}        # bolt executors
     {"cmd": "window", "w": 17, "control": SpoutControl.to_wire()}   # spout executors
 
+with, when checkpoints are on, ``"checkpoint": true`` (take this executor's part of
+checkpoint 17 at the window's cut) and ``"committed": 10`` (checkpoint 10 is committed:
+stateful bolts commit their state first). ``{"cmd": "restore", "window": 10}`` rebuilds
+the executor's tasks from its part of checkpoint 10 (``"window": null``: from scratch), as
+the driver asks on a rollback (``engine.executor_checkpoint``).
+
 and get back ``{target gid: packed rows}`` with the encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
 the Spark task passes on to the driver undecoded. The reply of the latest window is kept,
@@ -27,10 +33,19 @@ import socket
 import sys
 import threading
 import traceback
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, BinaryIO
 
+from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.executor_checkpoint import (
+    ExecutorPart,
+    PartWriter,
+    RestorePoint,
+    part_name,
+)
 from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
@@ -50,12 +65,26 @@ EXIT_STARTUP_FAILED = 72
 GC_EVERY_WINDOWS = 20
 
 
-class ExecutorServer:
-    """Serves window requests for one executor over a Unix socket."""
+HostFactory = Callable[[RestorePoint | None], ExecutorHost]
+"""Builds the executor's host, its tasks restored from a checkpoint when given one."""
 
-    def __init__(self, host: ExecutorHost, path: str) -> None:
+
+class ExecutorServer:
+    """Serves window requests for one executor over a Unix socket.
+
+    Args:
+        host: the executor's tasks.
+        path: the Unix socket to listen on.
+        rebuild: makes a fresh host for a rollback (None: restore refused).
+        writer: writes checkpoint parts (None: checkpoints are off).
+    """
+
+    def __init__(self, host: ExecutorHost, path: str, rebuild: HostFactory | None = None,
+                 writer: PartWriter | None = None) -> None:
         self.host = host
         self.path = path
+        self.rebuild = rebuild
+        self.writer = writer
         self.window_lock = threading.Lock()
         self.last_window = -1
         self.last_reply: tuple[dict[int, bytes], bytes] = ({}, b"")
@@ -122,7 +151,12 @@ class ExecutorServer:
             self.log_levels.apply(dict(request.get("levels") or {}))
             self.host.sample_pct = float(request.get("sample_pct") or 0.0)
             return "ok", b""
+        if cmd == "restore":
+            self._restore(request.get("window"))
+            return "ok", b""
         if cmd == "close":
+            if self.writer is not None:
+                self.writer.close()
             self.host.close()
             self.exit_requested = True
             return "ok", b""
@@ -134,9 +168,16 @@ class ExecutorServer:
         with self.window_lock:
             if window == self.last_window:
                 return self.last_reply  # a retried Spark task: never run components twice
-            output = self._run(request)
+            committed = request.get("committed")
+            if committed is not None:
+                self.host.commit_state(int(committed))
+            checkpoint = window if request.get("checkpoint") else None
+            output = self._run(request, checkpoint)
             host = self.host
-            reply = host.encode_rows(output), host.window_meta(output).encode()
+            meta = host.window_meta(output)
+            if self.writer is not None:
+                meta = self._with_parts(meta, window)
+            reply = host.encode_rows(output), meta.encode()
             self.last_window, self.last_reply = window, reply
             if window % GC_EVERY_WINDOWS == 0:
                 gc.collect()
@@ -144,13 +185,45 @@ class ExecutorServer:
                 self.exit_requested = True
             return reply
 
-    def _run(self, request: dict[str, Any]) -> WindowOutput:
+    def _with_parts(self, meta: Any, window: int) -> Any:
+        """``meta`` with the checkpoint part taken this window queued for writing and the
+        parts written since the last window (and why others were not) reported."""
+        assert self.writer is not None
+        host = self.host
+        if host.taken_part is not None:
+            self.writer.submit(window, host.taken_part)
+            host.taken_part = None
+        errors = [ComponentError.now(host.info.component, None, text)
+                  for text in self.writer.take_errors()]
+        parts = [(w, info.name, info.size, info.sha256) for w, info in self.writer.take_written()]
+        return replace(meta, parts=parts, errors=[*meta.errors, *errors])
+
+    def _restore(self, window: int | None) -> None:
+        """Roll back: the current tasks hear ``pre_rollback`` and close; new ones start
+        from this executor's part of checkpoint ``window`` (from scratch when None)."""
+        if self.rebuild is None:
+            msg = "this executor cannot restore: checkpoints are off"
+            raise ValueError(msg)
+        with self.window_lock:
+            point = None
+            if window is not None:
+                assert self.writer is not None
+                blob = self.writer.store().read_part(window, part_name(self.host.info.gid))
+                point = RestorePoint(window, ExecutorPart.decode(blob))
+            old = self.host
+            old.rollback_state()
+            old.close()
+            self.host = self.rebuild(point)
+            self.host.sample_pct = old.sample_pct
+            logger.info("executor %d restored from checkpoint %s", old.info.gid, window)
+
+    def _run(self, request: dict[str, Any], checkpoint: int | None) -> WindowOutput:
         host = self.host
         if isinstance(host, SpoutExecutor):
-            return host.run_window(SpoutControl.from_wire(request["control"]))
+            return host.run_window(SpoutControl.from_wire(request["control"]), checkpoint)
         assert isinstance(host, BoltExecutor)
         try:
-            return host.run_window(request.get("rows", []))
+            return host.run_window(request.get("rows", []), checkpoint)
         except Exception:  # noqa: BLE001 - ComponentFailure: answer what was done, then restart
             return host.output.take()
 
@@ -208,13 +281,21 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     watch_parent(os.getppid())
     dump_on_signal(args.socket)
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
+
+    def rebuild(point: RestorePoint | None) -> ExecutorHost:
+        return make_executor(plan, args.gid, data["name"], point)
     try:
-        host = make_executor(plan, args.gid, data["name"])
+        host = rebuild(None)
     except Exception as exc:  # noqa: BLE001 - reported to the driver, then restarted
         return report_startup_failure(args.socket, plan.executors[args.gid].component, exc)
+    writer = None
+    checkpoint_id = data.get("checkpoint_id")
+    if checkpoint_id:  # checkpoints are on
+        root = checkpoint_root(plan.conf)
+        writer = PartWriter(lambda: CheckpointStore(root, checkpoint_id), args.gid)
     gc.freeze()  # what initialize() built lives long: keep it out of every collection
     gc.disable()
-    return ExecutorServer(host, args.socket).serve_forever()
+    return ExecutorServer(host, args.socket, rebuild, writer).serve_forever()
 
 
 if __name__ == "__main__":

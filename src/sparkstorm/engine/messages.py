@@ -111,6 +111,8 @@ class WindowMeta:
         errors: the tasks' errors of the window.
         lost: the executor did not answer (made by the Spark task that gave up on it,
             ``failed`` holding the roots of the input it never answered for).
+        parts: checkpoint parts the executor wrote since its last window:
+            (window, part name, size, SHA-256).
     """
 
     gid: int
@@ -122,21 +124,23 @@ class WindowMeta:
     stats: ComponentCounters = field(default_factory=ComponentCounters)
     errors: list[ComponentError] = field(default_factory=list)
     lost: bool = False
+    parts: list[tuple[int, str, int, str]] = field(default_factory=list)
 
     def encode(self) -> bytes:
         """Serialize for the executor's reply (the driver decodes it; stages pass it on)."""
         return pack([self.gid, self.component, self.xor, self.inits, self.failed,
                      self.resets, _counters_to_wire(self.stats),
-                     [error.to_wire() for error in self.errors], self.lost])
+                     [error.to_wire() for error in self.errors], self.lost,
+                     [list(part) for part in self.parts]])
 
     @classmethod
     def decode(cls, blob: bytes) -> WindowMeta:
         """Inverse of :meth:`encode`."""
-        gid, component, xor, inits, failed, resets, stats, errors, lost = unpack(blob)
+        gid, component, xor, inits, failed, resets, stats, errors, lost, parts = unpack(blob)
         return cls(gid, component, xor, inits,
                    {root: Failure(*why) for root, why in failed.items()}, resets,
                    _counters_from_wire(stats), [ComponentError.from_wire(e) for e in errors],
-                   lost)
+                   lost, [(int(w), str(n), int(size), str(sha)) for w, n, size, sha in parts])
 
 
 _COUNTER_MAPS = ("emitted", "transferred", "executed", "acked", "failed", "execute_ms",

@@ -31,9 +31,12 @@ MONITOR_INTERVAL = 0.05
 class ExecutorPool:
     """One OS process per executor; a dead one is restarted (with a short backoff)."""
 
-    def __init__(self, plan: ExecutionPlan, name: str, workdir: Path) -> None:
+    def __init__(self, plan: ExecutionPlan, name: str, workdir: Path,
+                 checkpoint_id: str | None = None) -> None:
         self.plan = plan
         self.name = name
+        self.checkpoint_id = checkpoint_id
+        """The id executors write checkpoint parts under (None: checkpoints are off)."""
         self.workdir = workdir
         self.plan_file = workdir / "plan.json"
         self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors}
@@ -59,7 +62,7 @@ class ExecutorPool:
             EngineError: ``EXECUTOR_START_FAILED`` when one exits or does not come up.
         """
         data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
-                "sys_path": [p for p in sys.path if p]}
+                "sys_path": [p for p in sys.path if p], "checkpoint_id": self.checkpoint_id}
         self.plan_file.write_text(json.dumps(data, default=str), encoding="utf-8")
         for gid in self.sockets:
             self._spawn(gid)

@@ -120,29 +120,32 @@ def ping(path: str, bound: float) -> bool:
     return True
 
 
-def run_spout_stage(stage: StageInfo, window: int, index: int,
+def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
                     partition: Iterable[tuple[list[Any], list[tuple[int, Any]]]]
                     ) -> Iterator[tuple[int, Any]]:
     """The spout stage's partition function: ``partition`` holds one item, the executor's
     control (``SpoutControl.to_wire()``) and the records injected this window (ticks and
     cycle deliveries, for later stages)."""
     for control, records in partition:
-        yield from _call_stage(stage, window, index, records, control)
+        yield from _call_stage(stage, window, flags, index, records, control)
 
 
-def run_stage(stage: StageInfo, window: int, index: int,
+def run_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
               records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
     """A bolt stage's partition function: its executor gets the records keyed to it."""
-    yield from _call_stage(stage, window, index, records, None)
+    yield from _call_stage(stage, window, flags, index, records, None)
 
 
-def _call_stage(stage: StageInfo, window: int, index: int, records: Iterable[tuple[int, Any]],
-                control: list[Any] | None) -> Iterator[tuple[int, Any]]:
+def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
+                records: Iterable[tuple[int, Any]], control: list[Any] | None
+                ) -> Iterator[tuple[int, Any]]:
     """Hand this partition's input to its executor (a spout's: ``control``; a bolt's: the
     records keyed to it), forward its output.
 
     Called once per partition of each stage of window ``window``, in a Spark Python worker.
-    Records for executors of later stages pass through unchanged.
+    Records for executors of later stages pass through unchanged. ``flags`` go into every
+    executor's request of the window (``checkpoint``, ``committed``: see
+    ``engine.executor_main``).
     """
     gid = stage.gids[index]
     mine: list[bytes] = []
@@ -151,7 +154,7 @@ def _call_stage(stage: StageInfo, window: int, index: int, records: Iterable[tup
             mine.append(value)
         else:
             yield key, value
-    request: dict[str, Any] = {"cmd": "window", "w": window}
+    request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
     if control is None:
         request["rows"] = mine
     else:

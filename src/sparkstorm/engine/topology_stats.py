@@ -64,6 +64,11 @@ class TopologyStats:
         self.started = time.time()
         self.last_errors: dict[str, dict[str, Any]] = {}
         self.restarts = 0
+        self.committed_window: int | None = None
+        """The newest committed checkpoint's window (None: checkpoints off or none yet)."""
+        self.checkpoint_ms = 0.0
+        """From taking the newest committed checkpoint to committing it."""
+        self.rollbacks = 0
         self.lock = threading.Lock()  # summary() is read from other threads
 
     def record(self, record: WindowRecord) -> None:
@@ -102,6 +107,9 @@ class TopologyStats:
             "windowed": windowed,
             "last_errors": dict(self.last_errors),
             "executor_restarts": self.restarts,
+            "committed_window": self.committed_window,
+            "checkpoint_ms": self.checkpoint_ms,
+            "rollbacks": self.rollbacks,
             "recent_windows": list(self.recent),
         }
 

@@ -78,6 +78,14 @@ class ShellComponent:
     logger: logging.Logger
     _collector: Collector
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Nothing of a shell component goes into a checkpoint: its state lives in its
+        child process, whose memory is not ours (a rollback restarts the child)."""
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restoring keeps the freshly started child (see :meth:`__getstate__`)."""
+
     def _start(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
         """Spawn the child and shake hands; returns the commands sent before the PID."""
         self.shell_metrics: dict[str, Any] = {}

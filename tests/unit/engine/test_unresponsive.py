@@ -54,7 +54,7 @@ def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: str) -> None:
 def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: str) -> None:
     stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, 10.0, 0.3, {4: "count"})
     rows = pack([[7, 3, "default", [["a"], ["b"], ["c"]], [{100: 1}, None, {200: 2, 300: 3}]]])
-    ((key, (blob, deliveries)),) = list(run_stage(stage, 9, 0, [(4, rows)]))
+    ((key, (blob, deliveries)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and deliveries == {}
     assert meta.lost and meta.gid == 4 and meta.component == "count"

@@ -349,6 +349,9 @@ class UiViews:
         return {**self._topology_row(topology_id, base), "user": "", "window": window,
                 "windowHint": window_pretty(window),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
+                # Apex's committed window: the newest checkpoint the topology rolls back to
+                "checkpointWindows": conf_int(conf, "topology.checkpoint.windows"),
+                "committedWindow": self.state.committed_window(topology_id),
                 **debug_fields(self.sources.sampling(topology_id, None)),
                 "configuration": mask_secrets(conf),
                 "schedulerDisplayResource": False, "visualizationTable": [],

@@ -72,6 +72,8 @@ class Umbilical:
         are a debugging aid, not state a restarted Nimbus needs)."""
         self.heartbeat_max_bytes = heartbeat_max_bytes
         self._trims = TrimLog("nimbus")
+        self._committed: dict[str, int] = {}
+        """Each topology's committed window as last recorded (saves a read per beat)."""
 
     def request_stack_traces(self, topology_id: str) -> int:
         """Ask every worker of ``topology_id`` for its stack traces; returns how many."""
@@ -154,6 +156,7 @@ class Umbilical:
             assignment.topology_id, worker_id, self.clock(), bounded,
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
+        response["committed_window"] = self._committed_window(assignment.topology_id, bounded)
         if worker_id in self.stack_requests:
             self.stack_requests.discard(worker_id)
             response["stack_trace"] = True
@@ -165,6 +168,21 @@ class Umbilical:
                                      "num_workers": options.get("num_workers"),
                                      "rebalance_at": options.get("rebalance_at")}
         return response
+
+    def _committed_window(self, topology_id: str, stats: dict[str, Any]) -> int | None:
+        """Record the committed window the driver reports (Apex's umbilical carries it);
+        answer the one on record, which a restarted driver resumes from."""
+        reported = stats.get("committed_window")
+        recorded = self._committed.get(topology_id)
+        if recorded is None:
+            recorded = self.state.committed_window(topology_id)
+        if isinstance(reported, int) and not isinstance(reported, bool) and \
+                reported != recorded:
+            self.state.set_committed_window(topology_id, reported)
+            recorded = reported
+        if recorded is not None:
+            self._committed[topology_id] = recorded
+        return recorded
 
     def _keep_start_failure(self, topology_id: str, worker_id: str,
                             stats: dict[str, Any]) -> None:
@@ -211,6 +229,5 @@ class Umbilical:
 
 
 def _response(*, shutdown: bool, active: bool) -> dict[str, Any]:
-    # committed_window and stack_trace: room for the next versions
     return {"shutdown": shutdown, "active": active, "rebalance": None,
             "committed_window": None, "stack_trace": False}

@@ -119,7 +119,8 @@ class ClusterWorker:
             conf["topology.executor.log.dir"] = os.getcwd()
         if self.local_dir is not None:  # Spark's scratch files go with the worker's folder
             conf.setdefault("spark.local.dir", str(self.local_dir / "spark-local"))
-        runner = TopologyDriver(context["topology_name"], spec, conf)
+        # checkpoints under the topology's id: a restarted worker resumes from them
+        runner = TopologyDriver(context["topology_name"], spec, conf, self.topology_id)
         self._starting = runner
         runner.set_active(self.active)
         runner.start()

@@ -1,0 +1,144 @@
+"""Checkpoints and rollback on Spark local mode (issue 11).
+
+A stateful word count must end with exact counts and every id acked whatever single
+failure hits it: kill -9 of the count bolt's or the spout's executor, a component that
+raises, a window's Spark job that fails for good. The check reads the newest committed
+checkpoint, where the spout's acked ids and the bolt's counts were cut at the same window.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm import Grouping, Topology
+from sparkstorm.checkpoint import CheckpointError
+from sparkstorm.checkpoint.snapshot import read_snapshot
+from sparkstorm.engine.driver import TopologyDriver
+from sparkstorm.engine.executor_checkpoint import ExecutorPart, part_name
+from sparkstorm.testing import LocalCluster
+from sparkstorm.testing.polling import wait_for
+from tests.integration.spark.checkpoint_components import CheckpointedCount, PositionSpout
+from tests.integration.spark.components import KEYS, RecordingBolt
+
+COUNT = 2000
+EXPECTED = dict(Counter(f"k{n % KEYS}" for n in range(COUNT)))
+
+
+class CountTopology(Topology):
+    numbers = PositionSpout.spec()
+    count = CheckpointedCount.spec(inputs={numbers: Grouping.fields("key")}, par=2)
+
+
+def _committed(runner: TopologyDriver) -> tuple[int | None, set[int], dict[str, int]]:
+    """The newest committed checkpoint: its window, the spout's acked ids, the counts
+    (an older one may be purged while it is read: then the one after it)."""
+    for _ in range(10):
+        try:
+            return _read_committed(runner)
+        except CheckpointError:  # purged under our feet by a newer commit
+            continue
+    return _read_committed(runner)
+
+
+def _read_committed(runner: TopologyDriver) -> tuple[int | None, set[int], dict[str, int]]:
+    assert runner.checkpoints is not None
+    store = runner.checkpoints.store
+    window = store.latest_committed()
+    acked: set[int] = set()
+    counts: dict[str, int] = {}
+    if window is None:
+        return None, acked, counts
+    for executor in runner.plan.executors:
+        part = ExecutorPart.decode(store.read_part(window, part_name(executor.gid)))
+        for blob in part.tasks.values():
+            data = read_snapshot(blob)["data"]
+            if executor.component == "numbers":
+                acked |= data["acked"]
+            else:
+                for key, n in data.items():
+                    counts[key] = counts.get(key, 0) + n
+    return window, acked, counts
+
+
+def _run(cluster: LocalCluster, tmp_path: Path, conf: dict[str, Any] | None = None
+         ) -> TopologyDriver:
+    return cluster.submit_topology("checkpointed", CountTopology, conf={
+        "test.dir": str(tmp_path), "test.count": COUNT, "topology.checkpoint.windows": 3,
+        "topology.checkpoint.dir": str(tmp_path / "checkpoints"),
+        "topology.max.spout.pending": 200, **(conf or {})})
+
+
+def _wait_for_first_commit(runner: TopologyDriver) -> int:
+    window: int = wait_for(lambda: _committed(runner)[0], 60,
+                           message="a checkpoint is committed")
+    return window
+
+
+def _finish_exactly(runner: TopologyDriver) -> tuple[set[int], dict[str, int]]:
+    """Wait for a committed checkpoint in which every id is acked; its counts."""
+    def complete() -> tuple[set[int], dict[str, int]] | None:
+        _, acked, counts = _committed(runner)
+        return (acked, counts) if len(acked) == COUNT else None
+    acked, counts = wait_for(complete, 120, message="a checkpoint with every id acked")
+    return acked, counts
+
+
+def _kill(runner: TopologyDriver, component: str) -> None:
+    gid = next(e.gid for e in runner.plan.executors if e.component == component)
+    os.kill(runner.pool.pids()[gid], signal.SIGKILL)
+
+
+def test_without_failures_the_committed_counts_are_exact(cluster: LocalCluster,
+                                                         tmp_path: Path) -> None:
+    runner = _run(cluster, tmp_path)
+    acked, counts = _finish_exactly(runner)
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    assert runner.stats.summary()["committed_window"] is not None
+    assert runner.stats.rollbacks == 0
+    cluster.kill_topology("checkpointed")
+    assert not (tmp_path / "checkpoints" / runner.checkpoint_id).exists(), \
+        "a one-off run's checkpoints go when it stops"
+
+
+@pytest.mark.parametrize("component", ["count", "numbers"])
+def test_kill_9_of_an_executor_rolls_back_to_exact_counts(cluster: LocalCluster,
+                                                          tmp_path: Path,
+                                                          component: str) -> None:
+    runner = _run(cluster, tmp_path)
+    _wait_for_first_commit(runner)
+    _kill(runner, component)
+    acked, counts = _finish_exactly(runner)
+    assert runner.stats.rollbacks >= 1
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+
+
+def test_a_raising_component_rolls_back_to_exact_counts(cluster: LocalCluster,
+                                                        tmp_path: Path) -> None:
+    runner = _run(cluster, tmp_path, {"test.raise_at": COUNT // 2})
+    acked, counts = _finish_exactly(runner)
+    assert (tmp_path / "raised").exists()
+    assert runner.stats.rollbacks >= 1
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    assert "raising once" in runner.stats.last_errors["count"]["error"]
+
+
+def test_an_unpicklable_attribute_is_a_clear_error_at_the_first_checkpoint(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    class Unpicklable(Topology):
+        numbers = PositionSpout.spec()
+        sink = RecordingBolt.spec(inputs=[numbers])  # keeps an open file in `record`
+
+    runner = cluster.submit_topology("unpicklable", Unpicklable, conf={
+        "test.dir": str(tmp_path), "test.count": 10, "topology.checkpoint.windows": 2,
+        "topology.checkpoint.dir": str(tmp_path / "checkpoints")})
+    error = wait_for(lambda: runner.stats.last_errors.get("sink"), 60,
+                     message="the sink's checkpoint error")["error"]
+    assert "CHECKPOINT_UNPICKLABLE" in error and "'record'" in error, error
+    assert "sink" in error and "Recorder" in error, error
+    assert runner.checkpoints is not None and runner.checkpoints.store.latest_committed() is None
