@@ -120,6 +120,8 @@ class TopologyDriver:
         self._needs_rollback = (self.checkpoints is not None
                                 and self.checkpoints.store.latest_committed() is not None)
         self._seen_restarts = 0
+        self.failed_jobs = 0
+        """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
         """Errors not yet taken by a reporter, oldest first, as
         ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
@@ -366,6 +368,7 @@ class TopologyDriver:
             active=self.active, fail_all=self._fail_all)
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
+        self.failed_jobs += 1
         if self.checkpoints is not None:
             logger.error("topology %s: window %d failed for good; rolling back: %s",
                          self.name, window, exc)

@@ -8,12 +8,14 @@ checkpoint, where the spout's acked ids and the bolt's counts were cut at the sa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from sparkstorm import Grouping, Topology
@@ -142,3 +144,30 @@ def test_an_unpicklable_attribute_is_a_clear_error_at_the_first_checkpoint(
     assert "CHECKPOINT_UNPICKLABLE" in error and "'record'" in error, error
     assert "sink" in error and "Recorder" in error, error
     assert runner.checkpoints is not None and runner.checkpoints.store.latest_committed() is None
+
+
+def _spark_python_workers() -> list[psutil.Process]:
+    """This test process's Spark Python workers (``pyspark.daemon`` and its forks)."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "pyspark.daemon" in " ".join(process.cmdline()):
+                found.append(process)
+    return found
+
+
+def test_a_failed_spark_job_rolls_back_to_exact_counts(cluster: LocalCluster,
+                                                       tmp_path: Path) -> None:
+    runner = _run(cluster, tmp_path)
+    _wait_for_first_commit(runner)
+    failed_before = runner.failed_jobs
+    # local mode does not retry a task: a killed Python worker fails its window's job
+    while runner.failed_jobs == failed_before:
+        for process in wait_for(_spark_python_workers, 30, message="Spark Python workers"):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        wait_for(lambda: runner.failed_jobs > failed_before or _spark_python_workers(), 30,
+                 message="a window's job failed, or the workers came back")
+    acked, counts = _finish_exactly(runner)
+    assert runner.stats.rollbacks >= 1
+    assert acked == set(range(COUNT)) and counts == EXPECTED

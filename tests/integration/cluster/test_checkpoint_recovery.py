@@ -1,0 +1,94 @@
+"""A cluster worker killed with -9 resumes from its topology's committed checkpoint.
+
+Nimbus and a supervisor run as real processes; the worker (the topology's driver and its
+executors) is killed with everything it started, the supervisor starts it again, and the
+new driver rolls back to the newest committed checkpoint: the counts end exact and every
+id acked, the committed window is on record in the store and in the REST API.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm.checkpoint import CheckpointError, CheckpointStore
+from sparkstorm.checkpoint.snapshot import read_snapshot
+from sparkstorm.engine.executor_checkpoint import ExecutorPart
+from sparkstorm.testing.polling import wait_for
+from tests.integration.cluster.harness import TestCluster, closed_after
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+TOPOLOGY = Path(__file__).parent / "checkpointed" / "stateful_count.py"
+COUNT = 3000
+KEYS = 7
+EXPECTED = dict(Counter(f"k{n % KEYS}" for n in range(COUNT)))
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    yield from closed_after(TestCluster(tmp_path, **{
+        "topology.checkpoint.windows": 3, "topology.checkpoint.dir": str(tmp_path / "cp"),
+        "topology.max.spout.pending": 100}), request)
+
+
+def _committed(store: CheckpointStore) -> tuple[int | None, set[int], dict[str, int]]:
+    """The newest committed checkpoint's window, acked ids and counts (the spout's executor
+    part holds the acked ids, the count executors' the states)."""
+    try:
+        window = store.latest_committed()
+        if window is None:
+            return None, set(), {}
+        acked: set[int] = set()
+        counts: dict[str, int] = {}
+        for name in store.parts(window):
+            if not name.startswith("executor-"):
+                continue
+            for blob in ExecutorPart.decode(store.read_part(window, name)).tasks.values():
+                record = read_snapshot(blob)
+                if record["component"] == "numbers":
+                    acked |= record["data"]["acked"]
+                else:
+                    for key, n in record["data"].items():
+                        counts[key] = counts.get(key, 0) + n
+    except CheckpointError:  # purged by a newer commit while read: look again
+        return None, set(), {}
+    return window, acked, counts
+
+
+def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestCluster,
+                                                               tmp_path: Path) -> None:
+    cluster.start_nimbus()
+    cluster.start_supervisor()
+    result = cluster.cli("submit", str(TOPOLOGY), "--name", "stateful",
+                         "-c", f"stateful.count={COUNT}")
+    assert result.returncode == 0, result.stderr + cluster.logs()
+    record = wait_for(lambda: (r := cluster.worker_records()) and r[0], 60,
+                      message=f"worker launched\n{cluster.logs()}")
+    store = CheckpointStore(str(tmp_path / "cp"), record["topology_id"])
+    first = wait_for(lambda: _committed(store)[0], 120,
+                     message=f"a checkpoint committed\n{cluster.logs()}")
+
+    cluster.kill_worker(record)
+    second = wait_for(lambda: (r := cluster.worker_records()) and r[0]["pid"] != record["pid"]
+                      and r[0], 60, message=f"the supervisor restarts the worker\n{cluster.logs()}")
+    # the new driver rolled back to the committed checkpoint instead of starting afresh
+    beat = wait_for(lambda: (b := cluster.local_heartbeat(second)) and
+                    b.get("time_secs", 0) > second["create_time"] and
+                    (b.get("stats") or {}).get("windows") and b, 120,
+                    message=f"the restarted worker runs windows\n{cluster.logs()}")
+    assert beat["stats"]["rollbacks"] == 1, beat["stats"]
+    assert beat["stats"]["committed_window"] >= first
+    done = wait_for(lambda: (c := _committed(store)) and len(c[1]) == COUNT and c, 180,
+                    message=f"a checkpoint with every id acked\n{cluster.logs()}")
+    window, acked, counts = done
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    assert window is not None and window > first
+    topology = wait_for(lambda: (t := cluster.get("/api/v1/topology/summary")["topologies"])
+                        and t[0], 30, message="topology listed")
+    view = cluster.get(f"/api/v1/topology/{topology['id']}")
+    assert view["checkpointWindows"] == 3
+    assert isinstance(view["committedWindow"], int) and view["committedWindow"] >= first
