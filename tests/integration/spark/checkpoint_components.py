@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sparkstorm import Spout, StatefulBolt
+from sparkstorm import Spout, StatefulBolt, WindowedBolt
 from sparkstorm.state import KeyValueState
+from sparkstorm.topology.windowing import Count
 from tests.integration.spark.components import KEYS, Recorder
 
 
@@ -41,8 +42,9 @@ class PositionSpout(Spout):
         self.emit([n, f"k{n % KEYS}"], tup_id=n)
 
     def ack(self, tup_id: Any) -> None:
+        # `again`: acked before in this timeline (a rollback rewinds `acked` with the rest)
+        self.record("ack", n=tup_id, again=tup_id in self.acked)
         self.acked.add(tup_id)
-        self.record("ack", n=tup_id)
 
     def fail(self, tup_id: Any) -> None:
         self.replay.append(tup_id)
@@ -71,3 +73,29 @@ class CheckpointedCount(StatefulBolt):
             raise RuntimeError(msg)
         self.counts.put(key, self.counts.get(key, 0) + 1)
         self.emit([key, self.counts.get(key)])
+
+
+class TenSums(WindowedBolt):
+    """Emits the numbers of each tumbling window of 10 tuples, anchored to the window."""
+
+    outputs = ["numbers"]
+
+    def process_window(self, window: Any) -> None:
+        self.emit([sorted(t.values.n for t in window.get())])
+
+    @classmethod
+    def declared(cls, source: Any) -> Any:
+        """This bolt fed by ``source`` (one task: windows of the whole stream)."""
+        return cls.spec(inputs=[source], window=Count.of(10))
+
+
+class WindowRecords(StatefulBolt):
+    """Keeps every window it receives in its state, under the window's arrival number."""
+
+    outputs: list[Any] = []
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.windows = state
+
+    def process(self, tup: Any) -> None:
+        self.windows.put(len(self.windows), list(tup.values.numbers))
