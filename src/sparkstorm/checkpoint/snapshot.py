@@ -58,8 +58,10 @@ def _custom(instance: Any, method: str) -> bool:
 
 
 def instance_state(instance: Any) -> Any:
-    """What a component's snapshot keeps: ``__getstate__()`` when its class defines one,
-    else its ``__dict__`` minus transient and engine attributes.
+    """What a component's snapshot keeps.
+
+    ``__getstate__()`` when its class defines one, else its ``__dict__`` minus transient
+    and engine attributes.
     """
     if _custom(instance, "__getstate__"):
         return instance.__getstate__()

@@ -1,6 +1,8 @@
-"""Where checkpoints live: ``topology.checkpoint.dir`` (default
-``<storm.local.dir>/checkpoints``), any path or URI fsspec opens (``file://``, ``s3://``,
-``hdfs://`` through fsspec's pyarrow wrapper, ``memory://`` in tests).
+"""Where checkpoints live, and how a checkpoint is written, committed and found again.
+
+The folder is ``topology.checkpoint.dir`` (default ``<storm.local.dir>/checkpoints``), any
+path or URI fsspec opens (``file://``, ``s3://``, ``hdfs://`` through fsspec's pyarrow
+wrapper, ``memory://`` in tests).
 
 Layout, one folder per checkpointed window::
 
@@ -77,8 +79,10 @@ class CheckpointStore:
         return f"{self.base}/{window:012d}"
 
     def write_part(self, window: int, name: str, data: bytes | Iterable[bytes]) -> PartInfo:
-        """Write one part of checkpoint ``window`` (bytes, or chunks for large states)
-        under a temporary name, then rename it into place.
+        """Write one part of checkpoint ``window``.
+
+        The bytes (or chunks, for large states) go under a temporary name, then are renamed
+        into place.
 
         Raises:
             CheckpointError: ``CHECKPOINT_WRITE_FAILED`` when the filesystem refuses.
@@ -103,7 +107,8 @@ class CheckpointStore:
 
     def commit(self, window: int, parts: Iterable[PartInfo]) -> None:
         """Mark checkpoint ``window`` complete: every part in ``parts`` is durable.
-        Called once, by the worker, after every writer reported its part.
+
+        Called once, by the driver, after every writer reported its part.
         """
         listing = {part.name: {"size": part.size, "sha256": part.sha256} for part in parts}
         marker = json.dumps({"window": window, "parts": listing}, sort_keys=True).encode()
@@ -168,7 +173,8 @@ class CheckpointStore:
 
     def purge_before(self, window: int) -> list[int]:
         """Delete every checkpoint older than the committed ``window``; return their windows.
-        Called after ``window`` is committed (and recorded in the state store).
+
+        Called after ``window`` is committed.
         """
         old = [w for w in self.windows() if w < window]
         for stale in old:
@@ -176,8 +182,10 @@ class CheckpointStore:
         return old
 
     def discard_after(self, window: int | None) -> list[int]:
-        """Delete the checkpoints newer than ``window`` (all when None): after a failure
-        they are torn or uncommitted, and windows after the rollback write them anew.
+        """Delete the checkpoints newer than ``window`` (all when None).
+
+        After a failure they are torn or uncommitted, and windows after the rollback write
+        new ones.
         """
         newer = [w for w in self.windows() if window is None or w > window]
         for torn in newer:

@@ -36,8 +36,10 @@ def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
 
 
 def _committed(store: CheckpointStore) -> tuple[int | None, set[int], dict[str, int]]:
-    """The newest committed checkpoint's window, acked ids and counts (the spout's executor
-    part holds the acked ids, the count executors' the states)."""
+    """The newest committed checkpoint's window, acked ids and counts.
+
+    The spout's executor part holds the acked ids, the count executors' the states.
+    """
     try:
         window = store.latest_committed()
         if window is None:

@@ -191,8 +191,9 @@ def test_a_failed_spark_job_rolls_back_to_exact_counts(cluster: LocalCluster,
     _no_ack_twice(tmp_path)
 
 
-def test_redis_state_ends_exact_after_a_kill_9(cluster: LocalCluster, tmp_path: Path,
-                                               redis_config: dict[str, Any]) -> None:
+def test_redis_state_ends_exact_after_a_kill_9(
+        cluster: LocalCluster, tmp_path: Path,
+        redis_config: dict[str, Any]) -> None:  # noqa: F811 - the imported fixture
     import pickle
 
     import redis

@@ -170,8 +170,10 @@ class Umbilical:
         return response
 
     def _committed_window(self, topology_id: str, stats: dict[str, Any]) -> int | None:
-        """Record the committed window the driver reports (Apex's umbilical carries it);
-        answer the one on record, which a restarted driver resumes from."""
+        """Record the committed window the driver reports; answer the one on record.
+
+        Apex's umbilical carries it both ways; a restarted driver resumes from it.
+        """
         reported = stats.get("committed_window")
         recorded = self._committed.get(topology_id)
         if recorded is None:

@@ -227,9 +227,10 @@ class ClusterWorker:
             logger.warning("stack traces not delivered: %s", exc)
 
     def _log_control(self, control: dict[str, Any]) -> None:
-        """Apply Nimbus's log levels here and pass them, with each component's debug
-        sampling, to the executors (again at every heartbeat while any is set, so that a
-        restarted executor gets them too).
+        """Apply Nimbus's log levels here and pass them on to the executors.
+
+        With each component's debug sampling, again at every heartbeat while any is set, so
+        that a restarted executor gets them too.
         """
         levels = {str(k): str(v) for k, v in (control.get("levels") or {}).items()}
         sampling = {str(k): float(v) for k, v in (control.get("sampling") or {}).items()}

@@ -1,5 +1,6 @@
-"""A stateful count submitted to a test cluster with checkpoints on (self-contained: the
-upload is this folder).
+"""A stateful count submitted to a test cluster with checkpoints on.
+
+Self-contained: the upload is this folder.
 
 The spout keeps its position, replays and acked ids in its attributes and the count bolt
 its counts in its ``KeyValueState``, so the newest committed checkpoint holds both sides:
