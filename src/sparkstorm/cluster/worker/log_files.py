@@ -1,12 +1,14 @@
-"""The logs a worker can show in the UI's live log viewer: its own ``worker.log`` (in its
-folder, written by the supervisor's launcher) and each executor process's log.
+r"""The logs a worker can show in the UI's live log viewer.
+
+Its own ``worker.log`` (in its folder, written by the supervisor's launcher) and each executor
+process's log.
 
 Example:
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "worker.log").write_text("one\\ntwo\\n")
+    >>> _ = (folder / "worker.log").write_text("one\ntwo\n")
     >>> tail(folder / "worker.log", 5)
-    'two\\n'
+    'two\n'
     >>> tail(folder / "missing.log")
     ''
 """
@@ -22,8 +24,9 @@ WORKER_LOG = "worker.log"
 
 
 def tail(path: Path, max_chars: int = MAX_TAIL_CHARS) -> str:
-    """The end of the file at ``path`` (whole lines, at most ``max_chars`` bytes), "" when
-    it does not exist.
+    """The end of the file at ``path``, "" when it does not exist.
+
+    Whole lines, at most ``max_chars`` bytes.
     """
     try:
         with path.open("rb") as handle:

@@ -1,5 +1,7 @@
-"""What a worker's processes use, for its heartbeat: CPU (percent of one core, since the
-previous sample) and resident memory (MB) of the worker and of each executor process.
+"""What a worker's processes use, for its heartbeat.
+
+CPU (percent of one core, since the previous sample) and resident memory (MB) of the worker and of
+each executor process.
 
 Example:
     >>> import os
@@ -19,8 +21,10 @@ _MB = 1024 * 1024
 
 
 class ResourceSampler:
-    """Samples processes by pid, keeping each one's :class:`psutil.Process` so that its CPU
-    share is measured between two heartbeats (the first sample of a process reads 0).
+    """Samples processes by pid.
+
+    Keeps each one's :class:`psutil.Process` so that its CPU share is measured between two
+    heartbeats (the first sample of a process reads 0).
     """
 
     def __init__(self) -> None:
@@ -39,7 +43,9 @@ class ResourceSampler:
             return None
 
     def sample(self, worker_pid: int, executor_pids: dict[int, int]) -> dict[str, Any]:
-        """``{"worker": {...}, "executors": {"<executor id>": {...}}}``, each
+        """One sample of the worker and its executor processes.
+
+        ``{"worker": {...}, "executors": {"<executor id>": {...}}}``, each
         ``{"pid", "cpuPercent", "memoryMb"}``; processes that are gone are left out.
         """
         executors = {}
