@@ -1,6 +1,7 @@
-"""Fixtures of the browser suite: Debian's Chromium driven by Playwright, and a real cluster
-(Nimbus, a supervisor, the flaky exclamation topology of ``topologies/flaky.py``, which fails
-every 7th tuple at its last bolt, and ``sparkstorm ui``) shared by a module.
+"""Fixtures of the browser suite: Debian's Chromium driven by Playwright, and a real cluster.
+
+The cluster (Nimbus, a supervisor, the flaky exclamation topology of ``topologies/flaky.py``, which
+fails every 7th tuple at its last bolt, and ``sparkstorm ui``) is shared by a module.
 
 Chromium is installed by ``scripts/install-chromium.sh`` when missing (``make test`` runs it
 too). When it cannot be installed, or Playwright is missing, the tests skip with the reason;
@@ -9,6 +10,7 @@ under ``CI=true`` they fail instead, so that CI never passes without running the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -40,11 +42,9 @@ def _unavailable(reason: str) -> None:
 def chromium() -> Path:
     """The Chromium binary, installed with apt-get when missing."""
     if not CHROMIUM.exists():
-        try:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             subprocess.run(["bash", str(ROOT / "scripts" / "install-chromium.sh")],
                            check=False, capture_output=True, timeout=900)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing and scripts/install-chromium.sh could not "
                      "install it (needs root or sudo and apt-get)")

@@ -1,5 +1,8 @@
-"""Reading the UI's pages in the browser tests: cells by their API values or their text,
-the action dialog's question, opening a page and waiting for its next refresh."""
+"""Reading the UI's pages in the browser tests.
+
+Cells by their API values or their text, the action dialog's question, opening a page and waiting
+for its next refresh.
+"""
 
 from __future__ import annotations
 

@@ -129,8 +129,10 @@ def _nimbus_table_is_rest(ui: UiCluster, page: Any) -> bool:
 
 
 def _shown_as_in_js(shown: str, value: Any) -> bool:
-    """Whether ``shown`` is how the page prints a conf value (``JSON.stringify`` for objects
-    and arrays, ``String`` otherwise, null as empty)."""
+    """Whether ``shown`` is how the page prints a conf value.
+
+    ``JSON.stringify`` for objects and arrays, ``String`` otherwise, null as empty.
+    """
     if isinstance(value, dict | list):
         try:
             return bool(json.loads(shown) == value)
@@ -502,8 +504,10 @@ def test_component_pages_show_the_rest_numbers(ui_cluster: UiCluster, page: Any)
 
 def test_pages_fit_a_laptop_screen_without_horizontal_scrolling(ui_cluster: UiCluster,
                                                                 page: Any) -> None:
-    """At 1366x768 the document never scrolls sideways (wide tables scroll in their
-    section), with the configuration tables open too."""
+    """At 1366x768 the document never scrolls sideways, with the configuration tables open too.
+
+    Wide tables scroll in their section.
+    """
     ui = ui_cluster
     page.set_viewport_size({"width": 1366, "height": 768})
     wait_for(lambda: ui.topology()["workers"] and ui.component("exclaim2")["executorStats"],
@@ -622,8 +626,10 @@ def _rest_state(ui: UiCluster) -> dict[str, Any]:
 
 
 def _start(page: Any, action: str) -> None:
-    """Click an action and go through its own dialog (rebalance: exclaim1 -> 1 executor,
-    no wait; kill: no wait), up to the token dialog."""
+    """Click an action and go through its own dialog, up to the token dialog.
+
+    Rebalance: exclaim1 -> 1 executor, no wait; kill: no wait.
+    """
     if action == "kill":
         page.fill("#kill-wait", "0")
     page.click(f"button[data-action={action}]")

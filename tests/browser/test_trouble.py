@@ -1,6 +1,7 @@
-"""The UI under trouble, in a real headless Chromium against a real cluster running the
-trouble topology (``topologies/trouble.py``: a bolt that raises with a 2 KB message in every
-window, fails every 7th tuple with a reason, and logs a line when it starts).
+"""The UI under trouble, in a real headless Chromium against a real cluster.
+
+The cluster runs the trouble topology (``topologies/trouble.py``: a bolt that raises with a 2 KB
+message in every window, fails every 7th tuple with a reason, and logs a line when it starts).
 
 Checks what the UI says about it: the raising bolt's latency and capacity (against the REST
 figures and the engine's own), the causes of failures, the log viewer showing the line the
@@ -62,8 +63,10 @@ def _picky(ui: UiCluster) -> dict[str, Any]:
 
 
 def _engine_summary(ui: UiCluster) -> dict[str, Any]:
-    """The worker's own statistics (its local heartbeat, written by the engine's
-    TopologyStats), not Nimbus's copy."""
+    """The worker's own statistics, not Nimbus's copy.
+
+    From its local heartbeat, written by the engine's TopologyStats.
+    """
     (path,) = ui.cluster.local.glob("supervisor/workers/*/heartbeat.json")
     return dict(json.loads(path.read_text())["stats"])
 

@@ -1,5 +1,7 @@
-"""The UI server alone, in front of a fake Nimbus (no browser, no cluster): the proxy, the
-session token, CSRF, 404 pages, the DAG endpoint and the stack traces."""
+"""The UI server alone, in front of a fake Nimbus (no browser, no cluster).
+
+The proxy, the session token, CSRF, 404 pages, the DAG endpoint and the stack traces.
+"""
 
 from __future__ import annotations
 
@@ -40,38 +42,40 @@ class FakeNimbus:
         auth = request.headers.get("authorization")
         self.calls.append((request.method, request.url.path, auth))
         self.bodies.append(request.content)
-        path = request.url.path
+        authorized = auth == f"Bearer {TOKEN}"
         if request.method == "POST":
-            if auth != f"Bearer {TOKEN}":
+            if not authorized:
                 return httpx.Response(401, json={"error": "bad token",
                                                  "code": "AUTH_TOKEN_INVALID"})
-            op = path.split("/")[5]
+            op = request.url.path.split("/")[5]
             return httpx.Response(200, json={"topologyOperation": op, "topologyId": TOPOLOGY,
                                              "status": "success"})
-        if path == f"/api/v1/topology/{TOPOLOGY}/stacktrace":
-            return httpx.Response(200, json=STACKS) if auth == f"Bearer {TOKEN}" else \
+        return self._get(request.url.path, request.url.query.decode(), authorized)
+
+    def _get(self, path: str, query: str, authorized: bool) -> httpx.Response:
+        topology = f"/api/v1/topology/{TOPOLOGY}"
+        open_reads: dict[str, Any] = {
+            topology: {"id": TOPOLOGY, "name": "exclamation"},
+            f"{topology}/component/count": {"id": "count", "name": "exclamation",
+                                            "componentType": "bolt"},
+            "/api/v1/cluster/summary": {"supervisors": 1, "window": query},
+        }
+        if self.visualization:
+            open_reads[f"{topology}/visualization"] = {"topologyId": TOPOLOGY,
+                                                       "components": SPEC["components"]}
+        token_reads: dict[str, Any] = {
+            f"{topology}/stacktrace": STACKS,
+            f"{topology}/logs": {"query": query},
+            f"{topology}/code": SPEC,
+        }
+        if path in open_reads:
+            return httpx.Response(200, json=open_reads[path])
+        if path in token_reads:
+            return httpx.Response(200, json=token_reads[path]) if authorized else \
                 httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
-        if path == f"/api/v1/topology/{TOPOLOGY}/logs":
-            return httpx.Response(200, json={"query": request.url.query.decode()}) \
-                if auth == f"Bearer {TOKEN}" else \
-                httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
-        if path == f"/api/v1/topology/{TOPOLOGY}":
-            return httpx.Response(200, json={"id": TOPOLOGY, "name": "exclamation"})
-        if path == f"/api/v1/topology/{TOPOLOGY}/visualization" and self.visualization:
-            return httpx.Response(200, json={"topologyId": TOPOLOGY,
-                                             "components": SPEC["components"]})
-        if path == f"/api/v1/topology/{TOPOLOGY}/component/count":
-            return httpx.Response(200, json={"id": "count", "name": "exclamation",
-                                             "componentType": "bolt"})
-        if path.startswith(f"/api/v1/topology/{TOPOLOGY}/component/"):
+        if path.startswith(f"{topology}/component/"):
             return httpx.Response(404, json={"error": "no component",
                                              "code": "COMPONENT_NOT_FOUND"})
-        if path == f"/api/v1/topology/{TOPOLOGY}/code":
-            return httpx.Response(200, json=SPEC) if auth == f"Bearer {TOKEN}" else \
-                httpx.Response(401, json={"error": "no token", "code": "AUTH_TOKEN_MISSING"})
-        if path == "/api/v1/cluster/summary":
-            query = request.url.query.decode()
-            return httpx.Response(200, json={"supervisors": 1, "window": query})
         return httpx.Response(404, json={"error": "not found", "code": "TOPOLOGY_NOT_FOUND"})
 
 

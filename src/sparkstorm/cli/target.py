@@ -1,5 +1,7 @@
-"""What ``sparkstorm run``/``submit`` were asked to run: a ``.py`` topology file, a Storm Flux
-``.yaml`` file, or a streamparse project's topology (run from the project's root).
+"""What ``sparkstorm run``/``submit`` were asked to run.
+
+A ``.py`` topology file, a Storm Flux ``.yaml`` file, or a streamparse project's topology (run from
+the project's root).
 
 Example:
     >>> describe_unsupported(Path("topology.jar"))  # doctest: +ELLIPSIS

@@ -1,5 +1,6 @@
-"""streamparse's ``streamparse.dsl``: the topology DSL (``Grouping``, ``Stream``,
-``Topology``), with its submodules ``stream`` and ``topology``.
+"""streamparse's ``streamparse.dsl``: the topology DSL.
+
+``Grouping``, ``Stream`` and ``Topology``, with the submodules ``stream`` and ``topology``.
 """
 
 from sparkstorm.topology.grouping import Grouping

@@ -130,8 +130,10 @@ class Acker:
                 del acker.ledger[root]
 
     def forget_spout_tasks(self, spout_tasks: set[int]) -> None:
-        """Drop the trees of these spout tasks (their executor was lost with its pending
-        tuples: no verdict could reach them)."""
+        """Drop the trees of these spout tasks.
+
+        Their executor was lost with its pending tuples: no verdict could reach them.
+        """
         for acker in self.tasks:
             gone = [r for r, entry in acker.ledger.items() if entry.spout_task in spout_tasks]
             for root in gone:

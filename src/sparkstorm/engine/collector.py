@@ -32,8 +32,9 @@ new_id = _rng.getrandbits
 
 
 class WindowOutput:
-    """What an executor produced since the last window: tuples per target executor and acker
-    contributions. One per executor, shared by its tasks.
+    """What an executor produced since the last window.
+
+    Tuples per target executor and acker contributions. One per executor, shared by its tasks.
 
     Tuples travel in batches, one per (target task, source task, stream), column-wise::
 
@@ -108,8 +109,10 @@ class TaskCollector:
         """Their process latencies (receipt to ack), summed, by the same keys."""
 
     def report_error(self, text: str) -> None:
-        """Report an error the component survives (a shell child's ``error`` command): it
-        becomes the component's last error without failing anything."""
+        """Report an error the component survives (a shell child's ``error`` command).
+
+        It becomes the component's last error without failing anything.
+        """
         if self.error_sink is not None:
             self.error_sink(self.task, text)
 
@@ -148,10 +151,11 @@ class TaskCollector:
     def bolt_emit(self, values: Any, stream: str | None = None, anchors: Any = None,
                   direct_task: int | None = None, need_task_ids: bool = False
                   ) -> list[int] | None:
-        """``Bolt.emit`` itself, for bolts that do not override it (the executor binds it to
-        the instance): the common emit (a list, no explicit anchors, one non-direct
-        subscription, anchored to the current tuple) without the general path's calls.
-        Anything else goes to :meth:`emit`, which behaves the same.
+        """``Bolt.emit`` itself, for bolts that do not override it.
+
+        The executor binds it to the instance. It does the common emit (a list, no explicit anchors,
+        one non-direct subscription, anchored to the current tuple) without the general path's
+        calls; anything else goes to :meth:`emit`, which behaves the same.
 
         Called once per emitted tuple: this is the hottest code of a bolt that emits.
         """
@@ -268,8 +272,10 @@ class TaskCollector:
                         f"{self.component}: {reason or 'fail() called'}")
 
     def auto_ack(self, tup: Tuple) -> None:
-        """The bolt loop's ack (``auto_ack``): :meth:`ack`'s XOR without its counting, which
-        the loop does per batch. Called once per auto-acked tuple: keep it lean."""
+        """The bolt loop's ack (``auto_ack``): :meth:`ack`'s XOR without its counting.
+
+        The loop does the counting per batch. Called once per auto-acked tuple: keep it lean.
+        """
         tup.done = True
         anchors = tup.anchors
         if anchors:

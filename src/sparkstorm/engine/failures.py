@@ -1,5 +1,8 @@
-"""Why a tuple tree failed: the causes the UI counts, and the :class:`Failure` that carries
-one from the failing executor through the acker to the spout."""
+"""Why a tuple tree failed.
+
+The causes the UI counts, and the :class:`Failure` that carries one from the failing executor
+through the acker to the spout.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ class Failure(NamedTuple):
 
     @classmethod
     def of(cls, cause: str, reason: str) -> Failure:
-        """A failure whose reason is cut to :data:`REASON_LIMIT` characters and made
-        encodable (a lone surrogate, say from a value in an exception message, becomes
-        ``\\udcff`` text instead of breaking the window's report)."""
+        r"""A failure whose reason is cut to :data:`REASON_LIMIT` characters and made encodable.
+
+        A lone surrogate, say from a value in an exception message, becomes ``\udcff`` text instead
+        of breaking the window's report.
+        """
         return cls(cause, encodable_text(reason[:REASON_LIMIT]))

@@ -1,6 +1,7 @@
-"""Runtime log control of a worker and its executor processes: Storm's dynamic log levels
-(``/api/v1/topology/:id/logconfig``) and debug sampling (``/debug/enable/<pct>``: a share of
-a component's tuples written to its log).
+"""Runtime log control of a worker and its executor processes.
+
+Storm's dynamic log levels (``/api/v1/topology/:id/logconfig``) and debug sampling
+(``/debug/enable/<pct>``: a share of a component's tuples written to its log).
 
 Example:
     >>> import logging
@@ -28,15 +29,19 @@ STORM_LEVELS = {"ALL": logging.NOTSET, "TRACE": logging.DEBUG, "DEBUG": logging.
 
 
 class LogLevels:
-    """Sets named loggers to the levels asked for and restores the ones no longer asked for
-    to the level they had before."""
+    """Sets named loggers to the levels asked for.
+
+    Loggers no longer asked for get back the level they had before.
+    """
 
     def __init__(self) -> None:
         self._original: dict[str, int] = {}
 
     def apply(self, levels: dict[str, str]) -> None:
-        """Make ``levels`` (logger name -> Storm or Python level name) the loggers' levels
-        ("" or ``ROOT`` names the root logger); unknown level names are skipped."""
+        """Make ``levels`` (logger name -> Storm or Python level name) the loggers' levels.
+
+        "" or ``ROOT`` names the root logger; unknown level names are skipped.
+        """
         wanted = {name: STORM_LEVELS[str(level).upper()] for name, level in levels.items()
                   if str(level).upper() in STORM_LEVELS}
         for name in [n for n in self._original if n not in wanted]:
@@ -53,8 +58,10 @@ def _logger(name: str) -> logging.Logger:
 
 def log_sampled(logger: logging.Logger, pct: float, what: str,
                 rows: Iterable[tuple[str, list[Any]]]) -> int:
-    """Write about ``pct`` percent of the tuples of ``rows`` ((stream, values list) pairs) to
-    ``logger``; returns how many were written."""
+    """Write about ``pct`` percent of the tuples of ``rows`` to ``logger``.
+
+    ``rows`` are (stream, values list) pairs. Returns how many were written.
+    """
     if pct <= 0:
         return 0
     share, written = min(pct, 100.0) / 100.0, 0

@@ -1,6 +1,8 @@
-"""Rolling time windows of counters, as Storm keeps them for its UI: 10 minutes, 3 hours and
-1 day, each made of 20 buckets (Storm's ``NUM_STAT_BUCKETS``), so a window's figures cover its
-length to within one bucket (30 s, 9 min and 72 min).
+"""Rolling time windows of counters, as Storm keeps them for its UI.
+
+The windows are 10 minutes, 3 hours and 1 day, each made of 20 buckets (Storm's
+``NUM_STAT_BUCKETS``), so a window's figures cover its length to within one bucket (30 s, 9 min and
+72 min).
 
 Example:
     >>> from sparkstorm.engine.stats import ComponentCounters

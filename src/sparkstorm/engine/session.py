@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -56,10 +57,8 @@ def stop_spark_jvm(timeout: float = 15.0) -> int | None:
     gateway = SparkContext._gateway
     process = getattr(gateway, "proc", None)
     if gateway is not None:
-        try:
+        with contextlib.suppress(Exception):  # the JVM may be gone already
             gateway.shutdown()  # py4j's client side: connections and callback server
-        except Exception:  # noqa: BLE001 - the JVM may be gone already
-            pass
         SparkContext._gateway = None
         SparkContext._jvm = None
     if process is None:

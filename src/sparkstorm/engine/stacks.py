@@ -1,5 +1,7 @@
-"""Stack traces of a running topology, for Apex's stack trace request: the driver's threads
-and every executor process's threads, so a hung component can be seen without a debugger.
+"""Stack traces of a running topology, for Apex's stack trace request.
+
+The driver's threads and every executor process's threads, so a hung component can be seen without a
+debugger.
 
 Executors dump their threads with :mod:`faulthandler` on ``SIGUSR1`` into
 ``<socket>.stacks`` (registered at start by :func:`dump_on_signal`); the driver signals them
@@ -24,7 +26,7 @@ _dump_file: IO[str] | None = None
 
 def dump_on_signal(socket_path: str) -> None:
     """In an executor process: dump every thread's stack to ``<socket>.stacks`` on SIGUSR1."""
-    global _dump_file  # noqa: PLW0603 - the file must stay open for faulthandler
+    global _dump_file  # the file must stay open for faulthandler
     # append mode: the driver truncates the file before each request, and O_APPEND makes
     # the next dump start at its new end instead of at this descriptor's old offset
     _dump_file = open(socket_path + ".stacks", "a", encoding="utf-8")  # noqa: SIM115

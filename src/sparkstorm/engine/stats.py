@@ -1,5 +1,7 @@
-"""Statistics: latency samples in executors, counters per component and executor in the driver
-(:mod:`sparkstorm.engine.topology_stats` keeps them over time)."""
+"""Statistics: latency samples in executors, counters per component and executor in the driver.
+
+:mod:`sparkstorm.engine.topology_stats` keeps them over time.
+"""
 
 from __future__ import annotations
 
@@ -26,9 +28,10 @@ characters, so a long one's end depends on its data's length)."""
 
 
 def reason_template(reason: str) -> str:
-    """The kind of a failure reason: quoted values become ``'…'`` and numbers (and long hex
-    ids) ``<n>``, so reasons that differ only in their data are counted together; long ones
-    are cut to :data:`TEMPLATE_CHARS`.
+    """The kind of a failure reason, so that reasons differing only in their data count together.
+
+    Quoted values become ``'…'`` and numbers (and long hex ids) ``<n>``; long ones are cut to
+    :data:`TEMPLATE_CHARS`.
 
     Example:
         >>> reason_template("count: ValueError: no word 'foo' in line 17")
@@ -40,8 +43,10 @@ def reason_template(reason: str) -> str:
 
 @dataclass
 class ReasonSeen:
-    """When a kind of failure reason was first and last seen (epoch seconds), and its
-    latest text."""
+    """When a kind of failure reason was first and last seen, and its latest text.
+
+    Times are epoch seconds.
+    """
 
     first: float
     last: float
@@ -63,6 +68,7 @@ class LatencySample:
         self.values: list[float] = []
 
     def add(self, value: float) -> None:
+        """Count ``value`` and keep it in the reservoir (a random sample once that is full)."""
         self.count += 1
         self.total += value
         if len(self.values) < _SAMPLE_LIMIT:
@@ -94,8 +100,10 @@ def percentile(values: list[float], fraction: float) -> float | None:
 
 @dataclass
 class ComponentCounters:
-    """Counters of one component or executor over some period (a window, a rolling window
-    bucket or the whole run)."""
+    """Counters of one component or executor over some period.
+
+    A window, a rolling window bucket or the whole run.
+    """
 
     emitted: dict[str, int] = field(default_factory=dict)
     transferred: dict[str, int] = field(default_factory=dict)
@@ -188,9 +196,11 @@ class ComponentCounters:
         return counts
 
     def failure_reasons(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The most frequent kinds of (cause, reason), most frequent first, the most
-        recently seen first among equals; each with its first and last time and latest
-        text (``example``)."""
+        """The most frequent kinds of (cause, reason), most frequent first.
+
+        The most recently seen come first among equals; each has its first and last time and latest
+        text (``example``).
+        """
         rows: list[dict[str, Any]] = []
         for (cause, reason), n in self.fail_causes.items():
             seen = self.fail_seen.get((cause, reason))
@@ -202,8 +212,11 @@ class ComponentCounters:
         return rows[:limit]
 
     def summary(self, seconds: float | None = None) -> dict[str, Any]:
-        """Totals and latencies in Storm's terms; ``capacity`` is the share of ``seconds``
-        spent executing (Storm's capacity), None when ``seconds`` is not given."""
+        """Totals and latencies in Storm's terms.
+
+        ``capacity`` is the share of ``seconds`` spent executing (Storm's capacity), None when
+        ``seconds`` is not given.
+        """
         executed = sum(self.executed.values())
         acked = sum(self.acked.values())
         return {
@@ -241,9 +254,11 @@ class ComponentCounters:
         }
 
     def brief(self, seconds: float) -> dict[str, Any]:
-        """The few figures a chart point needs (one window of one component). Zeros and
-        unknowns are left out and latencies rounded to microseconds: heartbeats carry
-        ``topology.stats.window.count`` of these per component every second."""
+        """The few figures a chart point needs (one window of one component).
+
+        Zeros and unknowns are left out and latencies rounded to microseconds: heartbeats carry
+        ``topology.stats.window.count`` of these per component every second.
+        """
         executed = sum(self.executed.values())
         figures: dict[str, Any] = {
             "emitted": sum(self.emitted.values()),

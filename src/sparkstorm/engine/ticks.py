@@ -1,5 +1,8 @@
-"""Tick tuples: ``__system``'s ``__tick`` stream, delivered at the start of the first window
-after each period (``topology.tick.tuple.freq.secs``, per component or topology-wide)."""
+"""Tick tuples: ``__system``'s ``__tick`` stream.
+
+Delivered at the start of the first window after each period (``topology.tick.tuple.freq.secs``, per
+component or topology-wide).
+"""
 
 from __future__ import annotations
 

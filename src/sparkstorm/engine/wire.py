@@ -1,6 +1,6 @@
-"""Framing between Spark tasks and executor processes: a 4-byte length, then msgpack.
+r"""Framing between Spark tasks and executor processes: a 4-byte length, then msgpack.
 
-Example frame: ``b"\\x00\\x00\\x00\\x05" + msgpack.packb({"w": 1})`` (5 bytes of body).
+Example frame: ``b"\x00\x00\x00\x05" + msgpack.packb({"w": 1})`` (5 bytes of body).
 Anchor maps use 64-bit integer keys, hence ``strict_map_key=False``.
 
 A request is one frame; its reply is two: a header ``["ok", payload]`` or
@@ -33,7 +33,7 @@ def unpack(data: bytes) -> Any:
 
 
 def encodable_text(text: str) -> str:
-    """``text`` with what UTF-8 cannot carry (lone surrogates) spelled out as ``\\udcff``.
+    r"""``text`` with what UTF-8 cannot carry (lone surrogates) spelled out as ``\udcff``.
 
     For texts the engine builds from user data (error messages, fail reasons): they must
     never make a window's report unencodable.

@@ -191,15 +191,17 @@ def _shell(item: LineDict, where: Where, kind: str, name: str, class_name: str, 
            num_tasks: int | None, config: dict[str, Any]) -> ComponentSpec:
     from sparkstorm.multilang.shell import ShellBolt, ShellSpout
 
-    args = item.get("constructorArgs") or []
-    if not isinstance(args, list) or not 1 <= len(args) <= 2:
-        fail(item.key_where.get("constructorArgs", where), f"{class_name} takes the command "
-             "line and, optionally, the output fields: constructorArgs: [[\"node\", "
-             "\"split.js\"], [\"word\"]]", "FLUX_INVALID_VALUE")
-    command = _string_list(args[0], where, "the command line (constructorArgs[0])")
     streams: dict[str, list[str]] = {}
-    if len(args) == 2:
-        streams[DEFAULT_STREAM] = _string_list(args[1], where, "constructorArgs[1]")
+    match item.get("constructorArgs") or []:
+        case [command_line]:
+            pass
+        case [command_line, fields]:
+            streams[DEFAULT_STREAM] = _string_list(fields, where, "constructorArgs[1]")
+        case _:
+            fail(item.key_where.get("constructorArgs", where), f"{class_name} takes the command "
+                 "line and, optionally, the output fields: constructorArgs: [[\"node\", "
+                 "\"split.js\"], [\"word\"]]", "FLUX_INVALID_VALUE")
+    command = _string_list(command_line, where, "the command line (constructorArgs[0])")
     for method in item.get("configMethods") or []:
         _shell_config_method(method, item, streams, config)
     if item.get("properties"):
@@ -220,16 +222,17 @@ def _shell_config_method(method: Any, item: LineDict, streams: dict[str, list[st
         fail(where, "a config method is a mapping with 'name' and 'args'", "FLUX_INVALID_VALUE")
     args = list(method.get("args") or [])
     name = method["name"]
-    if name == "setDefaultStream" and len(args) == 1:
-        streams[DEFAULT_STREAM] = _string_list(args[0], where, "setDefaultStream's fields")
-    elif name == "setNamedStream" and len(args) == 2:
-        streams[str(args[0])] = _string_list(args[1], where, "setNamedStream's fields")
-    elif name == "addComponentConfig" and len(args) == 2:
-        config[str(args[0])] = _plain(args[1])
-    else:
-        fail(where, f"config method {name!r} with {len(args)} arguments is not one of the "
-             "shell wrappers' setDefaultStream(fields), setNamedStream(name, fields), "
-             "addComponentConfig(key, value)", "FLUX_UNSUPPORTED")
+    match name, args:
+        case "setDefaultStream", [fields]:
+            streams[DEFAULT_STREAM] = _string_list(fields, where, "setDefaultStream's fields")
+        case "setNamedStream", [stream, fields]:
+            streams[str(stream)] = _string_list(fields, where, "setNamedStream's fields")
+        case "addComponentConfig", [key, value]:
+            config[str(key)] = _plain(value)
+        case _:
+            fail(where, f"config method {name!r} with {len(args)} arguments is not one of the "
+                 "shell wrappers' setDefaultStream(fields), setNamedStream(name, fields), "
+                 "addComponentConfig(key, value)", "FLUX_UNSUPPORTED")
 
 
 def _stream(item: LineDict, where: Where, components: dict[str, ComponentSpec]

@@ -1,5 +1,6 @@
-"""Reading a Flux file: property and environment substitution, YAML with line numbers, and
-``includes``, as Storm's ``FluxParser`` does them.
+"""Reading a Flux file, as Storm's ``FluxParser`` does it.
+
+Property and environment substitution, YAML with line numbers, and ``includes``.
 
 - ``${key}`` is replaced by the value of ``key`` in the ``--filter`` properties file, and
   ``${key[2]}`` by the third item of a list value (``["a", "b", "c"]``), before the YAML is
@@ -65,8 +66,10 @@ def fail(where: Any, problem: str, code: str) -> NoReturn:
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
-    """A Java ``.properties`` file: ``key=value``, ``key: value`` or ``key value`` lines,
-    ``#``/``!`` comments, ``\\`` line continuations.
+    r"""A Java ``.properties`` file.
+
+    ``key=value``, ``key: value`` or ``key value`` lines, ``#``/``!`` comments, ``\`` line
+    continuations.
 
     Raises:
         FluxError: ``FLUX_FILTER_FILE_UNREADABLE``.

@@ -1,5 +1,6 @@
-"""Log handlers for the multilang ``log`` command (Storm's ``ShellLogHandler``, pluggable with
-``topology.multilang.log.handler`` since Storm 1.2).
+"""Log handlers for the multilang ``log`` command (Storm's ``ShellLogHandler``).
+
+Pluggable with ``topology.multilang.log.handler`` since Storm 1.2.
 
 A handler is a class named ``module:Class`` with a no-argument constructor and two methods:
 ``setup(component, pid, conf, context)``, called once the child's PID is known, and
@@ -28,14 +29,18 @@ class ShellLogHandler(Protocol):
     """What a multilang log handler offers."""
 
     def setup(self, component: str, pid: Any, conf: dict[str, Any],
-              context: dict[str, Any]) -> None: ...
+              context: dict[str, Any]) -> None:
+        """Called once, when the child's PID is known."""
 
-    def log(self, level: int, text: str) -> None: ...
+    def log(self, level: int, text: str) -> None:
+        """Handle one ``log`` message at ``level``, a :mod:`logging` level."""
 
 
 class DefaultShellLogHandler:
-    """Storm's default: ``ShellLog pid:<pid>, name:<component> <text>`` at the message's
-    level, on the logger ``sparkstorm.multilang.shell.<component>``."""
+    """Storm's default: ``ShellLog pid:<pid>, name:<component> <text>`` at the message's level.
+
+    On the logger ``sparkstorm.multilang.shell.<component>``.
+    """
 
     def __init__(self) -> None:
         self.logger = logging.getLogger("sparkstorm.multilang.shell")
@@ -44,10 +49,12 @@ class DefaultShellLogHandler:
 
     def setup(self, component: str, pid: Any, conf: dict[str, Any],
               context: dict[str, Any]) -> None:
+        """Log on the component's own logger, naming the child's PID."""
         self.logger = logging.getLogger(f"sparkstorm.multilang.shell.{component}")
         self.component, self.pid = component, pid
 
     def log(self, level: int, text: str) -> None:
+        """Log ``text`` as Storm's ``ShellLog`` line."""
         self.logger.log(level, "ShellLog pid:%s, name:%s %s", self.pid, self.component, text)
 
 

@@ -16,6 +16,7 @@ handshake or wrote to its PID directory (they differ when the command is a wrapp
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import select
@@ -39,6 +40,8 @@ logger = logging.getLogger(__name__)
 READ_SIZE = 1 << 20
 STDERR_TAIL_LINES = 40
 STDERR_LOG_LINES_PER_SEC = 50
+STDERR_CHUNK = 65536
+"""Bytes of stderr read at once, and the longest line logged whole (longer ones in pieces)."""
 
 
 def now() -> float:
@@ -79,14 +82,14 @@ class StderrDrain:
         pending = b""
         while True:
             try:
-                chunk = os.read(self._fd, 65536)
+                chunk = os.read(self._fd, STDERR_CHUNK)
             except OSError:
                 break
             if not chunk:
                 break
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
-            if len(pending) > 65536:  # a huge line without newline: log it in pieces
+            if len(pending) > STDERR_CHUNK:  # a huge line without newline: log it in pieces
                 lines.append(pending)
                 pending = b""
             for line in lines:
@@ -130,10 +133,13 @@ class ShellProcess:
         log_name: logger name for the child's stderr lines.
     """
 
+    kill_grace: float = 1.0
+    """Seconds :meth:`kill` waits between TERM and KILL."""
+
     def __init__(self, command: list[str], *, where: str, serializer: Serializer,
                  cwd: str | None = None, env: dict[str, str] | None = None,
                  timeout: float = 30.0, transcript: str | None = None,
-                 log_name: str = "sparkstorm.multilang.stderr", kill_grace: float = 1.0) -> None:
+                 log_name: str = "sparkstorm.multilang.stderr") -> None:
         self.command = command
         self.where = where
         self.serializer = serializer
@@ -142,7 +148,6 @@ class ShellProcess:
         self.timeout = timeout
         self.transcript = transcript
         self.log_name = log_name
-        self.kill_grace = kill_grace
         self.inbox: collections.deque[Any] = collections.deque()
         self.reported_pid: int | None = None
         self.last_seen = now()
@@ -165,7 +170,7 @@ class ShellProcess:
         """
         self.pid_dir = tempfile.mkdtemp(prefix="sparkstorm-pids-")
         try:
-            self.proc = subprocess.Popen(  # noqa: S603 - the user's own component command
+            self.proc = subprocess.Popen(  # the user's own component command
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=self.cwd, env=child_environment(self.env),
                 start_new_session=True, preexec_fn=die_with_parent, bufsize=0,
@@ -231,8 +236,11 @@ class ShellProcess:
         return early
 
     def kill(self) -> None:
-        """Stop the child: TERM the process group, KILL after the grace period, KILL the
-        reported PIDs; close pipes, remove the PID directory. Safe to call repeatedly."""
+        """Stop the child; safe to call repeatedly.
+
+        TERM the process group, KILL after the grace period, KILL the reported PIDs; close pipes,
+        remove the PID directory.
+        """
         if self._killed or self.proc is None:
             return
         self._killed = True
@@ -451,15 +459,11 @@ def _reported_pids(pid_dir: str) -> list[int]:
 
 def _terminate(proc: subprocess.Popen[bytes], extra: set[int], grace: float) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
         if sig == signal.SIGTERM:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                pass
     if proc.poll() is None:
         proc.kill()
     try:
@@ -467,22 +471,16 @@ def _terminate(proc: subprocess.Popen[bytes], extra: set[int], grace: float) -> 
     except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
         logger.warning("subprocess %d did not die after SIGKILL", proc.pid)
     for pid in extra - {proc.pid}:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _kill_quietly(proc: subprocess.Popen[bytes], pid_dir: str) -> None:
     """Finalizer (garbage collection or interpreter exit): no logging, no waiting."""
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         for pid in _reported_pids(pid_dir):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
     shutil.rmtree(pid_dir, ignore_errors=True)

@@ -43,8 +43,11 @@ class ParentGone(Exception):
 
 
 class Channel:
-    """Messages over the child's stdin/stdout, with pystorm's two queues: commands read
-    while waiting for task ids (and task ids read while waiting for a command) are kept."""
+    """Messages over the child's stdin/stdout, with pystorm's two queues.
+
+    Commands read while waiting for task ids (and task ids read while waiting for a command) are
+    kept.
+    """
 
     def __init__(self, infile: BinaryIO, outfile: BinaryIO, serializer: Serializer) -> None:
         self.infile = infile
@@ -74,8 +77,10 @@ class Channel:
             self.outbox_bytes = 0
 
     def read(self) -> Any:
-        """The next message of either kind; flushes our output before waiting for input,
-        so replies go out in batches yet never wait while we do.
+        """The next message of either kind.
+
+        Flushes our output before waiting for input, so replies go out in batches yet never wait
+        while we do.
 
         Raises:
             ParentGone: stdin closed.
@@ -159,9 +164,10 @@ class ChildCollector:
         self.channel.send({"command": "ack", "id": tup.id})
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
-        """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless
-        explicit (``error`` when ``process`` raised): the host shows both with the
-        failure counts."""
+        """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless explicit.
+
+        The cause is ``error`` when ``process`` raised; the host shows both with the failure counts.
+        """
         if not tup.done:
             tup.done = True
             message: dict[str, Any] = {"command": "fail", "id": tup.id}
@@ -177,8 +183,10 @@ class ChildCollector:
             self.channel.send({"command": "reset_timeout", "id": tup.id})
 
     def report_error(self, text: str) -> None:
-        """Send Storm's ``error`` command: the host shows it as the component's last
-        error; the child keeps running."""
+        """Send Storm's ``error`` command.
+
+        The host shows it as the component's last error; the child keeps running.
+        """
         self.channel.send({"command": "error", "msg": text})
 
 
@@ -284,7 +292,7 @@ def run(cls: type[Component], infile: BinaryIO, outfile: BinaryIO, serializer: S
         return EXIT_PARENT_GONE
     except BrokenPipeError:
         return EXIT_PARENT_GONE
-    except Exception as raised:  # noqa: BLE001 - report, then exit: the host restarts us
+    except Exception as raised:  # report, then exit: the host restarts us
         exc = raised.cause if isinstance(raised, BoltRaised) else raised
         logging.getLogger(__name__).error("component %s raised", cls.__name__, exc_info=exc)
         try:
@@ -299,8 +307,11 @@ def run(cls: type[Component], infile: BinaryIO, outfile: BinaryIO, serializer: S
 
 
 def protect_stdout() -> BinaryIO:
-    """Keep fd 1 for the protocol only: return a private file on it and point fd 1 (and
-    ``sys.stdout``) at stderr, so stray ``print()`` output cannot corrupt the protocol."""
+    """Keep fd 1 for the protocol only.
+
+    Return a private file on it and point fd 1 (and ``sys.stdout``) at stderr, so stray ``print()``
+    output cannot corrupt the protocol.
+    """
     protocol_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

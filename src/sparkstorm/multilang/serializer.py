@@ -1,15 +1,15 @@
-"""Wire serializers of the multilang protocol: JSON (Storm's default) and msgpack (pystorm's).
+r"""Wire serializers of the multilang protocol: JSON (Storm's default) and msgpack (pystorm's).
 
-JSON frames each message as ``<json>\\nend\\n``; msgpack concatenates bare msgpack values.
+JSON frames each message as ``<json>\nend\n``; msgpack concatenates bare msgpack values.
 Both directions are byte streams: a decoder is fed whatever one read returned (a piece of a
 message, or several messages) and hands back every message completed so far.
 
 Wire examples (JSON)::
 
     host  -> child  {"id":"-6955786537413359385","comp":"split","stream":"default",
-                     "task":4,"tuple":["caf\\u00e9"]}\\nend\\n   (one line on the wire)
-    child -> host   {"command":"emit","anchors":["-6955786537413359385"],"tuple":["café"]}\\nend\\n
-    host  -> child  [7]\\nend\\n
+                     "task":4,"tuple":["caf\u00e9"]}\nend\n   (one line on the wire)
+    child -> host   {"command":"emit","anchors":["-6955786537413359385"],"tuple":["café"]}\nend\n
+    host  -> child  [7]\nend\n
 
 Used by the host (``shell.py``, one decoder per subprocess, called from the task's thread)
 and by the child runtime (``runtime.py``).
@@ -39,8 +39,10 @@ MSGPACK_SERIALIZERS = frozenset({
 
 
 class NonFiniteNumberError(ValueError):
-    """A message for the JSON serializer holds NaN or an infinity, which JSON does not have
-    (node's ``JSON.parse`` rejects them); ``value`` and ``path`` say which and where."""
+    """A message for the JSON serializer holds NaN or an infinity, which JSON does not have.
+
+    Node's ``JSON.parse`` rejects them. ``value`` and ``path`` say which and where.
+    """
 
     def __init__(self, value: float, path: str) -> None:
         super().__init__(f"{value!r} at {path} is not JSON")
@@ -90,8 +92,10 @@ class Serializer(ABC):
 
     @abstractmethod
     def encode_lenient(self, message: Any) -> bytes:
-        """Like :meth:`encode`, but values the format cannot carry become their text
-        (used for the handshake's ``conf``, which may hold arbitrary Python objects)."""
+        """Like :meth:`encode`, but values the format cannot carry become their text.
+
+        Used for the handshake's ``conf``, which may hold arbitrary Python objects.
+        """
 
     @abstractmethod
     def decoder(self) -> Decoder:
@@ -112,9 +116,12 @@ def _json_decode(data: bytes | str) -> Any:
 
 
 def _make_encoder(default: Any, *, allow_nan: bool = False) -> Any:
-    """A one-shot ASCII-only compact JSON encoder, built once (``json.dumps`` rebuilds its C
-    encoder on every call, a measurable share of a shell bolt's per-tuple cost). Without
-    ``allow_nan`` a NaN or infinity raises ValueError instead of writing ``NaN``."""
+    """A one-shot ASCII-only compact JSON encoder, built once.
+
+    ``json.dumps`` rebuilds its C encoder on every call, a measurable share of a shell bolt's
+    per-tuple cost. Without ``allow_nan`` a NaN or infinity raises ValueError instead of writing
+    ``NaN``.
+    """
     if c_make_encoder is None:  # pragma: no cover - CPython always has the C encoder
         encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=default,
                                    allow_nan=allow_nan)
@@ -173,9 +180,9 @@ def _finite(value: Any) -> Any:
 
 
 class JsonDecoder(Decoder):
-    """Collects text up to an ``end`` line and parses it as one JSON value.
+    r"""Collects text up to an ``end`` line and parses it as one JSON value.
 
-    Tolerant on the way in, as Storm's reader: raw UTF-8 or ``\\u`` escapes, CRLF, leading
+    Tolerant on the way in, as Storm's reader: raw UTF-8 or ``\u`` escapes, CRLF, leading
     blank lines, pretty-printed (multi-line) JSON, NaN and Infinity, lone surrogates.
     """
 
@@ -230,8 +237,11 @@ _CLOSE = (b"}", b"]")
 
 
 def _parse_many(parts: list[bytes]) -> list[Any]:
-    """Parse messages; several at once as one JSON array when each is plainly one object
-    or array (the count must match too), else one by one for a precise error."""
+    """Parse messages, several at once as one JSON array when that is safe.
+
+    That is when each is plainly one object or array (the count must match too); else they are
+    parsed one by one for a precise error.
+    """
     if len(parts) > 1 and all(p[:1] in _OPEN and p[-1:] in _CLOSE for p in parts):
         try:
             values = _json_decode(b"[" + b",".join(parts) + b"]")
@@ -260,7 +270,7 @@ def _parse(body: bytes) -> Any:
 
 
 class JsonSerializer(Serializer):
-    """Storm's ``JsonSerializer``: single-line, ASCII-only JSON followed by ``\\nend\\n``.
+    r"""Storm's ``JsonSerializer``: single-line, ASCII-only JSON followed by ``\nend\n``.
 
     All non-ASCII text is escaped on the way out, so children that decode stdin with their
     locale's encoding (storm.py under a latin-1 locale) still read it right. NaN and
@@ -270,8 +280,8 @@ class JsonSerializer(Serializer):
 
     Example:
         >>> JsonSerializer().encode({"tuple": ["café"]})
-        b'{"tuple":["caf\\\\u00e9"]}\\nend\\n'
-        >>> JsonSerializer().decoder().feed(b'{"command":"sync"}\\r\\nend\\r\\n[1')
+        b'{"tuple":["caf\\u00e9"]}\nend\n'
+        >>> JsonSerializer().decoder().feed(b'{"command":"sync"}\r\nend\r\n[1')
         [{'command': 'sync'}]
         >>> JsonSerializer().encode({"tuple": [float("nan")]})
         Traceback (most recent call last):
@@ -365,7 +375,8 @@ class MsgpackSerializer(Serializer):
 
 def serializer_for(name: str | None, *, where: str = "topology.multilang.serializer",
                    allow_nan: bool = False) -> Serializer:
-    """The serializer called ``name`` (``json``, ``msgpack`` or a Storm class name);
+    """The serializer called ``name`` (``json``, ``msgpack`` or a Storm class name).
+
     ``allow_nan`` as in :class:`JsonSerializer`.
 
     Raises:

@@ -1,5 +1,8 @@
-"""What shell bolts and spouts share: settings from the component spec, the subprocess and
-its handshake, encoding, logs, errors and metrics (see :mod:`sparkstorm.multilang.shell`)."""
+"""What shell bolts and spouts share.
+
+Settings from the component spec, the subprocess and its handshake, encoding, logs, errors and
+metrics (see :mod:`sparkstorm.multilang.shell`).
+"""
 
 from __future__ import annotations
 
@@ -46,8 +49,9 @@ def shell_extra(command: Any, *, cwd: str | None = None, env: dict[str, str] | N
 
 
 def with_script(command: Any, script: str | None) -> Any:
-    """streamparse's ``command`` + ``script``: the script's arguments (split as a shell
-    would) appended to the command's.
+    """Join streamparse's ``command`` and ``script``: the script's arguments after the command's.
+
+    The script is split as a shell would split it.
 
     Example:
         >>> with_script("node", "split.js --fast")
@@ -134,8 +138,10 @@ class ShellComponent:
         return None
 
     def _initialize_shell(self, conf: dict[str, Any], context: dict[str, Any]) -> list[Any]:
-        """Start; a failure is kept and raised from the first call the executor makes, so it
-        is reported as this task's error and the executor restarts the task."""
+        """Start; a failure is kept and raised from the first call the executor makes.
+
+        So it is reported as this task's error and the executor restarts the task.
+        """
         self._startup_error: BaseException | None = None
         self._where = f"{self.kind} {self.component_name!r} task {context.get('taskid')}"
         try:
@@ -172,8 +178,10 @@ class ShellComponent:
         return True
 
     def _report_error(self, text: str) -> None:
-        """The child's ``error`` command: logged, and kept as the component's last error
-        (``report_error``); the component keeps running, as in Storm."""
+        """The child's ``error`` command: logged, and kept as the component's last error.
+
+        Kept with ``report_error``; the component keeps running, as in Storm.
+        """
         self._shell_log.error("%s reported an error: %s", self._where, text)
         self._collector.report_error(text)
 
@@ -209,9 +217,11 @@ class ShellComponent:
             raise MultilangError(msg, code="MULTILANG_UNDECLARED_STREAM")
 
     def _dropped(self, emit: Emit, exc: TopologyError) -> bool:
-        """Whether a refused emit is a direct emit to a task that does not subscribe, which
-        Storm drops (routed to no task) instead of stopping the component; warned about once
-        per stream and task."""
+        """Whether a refused emit is a direct emit to a task that does not subscribe.
+
+        Storm drops such an emit (routed to no task) instead of stopping the component; warned about
+        once per stream and task.
+        """
         if exc.code != NON_SUBSCRIBER:
             return False
         if (emit.stream, emit.task) not in self._drops_warned:

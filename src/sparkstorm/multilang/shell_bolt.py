@@ -124,8 +124,11 @@ class ShellBolt(ShellComponent, Bolt):
         self._guarded(self._queue, tup, True)
 
     def end_window(self) -> None:
-        """Write everything queued plus a heartbeat; handle the child's messages until it
-        answers the heartbeat, so this window's emits, acks and fails are in its output."""
+        """Write everything queued plus a heartbeat, and wait for the heartbeat's answer.
+
+        The child's messages are handled until it answers the heartbeat, so this window's emits,
+        acks and fails are in its output.
+        """
         self._check_started()
         self._guarded(self._sync_window)
 
@@ -181,8 +184,10 @@ class ShellBolt(ShellComponent, Bolt):
             del ticks[next(iter(ticks))]
 
     def _json_input(self, tup_id: str, tup: Tuple) -> bytes:
-        """The JSON input message, with the part shared by a source's tuples cached (the
-        same bytes ``input_message`` would give, built for a fraction of the cost)."""
+        """The JSON input message, with the part shared by a source's tuples cached.
+
+        The same bytes ``input_message`` would give, built for a fraction of the cost.
+        """
         key = (tup.component, tup.stream, tup.task)
         middle = self._input_prefixes.get(key)
         if middle is None:
@@ -237,8 +242,10 @@ class ShellBolt(ShellComponent, Bolt):
             self._handle(message)
 
     def _fast_emit(self, message: dict[str, Any]) -> bool:
-        """Emit a plain message (declared stream, string anchors of pending inputs, not
-        direct); False, having done nothing, when it needs the full checks."""
+        """Emit a plain message (declared stream, string anchors of pending inputs, not direct).
+
+        Return False, having done nothing, when it needs the full checks.
+        """
         values, stream = message.get("tuple"), message.get("stream", "default")
         need, task = message.get("need_task_ids", True), message.get("task")
         # only absent/null or the integer 0 ("not direct") here: a direct emit, and every
@@ -286,8 +293,10 @@ class ShellBolt(ShellComponent, Bolt):
             raise self._malformed(message, str(exc)) from None
 
     def _fail_command(self, message: dict[str, Any]) -> None:
-        """``fail``, with our sparkstorm children's ``reason`` and ``cause`` when sent
-        (Storm's children send neither: an explicit failure without a reason)."""
+        """``fail``, with our sparkstorm children's ``reason`` and ``cause`` when sent.
+
+        Storm's children send neither: an explicit failure without a reason.
+        """
         tup = self._take(id_of(message), "fail")
         reason, cause = message.get("reason"), message.get("cause")
         self._collector.fail(tup, None if reason is None else str(reason),

@@ -88,8 +88,11 @@ class ShellSpout(ShellComponent, Spout):
         return self._outstanding is not None
 
     def next_tuple(self) -> None:
-        """``next`` (unless a command is outstanding or queued), then the child's emits
-        until its ``sync`` or the end of the slice, whichever comes first."""
+        """``next`` (unless a command is outstanding or queued), then the child's emits.
+
+        The emits are handled until the child's ``sync`` or the end of the slice, whichever comes
+        first.
+        """
         idle = self._outstanding is None and not self._queued
         self._call(spout_command("next") if idle else None, SYNC_SLICE)
 
@@ -131,8 +134,10 @@ class ShellSpout(ShellComponent, Spout):
         return True
 
     def _queue_command(self, command: dict[str, Any]) -> None:
-        """Queue ``command``; wait a slice for its ``sync`` only when it goes out at once
-        (behind an outstanding command it must not cost the executor a slice per call)."""
+        """Queue ``command``; wait a slice for its ``sync`` only when it goes out at once.
+
+        Behind an outstanding command it must not cost the executor a slice per call.
+        """
         idle = self._outstanding is None and not self._queued
         self._call(command, SYNC_SLICE if idle else 0.0)
 
@@ -148,8 +153,10 @@ class ShellSpout(ShellComponent, Spout):
             raise
 
     def _pump(self, until: float) -> None:
-        """Send queued commands one by one, each after the previous ``sync``, and handle the
-        child's messages, until the queue is empty or ``until`` (a ``now()``) has passed."""
+        """Send queued commands one by one, each after the previous ``sync``.
+
+        Handle the child's messages until the queue is empty or ``until`` (a ``now()``) has passed.
+        """
         while True:
             if self._outstanding is None:
                 if not self._queued:
@@ -181,8 +188,10 @@ class ShellSpout(ShellComponent, Spout):
                 return True
 
     def _die(self, exc: BaseException) -> None:
-        """Kill the child; its pending message ids and queued commands die with it (Storm
-        loses them with the worker; a replacement child never saw those ids)."""
+        """Kill the child; its pending message ids and queued commands die with it.
+
+        Storm loses them with the worker; a replacement child never saw those ids.
+        """
         self._dead = True
         self._kill()
         lost = sum(self._pending.values())

@@ -1,5 +1,6 @@
-"""streamparse projects: the layout ``sparkstorm run``/``submit`` understand, and
-``sparkstorm quickstart``.
+"""streamparse projects: their layout and ``sparkstorm quickstart``.
+
+The layout is the one ``sparkstorm run``/``submit`` understand.
 """
 
 from sparkstorm.project.layout import Project, find_project

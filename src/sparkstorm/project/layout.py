@@ -78,8 +78,9 @@ class Project:
         return self.root / SOURCE_DIR
 
     def topology_file(self, name: str | None) -> tuple[str, Path]:
-        """The topology ``name`` (``sparse run -n NAME``) and its file; with no name, the
-        only topology of ``topology_specs``.
+        """The topology ``name`` (``sparse run -n NAME``) and its file.
+
+        With no name, the only topology of ``topology_specs``.
 
         Raises:
             TopologyError: ``PROJECT_TOPOLOGY_NOT_FOUND`` or ``PROJECT_TOPOLOGY_AMBIGUOUS``.
@@ -103,8 +104,10 @@ class Project:
         return name, file
 
     def activate(self) -> None:
-        """Make ``src/`` importable and publish the environment for per-environment
-        ``par`` dicts; called before the topology file is imported.
+        """Make ``src/`` importable and publish the environment for ``par`` dicts.
+
+        The environment picks the value of per-environment ``par`` dicts. Called before the topology
+        file is imported.
         """
         import sys
 

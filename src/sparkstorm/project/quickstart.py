@@ -1,5 +1,6 @@
-"""``sparkstorm quickstart NAME``: streamparse's quickstart project (word count), with
-sparkstorm's imports, runnable at once with ``cd NAME && sparkstorm run``.
+"""``sparkstorm quickstart NAME``: streamparse's quickstart project (word count).
+
+With sparkstorm's imports, runnable at once with ``cd NAME && sparkstorm run``.
 
 streamparse's ``project.clj`` and ``fabfile.py`` are left out: there is no JVM project to
 build and no fabric task to run.

@@ -67,16 +67,18 @@ class KeyValueState(ABC):
         """Return to the last committed transaction, dropping everything since."""
 
     def snapshot(self) -> Any:
-        """What a checkpoint keeps of this state: the prepared contents for a state that
-        lives in the checkpoint, None for one with its own store (Redis). Called after
-        :meth:`prepare_commit`; the result must pickle.
+        """What a checkpoint keeps of this state.
+
+        The prepared contents for a state that lives in the checkpoint, None for one with its own
+        store (Redis). Called after :meth:`prepare_commit`; the result must pickle.
         """
         return None
 
     def restore(self, snapshot: Any, committed_txid: int | None) -> None:
-        """Come back after a restart at the committed checkpoint ``committed_txid``: from
-        ``snapshot`` (what :meth:`snapshot` returned then) or from the state's own store,
-        completing or dropping a transaction left prepared by the crash.
+        """Come back after a restart at the committed checkpoint ``committed_txid``.
+
+        Restore from ``snapshot`` (what :meth:`snapshot` returned then) or from the state's own
+        store, completing or dropping a transaction left prepared by the crash.
         """
         return None
 

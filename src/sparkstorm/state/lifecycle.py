@@ -1,5 +1,6 @@
-"""Drives one StatefulBolt task's state through Storm's protocol, in the order Storm's
-``StatefulBoltExecutor`` uses: the bolt's hook first, then the state.
+"""Drives one StatefulBolt task's state through Storm's protocol.
+
+In the order Storm's ``StatefulBoltExecutor`` uses: the bolt's hook first, then the state.
 
 The executor makes one :class:`StatefulTask` per stateful task, before the task's first
 tuple, and calls :meth:`~StatefulTask.prepare` at each checkpoint, :meth:`~StatefulTask.commit`
@@ -49,8 +50,9 @@ class StatefulTask:
         return cls(bolt, state)
 
     def prepare(self, txid: int) -> Any:
-        """Checkpoint ``txid``: ``pre_prepare``, freeze the state; return what the task's
-        snapshot keeps of it.
+        """Checkpoint ``txid``: ``pre_prepare``, then freeze the state.
+
+        Returns what the task's snapshot keeps of it.
         """
         self.bolt.pre_prepare(txid)
         self.state.prepare_commit(txid)

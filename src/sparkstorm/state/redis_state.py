@@ -44,9 +44,11 @@ class RedisKeyValueState(KeyValueState):
         self.txid_key = f"{namespace}$txid"
 
     def put(self, key: Any, value: Any) -> None:
+        """Set ``key`` to ``value`` among the pending changes (Redis sees it when prepared)."""
         self.pending[_dump(key)] = _dump(value)
 
     def get(self, key: Any, default: Any = None) -> Any:
+        """The value of ``key``: pending, else prepared, else committed; or ``default``."""
         field = _dump(key)
         raw = self.pending.get(field)
         if raw is None:
@@ -56,11 +58,13 @@ class RedisKeyValueState(KeyValueState):
         return default if raw is None or raw == TOMBSTONE else pickle.loads(raw)
 
     def delete(self, key: Any) -> Any:
+        """Mark ``key`` deleted among the pending changes; return its value (None if none)."""
         value = self.get(key)
         self.pending[_dump(key)] = TOMBSTONE
         return value
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        """Every ``(key, value)`` pair: committed, overlaid by prepared, then pending changes."""
         merged = dict(self._call("hscan_iter", self.namespace))
         merged.update(self._call("hscan_iter", self.prepare_key))
         merged.update(self.pending)
@@ -69,6 +73,7 @@ class RedisKeyValueState(KeyValueState):
                 yield pickle.loads(field), pickle.loads(raw)
 
     def prepare_commit(self, txid: int) -> None:
+        """Move the pending changes to the prepared hash of ``txid``, in one transaction."""
         pipe = self.client.pipeline(transaction=True)
         if self.pending:
             pipe.hset(self.prepare_key, mapping=self.pending)
@@ -77,6 +82,11 @@ class RedisKeyValueState(KeyValueState):
         self.pending = {}
 
     def commit(self, txid: int) -> None:
+        """Apply the prepared changes of ``txid`` to the committed hash, in one transaction.
+
+        Raises:
+            StateError: ``STATE_NOT_PREPARED`` when ``txid`` was not prepared.
+        """
         prepared = self._call("get", self.prepare_txid_key)
         check_prepared(int(prepared) if prepared is not None else None, txid, self.namespace)
         changes = self._call("hgetall", self.prepare_key)
@@ -92,6 +102,7 @@ class RedisKeyValueState(KeyValueState):
         self._run(pipe)
 
     def rollback(self) -> None:
+        """Drop the pending and the prepared changes."""
         self.pending = {}
         self._call("delete", self.prepare_key, self.prepare_txid_key)
 
@@ -101,8 +112,9 @@ class RedisKeyValueState(KeyValueState):
         return None if raw is None else int(raw)
 
     def restore(self, snapshot: Any, committed_txid: int | None) -> None:
-        """Finish a transaction prepared and committed by the checkpoint but not yet applied
-        here (the crash came in between); drop any other prepared or pending change.
+        """Finish a transaction the checkpoint prepared and committed but not yet applied here.
+
+        The crash came in between; drop any other prepared or pending change.
         """
         self.pending = {}
         prepared = self._call("get", self.prepare_txid_key)
@@ -168,7 +180,9 @@ class RedisStateProvider(StateProvider):
         self.client = redis.Redis(**redis_settings(config))
 
     def new_state(self, namespace: str) -> KeyValueState:
+        """The state of ``namespace``, on this provider's connection pool."""
         return RedisKeyValueState(namespace, self.client)
 
     def close(self) -> None:
+        """Close the connection pool."""
         self.client.close()

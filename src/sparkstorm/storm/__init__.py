@@ -1,5 +1,6 @@
-"""streamparse's ``streamparse.storm``: every component class (submodules ``bolt``,
-``spout``, ``component``).
+"""streamparse's ``streamparse.storm``: every component class.
+
+With the submodules ``bolt``, ``spout`` and ``component``.
 """
 
 from sparkstorm.storm.bolt import (

@@ -1,5 +1,7 @@
-"""Harnesses we ship to users: :class:`BoltHarness` and :class:`SpoutHarness` drive one
-component in this process (no Spark); :class:`LocalCluster` runs whole topologies.
+"""Harnesses we ship to users.
+
+:class:`BoltHarness` and :class:`SpoutHarness` drive one component in this process (no Spark);
+:class:`LocalCluster` runs whole topologies.
 """
 
 from sparkstorm.testing.harness import BoltHarness, Emit, Fail, Result, SpoutHarness

@@ -77,8 +77,10 @@ TARGET = "__harness_target"
 
 @dataclass(frozen=True)
 class Emit:
-    """One emitted tuple: ``anchors`` are the input tuples it is anchored to (bolts),
-    ``tup_id`` its message id (spouts), ``tasks`` the stand-in consumer tasks it went to.
+    """One emitted tuple.
+
+    ``anchors`` are the input tuples it is anchored to (bolts), ``tup_id`` its message id (spouts),
+    ``tasks`` the stand-in consumer tasks it went to.
     """
 
     stream: str
@@ -91,8 +93,10 @@ class Emit:
 
 @dataclass(frozen=True)
 class Fail:
-    """A failed input tuple, with the reason the component gave (None if it gave none)
-    and the cause: ``explicit`` (``fail()``) or ``error`` (``process`` raised).
+    """A failed input tuple, with the reason and the cause of its failure.
+
+    The reason is the one the component gave (None if it gave none); the cause is ``explicit``
+    (``fail()``) or ``error`` (``process`` raised).
     """
 
     tuple: Tuple
@@ -315,8 +319,9 @@ class BoltHarness(_Harness):
 
     def process(self, values: Sequence[Any], stream: str = DEFAULT_STREAM,
                 source: str | None = None, source_task: int = 0) -> Result:
-        """Deliver one tuple ``values`` from ``source`` (default: the first input) on
-        ``stream``, as the engine does: its own tuple tree, ``auto_ack``/``auto_fail``.
+        """Deliver one tuple ``values`` from ``source`` (default: the first input) on ``stream``.
+
+        As the engine does: its own tuple tree, ``auto_ack``/``auto_fail``.
 
         Raises:
             Exception: whatever ``process`` raised (after ``auto_fail``, recorded in
@@ -330,9 +335,10 @@ class BoltHarness(_Harness):
         return self._run(tup, tick=False)
 
     def tick(self) -> Result:
-        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``;
-        its one value is ``topology.tick.tuple.freq.secs`` (None when unset), as the
-        engine's ticks carry it.
+        """Deliver a tick tuple (``__system``/``__tick``, untracked) to ``process_tick``.
+
+        Its one value is ``topology.tick.tuple.freq.secs`` (None when unset), as the engine's ticks
+        carry it.
         """
         freq = self.instance.storm_conf.get("topology.tick.tuple.freq.secs")
         tup = Tuple(next(self._ids), SYSTEM_COMPONENT, TICK_STREAM, -1, [freq], ())

@@ -35,8 +35,10 @@ TICK_FREQ_KEY = "topology.tick.tuple.freq.secs"
 
 
 def _move_auto_flags(cls: type) -> None:
-    """Keep a subclass's ``auto_*`` as ``batch_auto_*`` and turn the engine's off: batch
-    tuples are acked, failed and anchored by the batch, not around ``process``."""
+    """Keep a subclass's ``auto_*`` as ``batch_auto_*`` and turn the engine's off.
+
+    Batch tuples are acked, failed and anchored by the batch, not around ``process``.
+    """
     for flag in ("auto_anchor", "auto_ack", "auto_fail"):
         if flag in cls.__dict__:
             setattr(cls, f"batch_{flag}", bool(cls.__dict__[flag]))
@@ -80,8 +82,11 @@ class BatchingBolt(Bolt):
     def spec(cls, name: str | None = None, inputs: Any = None, par: Any = None,
              num_tasks: int | None = None, config: dict[str, Any] | None = None,
              outputs: list[Any] | None = None) -> ComponentSpec:
-        """As :meth:`Bolt.spec`; a tick-driven bolt's config gets
-        ``topology.tick.tuple.freq.secs: 1`` unless it sets the key."""
+        """As :meth:`Bolt.spec`, with tick tuples for a tick-driven bolt.
+
+        A tick-driven bolt's config gets ``topology.tick.tuple.freq.secs: 1`` unless it sets the
+        key.
+        """
         spec = super().spec(name=name, inputs=inputs, par=par, num_tasks=num_tasks,
                             config=config, outputs=outputs)
         if cls.uses_ticks:
@@ -108,8 +113,10 @@ class BatchingBolt(Bolt):
         self._batches[self.group_key(tup)].append(tup)
 
     def process_tick(self, tup: Tuple) -> None:
-        """Ack and count the tick; after more than ``ticks_between_batches`` ticks, process
-        the batches (do not override)."""
+        """Ack and count the tick, and process the batches when due (do not override).
+
+        The batches are due after more than ``ticks_between_batches`` ticks.
+        """
         self.ack(tup)
         self._tick_counter += 1
         if self._tick_counter > self.ticks_between_batches and self._batches:
@@ -118,8 +125,10 @@ class BatchingBolt(Bolt):
 
     def emit(self, values: Any, stream: str | None = None, anchors: Any = None,
              direct_task: int | None = None, need_task_ids: bool = False) -> list[int] | None:
-        """As :meth:`Bolt.emit`; inside ``process_batch`` the default anchors are the
-        batch's tuples (``auto_anchor``)."""
+        """As :meth:`Bolt.emit`, anchored to the batch inside ``process_batch``.
+
+        Inside ``process_batch`` the default anchors are the batch's tuples (``auto_anchor``).
+        """
         if anchors is None and self._current_batch is not None:
             anchors = self._current_batch if self.batch_auto_anchor else []
         return super().emit(values, stream=stream, anchors=anchors, direct_task=direct_task,
@@ -150,8 +159,9 @@ class BatchingBolt(Bolt):
 
 
 class TicklessBatchingBolt(BatchingBolt):
-    """A ``BatchingBolt`` that processes its batches every ``secs_between_batches`` seconds
-    instead of on ticks (pystorm's); tick tuples, if configured, are ignored.
+    """A ``BatchingBolt`` that processes its batches every ``secs_between_batches`` seconds.
+
+    It does so instead of on ticks, as pystorm's does; tick tuples, if configured, are ignored.
 
     Attributes:
         secs_between_batches: seconds between batch runs (fractions allowed).
@@ -169,8 +179,10 @@ class TicklessBatchingBolt(BatchingBolt):
         self.ack(tup)
 
     def end_window(self) -> None:
-        """Called by the executor after each streaming window: process the batches when
-        ``secs_between_batches`` passed since the last time."""
+        """Called by the executor after each streaming window.
+
+        Processes the batches when ``secs_between_batches`` passed since the last time.
+        """
         now = time.monotonic()
         if now - self._last_batch_time >= self.secs_between_batches:
             self._last_batch_time = now

@@ -44,18 +44,27 @@ class Collector(Protocol):
         direct_task: int | None,
         need_task_ids: bool,
         tup_id: Any,
-    ) -> list[int] | None: ...
+    ) -> list[int] | None:
+        """Route a tuple (anchored to ``anchors``, tracked with ``tup_id`` for a spout).
 
-    def ack(self, tup: Tuple) -> None: ...
+        Returns:
+            The task ids the tuple was sent to when ``need_task_ids`` is true, else None.
+        """
+
+    def ack(self, tup: Tuple) -> None:
+        """Mark ``tup`` processed for its tree."""
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
-        ...
+        """Fail the tree of ``tup``, with the ``reason`` and ``cause`` the UI counts."""
 
-    def reset_timeout(self, tup: Tuple) -> None: ...
+    def reset_timeout(self, tup: Tuple) -> None:
+        """Restart the message timeout of the tree ``tup`` belongs to."""
 
     def report_error(self, text: str) -> None:
-        """Report an error the component survives (it becomes the component's last
-        error; nothing fails)."""
+        """Report an error the component survives.
+
+        It becomes the component's last error; nothing fails.
+        """
 
 
 class _NoCollector:
@@ -143,14 +152,18 @@ class Component:
         return bool(tup.task == -1 and tup.stream == HEARTBEAT_STREAM)
 
     def log(self, message: Any, level: str | None = None) -> None:
-        """pystorm's ``log``: ``message`` on this component's logger at ``level``
-        (trace, debug, info (default), warn, warning, error, critical)."""
+        """Log ``message`` on this component's logger at ``level`` (pystorm's ``log``).
+
+        The levels are trace, debug, info (default), warn, warning, error and critical.
+        """
         self.logger.log(_LOG_LEVELS.get(str(level or "info").lower(), logging.INFO), "%s",
                         message)
 
     def raise_exception(self, exception: BaseException, tup: Any = None) -> None:
-        """pystorm's ``raise_exception``: report ``exception`` as this component's error
-        (the UI's last error and the log) without failing anything or stopping."""
+        """Report ``exception`` as this component's error (pystorm's ``raise_exception``).
+
+        It becomes the UI's last error and goes to the log, without failing anything or stopping.
+        """
         text = "".join(traceback.format_exception(exception))
         if tup is not None:
             text = f"Python {type(exception).__name__} raised while processing {tup!r}\n{text}"
@@ -160,8 +173,11 @@ class Component:
             report(text)
 
     def report_metric(self, name: str, value: Any) -> None:
-        """pystorm's ``report_metric``: keep ``value`` as the latest of metric ``name``
-        (``self.metrics``) and log it at debug level; sparkstorm has no metrics consumer."""
+        """Keep ``value`` as the latest of metric ``name`` (pystorm's ``report_metric``).
+
+        It is kept in ``self.metrics`` and logged at debug level; sparkstorm has no metrics
+        consumer.
+        """
         metrics = self.__dict__.setdefault("metrics", {})
         metrics[name] = value
         self.logger.debug("metric %s = %r", name, value)
@@ -185,8 +201,10 @@ class Spout(Component):
         config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None,
     ) -> ComponentSpec:
-        """Declare this spout in a :class:`Topology` (``par``/``config`` default to the
-        class attributes, as in streamparse)."""
+        """Declare this spout in a :class:`Topology`.
+
+        ``par``/``config`` default to the class attributes, as in streamparse.
+        """
         return ComponentSpec.declare(
             cls, "spout", name=name, inputs=None, par=resolve_par(cls, par, name),
             num_tasks=num_tasks, config=resolve_config(cls, config, name),
@@ -292,8 +310,9 @@ class Bolt(Component):
         return bool(tup.component == SYSTEM_COMPONENT and tup.stream == TICK_STREAM)
 
     def read_tuple(self) -> Tuple:
-        """pystorm reads its next input from stdin here; an in-process bolt is handed its
-        inputs instead, so this is refused.
+        """Refused in process: pystorm reads its next input from stdin here.
+
+        An in-process bolt is handed its inputs instead.
 
         Raises:
             TopologyError: ``READ_TUPLE_IN_PROCESS``.
@@ -341,8 +360,9 @@ class Bolt(Component):
 
 
 class BasicBolt(Bolt):
-    """A bolt that always anchors to, acks, and on error fails the tuple being processed
-    (Storm's ``BaseBasicBolt``); subclasses cannot turn that off.
+    """A bolt that always anchors to, acks, and on error fails the tuple being processed.
+
+    Storm's ``BaseBasicBolt``; subclasses cannot turn that off.
 
     Example:
         >>> class Shout(BasicBolt):

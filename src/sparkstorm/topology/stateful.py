@@ -1,5 +1,6 @@
-"""Storm's stateful bolts: ``StatefulBolt`` with ``init_state``, ``pre_prepare``,
-``pre_commit`` and ``pre_rollback`` (Storm's ``IStatefulBolt``).
+"""Storm's stateful bolts: ``StatefulBolt`` and its hooks (Storm's ``IStatefulBolt``).
+
+The hooks are ``init_state``, ``pre_prepare``, ``pre_commit`` and ``pre_rollback``.
 
 The engine gives each task a :class:`~sparkstorm.state.KeyValueState` from the configured
 provider (``topology.state.provider``) before its first tuple, and drives it with the
@@ -38,8 +39,10 @@ if TYPE_CHECKING:
 
 
 class StatefulBolt(Bolt):
-    """A bolt whose state is a :class:`~sparkstorm.state.KeyValueState` that commits and
-    rolls back with the topology's checkpoints (see the module docstring)."""
+    """A bolt whose state commits and rolls back with the topology's checkpoints.
+
+    The state is a :class:`~sparkstorm.state.KeyValueState` (see the module docstring).
+    """
 
     stateful: ClassVar[bool] = True
     """Marks the class for the engine: its tasks get a state before their first tuple."""
@@ -53,9 +56,11 @@ class StatefulBolt(Bolt):
 
     def start_state(self, snapshot: Any = None, committed_txid: int | None = None
                     ) -> StatefulTask:
-        """Make this task's state from ``topology.state.provider`` (restored at
-        ``committed_txid`` from ``snapshot``) and hand it to :meth:`init_state`. Called
-        once, before the first tuple; the namespace is Storm's ``<component>-<task>``.
+        """Make this task's state and hand it to :meth:`init_state`.
+
+        The state comes from ``topology.state.provider``, restored at ``committed_txid`` from
+        ``snapshot``. Called once, before the first tuple; the namespace is Storm's
+        ``<component>-<task>``.
 
         Raises:
             ConfigError: ``STATE_PROVIDER_UNKNOWN`` for an unknown provider.
@@ -77,8 +82,10 @@ class StatefulBolt(Bolt):
             provider.close()
 
     def init_state(self, state: KeyValueState) -> None:
-        """Receive the task's state, once, after ``initialize`` and before any tuple (and
-        again after a rollback, with the restored state)."""
+        """Receive the task's state, once, after ``initialize`` and before any tuple.
+
+        Called again after a rollback, with the restored state.
+        """
 
     def pre_prepare(self, txid: int) -> None:
         """A checkpoint ``txid`` is about to freeze the state: flush what you buffer."""

@@ -25,15 +25,19 @@ from sparkstorm.topology.tuple import Tuple
 
 
 class HostCollector(Collector, Protocol):
-    """A :class:`Collector` as a host implements it: what :class:`BoltLoop` needs besides
-    the component's calls."""
+    """A :class:`Collector` as a host implements it.
+
+    It adds what :class:`BoltLoop` needs besides the component's calls.
+    """
 
     current: Tuple | None
     """The tuple being processed (auto-anchoring anchors to it), None between tuples."""
 
     def auto_ack(self, tup: Tuple) -> None:
-        """Ack ``tup`` for the loop (``auto_ack``); ``tup.done`` is false when called. The
-        engine's is leaner than ``ack``: the loop counts these acks itself."""
+        """Ack ``tup`` for the loop (``auto_ack``); ``tup.done`` is false when called.
+
+        The engine's is leaner than ``ack``: the loop counts these acks itself.
+        """
 
 
 def start_task(cls: type[Component], collector: HostCollector, *, name: str,

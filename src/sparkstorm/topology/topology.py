@@ -30,6 +30,7 @@ class TopologyType(type):
     """Collects the ``ComponentSpec`` attributes of a topology class and validates them."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        """Make the topology class, with ``topology_spec`` and ``specs`` when it declares any."""
         cls = super().__new__(mcs, name, bases, namespace)
         declared = [(attr, v) for attr, v in namespace.items() if isinstance(v, ComponentSpec)]
         if not declared:  # the Topology base class itself, or a mixin
@@ -78,8 +79,10 @@ class Topology(metaclass=TopologyType):
 
     @classmethod
     def write(cls, stream: Any) -> None:
-        """Write the topology to ``stream`` (a path or a text file object) as its JSON spec,
-        which :meth:`read` reads back (streamparse writes Thrift; the role is the same)."""
+        """Write the topology to ``stream`` (a path or a text file object) as its JSON spec.
+
+        :meth:`read` reads it back (streamparse writes Thrift; the role is the same).
+        """
         text = cls.to_json()
         if isinstance(stream, str | os.PathLike):
             Path(stream).write_text(text, encoding="utf-8")
@@ -127,8 +130,7 @@ def _resolve_inputs(
 
 
 def _default_grouping(source: Any) -> Grouping:
-    """A bare input's grouping: DIRECT for a direct stream, as streamparse picks, else
-    SHUFFLE."""
+    """A bare input's grouping: DIRECT for a direct stream, as streamparse picks, else SHUFFLE."""
     if isinstance(source, StreamRef):
         stream = source.spec.stream(source.stream)
     elif isinstance(source, ComponentSpec):

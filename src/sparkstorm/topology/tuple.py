@@ -12,8 +12,10 @@ HEARTBEAT_STREAM = "__heartbeat"
 
 
 def is_tick(component: str, stream: str) -> bool:
-    """True for the system tick stream (``__system``'s ``__tick``), which bolts handle in
-    ``process_tick``."""
+    """True for the system tick stream (``__system``'s ``__tick``).
+
+    Bolts handle it in ``process_tick``.
+    """
     return stream == TICK_STREAM and component == SYSTEM_COMPONENT
 
 

@@ -30,9 +30,11 @@ instead of a submission that never finishes numbering its tasks."""
 
 
 def validate_topology_name(name: str) -> None:
-    """Storm's rule: a topology name is non-empty and has none of ``/ . : \\``; it must also
-    be printable (no control characters) and at most :data:`MAX_TOPOLOGY_NAME_BYTES` long,
-    because the topology id names folders and store nodes.
+    r"""Check a topology name: Storm's rule, printable, and not too long.
+
+    Storm's rule: a topology name is non-empty and has none of ``/ . : \``; it must also be
+    printable (no control characters) and at most :data:`MAX_TOPOLOGY_NAME_BYTES` long, because the
+    topology id names folders and store nodes.
 
     Raises:
         TopologyError: ``INVALID_TOPOLOGY_NAME``.
@@ -98,10 +100,11 @@ def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
 
 
 def validate_windowed_bolts(spec: TopologySpec, conf: Mapping[str, object]) -> None:
-    """Check every windowed bolt's window against ``conf`` (the topology's conf; each bolt's
-    own config overrides it), as Storm's ``WindowedBoltExecutor`` does: run by
-    :func:`validate_topology` with the topology class's config, and again by the submitters
-    once the effective conf is known.
+    """Check each windowed bolt's window against ``conf`` as Storm's ``WindowedBoltExecutor`` does.
+
+    ``conf`` is the topology's conf; each bolt's own config overrides it. Run by
+    :func:`validate_topology` with the topology class's config, and again by the submitters once the
+    effective conf is known.
 
     Raises:
         TopologyError: ``WINDOW_BAD_OPTION``, ``WINDOW_EXCEEDS_MESSAGE_TIMEOUT`` or

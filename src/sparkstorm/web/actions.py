@@ -1,6 +1,8 @@
-"""Topology actions through the UI server: activate, deactivate, rebalance, kill and the stack
-trace request, checked (CSRF, actions enabled, token kept in the session) and forwarded to
-Nimbus with the token; and the stack traces the workers sent, read with the session's token.
+"""Topology actions through the UI server, and the stack traces the workers sent.
+
+The actions (activate, deactivate, rebalance, kill and the stack trace request) are checked (CSRF,
+actions enabled, token kept in the session) and forwarded to Nimbus with the token; the stack traces
+the workers sent are read with the session's token.
 
 Rebalance bodies are Storm UI's ``{"rebalanceOptions": {"executors": {...}, "numWorkers": n}}``;
 they are checked here so that a malformed one is refused with a message, not forwarded.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -91,8 +94,9 @@ def _json_body(raw: bytes) -> object:
 
 async def forward_action(client: httpx.AsyncClient, session: Session, topology_id: str,
                          action: str, wait: int | None, raw_body: bytes) -> Response:
-    """Check a topology action and forward it to Nimbus with the session's token (the
-    caller checked the session, CSRF and that actions are enabled).
+    """Check a topology action and forward it to Nimbus with the session's token.
+
+    The caller checked the session, CSRF and that actions are enabled.
 
     Raises:
         HTTPException: 404 (unknown action), 422 (bad rebalance body or wait time).
@@ -125,7 +129,7 @@ def _bearer(session: Session) -> dict[str, str]:
 
 def _answer(session: Session, response: httpx.Response) -> Response:
     """Nimbus's answer as is; a token Nimbus refused is forgotten, so the UI asks again."""
-    if response.status_code == 401:
+    if response.status_code == HTTPStatus.UNAUTHORIZED:
         session.token = None
     return Response(response.content, status_code=response.status_code,
                     media_type=response.headers.get("content-type", "application/json"))
@@ -153,15 +157,19 @@ async def _request_stack_traces(client: httpx.AsyncClient, session: Session,
 
 async def forward_stack_traces(client: httpx.AsyncClient, session: Session,
                                topology_id: str) -> Response:
-    """The stack traces the workers of a topology sent, read from Nimbus with the session's
-    token (which never leaves this server)."""
+    """The stack traces the workers of a topology sent, read from Nimbus.
+
+    Read with the session's token (which never leaves this server).
+    """
     return await forward_token_get(client, session, _stacktrace_path(topology_id))
 
 
 async def forward_token_get(client: httpx.AsyncClient, session: Session, path: str,
                             params: Mapping[str, str] | None = None) -> Response:
-    """A read Nimbus serves only with the cluster token, with the session's token; 401
-    (``AUTH_TOKEN_MISSING``) when the session has none yet."""
+    """A read Nimbus serves only with the cluster token, with the session's token.
+
+    401 (``AUTH_TOKEN_MISSING``) when the session has none yet.
+    """
     if session.token is None:
         return _token_missing()
     return _answer(session, await client.get(path, params=params, headers=_bearer(session)))
@@ -169,8 +177,9 @@ async def forward_token_get(client: httpx.AsyncClient, session: Session, path: s
 
 async def forward_post(client: httpx.AsyncClient, session: Session, path: str,
                        raw_body: bytes) -> Response:
-    """A state-changing call (log levels, debug sampling) forwarded to Nimbus with the
-    session's token; a body must be a JSON object.
+    """A state-changing call (log levels, debug sampling) forwarded to Nimbus.
+
+    Forwarded with the session's token; a body must be a JSON object.
 
     Raises:
         HTTPException: 422 when the body is not a JSON object.

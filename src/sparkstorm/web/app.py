@@ -1,7 +1,9 @@
-"""The UI server (FastAPI): pages (cluster, topology, component, 404s), static files, a
-read-only proxy of Nimbus's ``/api/v1``, the DAG from Nimbus's open ``/visualization``, and
-the topology actions (:mod:`sparkstorm.web.actions`), which it forwards with the session's
-cluster token, and the workers' stack traces, which it reads with that token.
+"""The UI server (FastAPI).
+
+Pages (cluster, topology, component, 404s), static files, a read-only proxy of Nimbus's ``/api/v1``,
+the DAG from Nimbus's open ``/visualization``, and the topology actions
+(:mod:`sparkstorm.web.actions`), which it forwards with the session's cluster token, and the
+workers' stack traces, which it reads with that token.
 
 Security: the session cookie is HttpOnly and SameSite=Strict; every POST needs the session's
 CSRF token in ``X-CSRF-Token`` and, when the browser sends one, a same-origin ``Origin``;
@@ -17,6 +19,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -85,6 +88,7 @@ class UiServer:
     # --- sessions ------------------------------------------------------------------------------
 
     def session_of(self, request: Request) -> Session | None:
+        """The session the request's cookie names, None without a live one."""
         return self.sessions.get(request.cookies.get(SESSION_COOKIE))
 
     def page(self, request: Request, render: Any, status: int = 200) -> HTMLResponse:
@@ -147,6 +151,7 @@ class UiServer:
     # --- Nimbus --------------------------------------------------------------------------------
 
     async def nimbus_get(self, path: str, params: Any = None) -> httpx.Response:
+        """``GET`` ``path`` from Nimbus (without the cluster token)."""
         return await self.client.get(path, params=params)
 
     def spec_file(self, topology_id: str) -> Path | None:
@@ -169,7 +174,7 @@ class UiServer:
         response = await self.client.get(
             f"/api/v1/topology/{quote(topology_id, safe='')}/code", params={"part": "spec"},
             headers={"Authorization": f"Bearer {session.token}"})
-        if response.status_code == 404:
+        if response.status_code == HTTPStatus.NOT_FOUND:
             raise HTTPException(404, f"topology {topology_id!r} not found")
         response.raise_for_status()
         spec: dict[str, Any] = response.json()
@@ -224,8 +229,8 @@ def create_app(conf: Mapping[str, object], nimbus_url: str,
             code = {401: "AUTH_TOKEN_MISSING", 403: "FORBIDDEN", 404: "NOT_FOUND"}.get(
                 exc.status_code, "BAD_REQUEST")
             return _json_error(exc.status_code, str(exc.detail), code)
-        title = "Not found" if exc.status_code == 404 else "Error"
-        message = str(exc.detail) if exc.status_code != 404 else \
+        title = "Not found" if exc.status_code == HTTPStatus.NOT_FOUND else "Error"
+        message = str(exc.detail) if exc.status_code != HTTPStatus.NOT_FOUND else \
             f"There is no page at {request.url.path}."
         return ui.page(request, lambda s: pages.error_page(s, exc.status_code, title, message),
                        exc.status_code)
@@ -258,7 +263,7 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     async def logs(request: Request, topology_id: str, worker: str = "",
                    source: str = "worker") -> HTMLResponse:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
-        if response.status_code == 404:
+        if response.status_code == HTTPStatus.NOT_FOUND:
             return ui.not_found(request, topology_id, None, response)
         response.raise_for_status()
         name = str(response.json().get("name", topology_id))
@@ -268,7 +273,7 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     @app.get("/topology/{topology_id}", response_class=HTMLResponse)
     async def topology(request: Request, topology_id: str) -> HTMLResponse:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
-        if response.status_code == 404:
+        if response.status_code == HTTPStatus.NOT_FOUND:
             return ui.not_found(request, topology_id, None, response)
         response.raise_for_status()
         name = str(response.json().get("name", topology_id))
@@ -279,7 +284,7 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     async def component(request: Request, topology_id: str, component: str) -> HTMLResponse:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}"
                                        f"/component/{quote(component, safe='')}")
-        if response.status_code == 404:
+        if response.status_code == HTTPStatus.NOT_FOUND:
             return ui.not_found(request, topology_id, component, response)
         response.raise_for_status()
         body = response.json()
@@ -297,7 +302,7 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
         if response.is_success:
             return graph_of(response.json())
         exists = await ui.nimbus_get(f"/api/v1/topology/{encoded}")
-        if exists.status_code == 404:
+        if exists.status_code == HTTPStatus.NOT_FOUND:
             raise HTTPException(404, f"topology {topology_id!r} not found")
         return graph_of(await ui.topology_spec(topology_id, ui.session_of(request)))
 
@@ -381,8 +386,10 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
 
     @app.get("/api/v1/topology/{topology_id}/logs")
     async def log_tail(request: Request, topology_id: str) -> Response:
-        """A worker's or executor's log tail: Nimbus serves it only with the session's token
-        (logs can hold what components print)."""
+        """A worker's or executor's log tail.
+
+        Nimbus serves it only with the session's token (logs can hold what components print).
+        """
         return await forward_token_get(
             ui.client, ui.check_session(request),
             f"/api/v1/topology/{quote(topology_id, safe='')}/logs", request.query_params)

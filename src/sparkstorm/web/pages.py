@@ -1,6 +1,7 @@
-"""The HTML pages: small server-rendered shells that the scripts under ``static/`` fill from
-``/api/v1`` (through this server) and keep up to date. No inline script or style, so the
-Content-Security-Policy can forbid both.
+"""The HTML pages: small server-rendered shells that the scripts under ``static/`` fill.
+
+The scripts fill them from ``/api/v1`` (through this server) and keep them up to date. No inline
+script or style, so the Content-Security-Policy can forbid both.
 """
 
 from __future__ import annotations
@@ -142,8 +143,11 @@ slow bolt), and tuples wait in the spouts' buffers meanwhile.</p>
 
 
 def topology_page(session: Session, topology_id: str, name: str, actions: bool) -> str:
-    """``/topology/{id}``: summary and actions, window stats, DAG, failures, charts,
-    spouts, bolts, workers and configuration."""
+    """``/topology/{id}``: the topology page.
+
+    Summary and actions, window stats, DAG, failures, charts, spouts, bolts, workers and
+    configuration.
+    """
     tid = escape(topology_id)
     action_block = f"""
 <div id="actions" class="actions">
@@ -247,8 +251,10 @@ _COMPONENT_PARTS = {
 
 def component_page(session: Session, topology_id: str, name: str, component: str,
                    kind: str) -> str:
-    """``/topology/{id}/component/{component}``: window stats, charts, failures (spouts),
-    input and output stats, executors and errors."""
+    """``/topology/{id}/component/{component}``: the component page.
+
+    Window stats, charts, failures (spouts), input and output stats, executors and errors.
+    """
     tid, cid = escape(topology_id), escape(component)
     spout = kind == "spout"
     stats_head, charts, streams, executor_head = _COMPONENT_PARTS["spout" if spout else "bolt"]
@@ -282,8 +288,10 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 
 def logs_page(session: Session, topology_id: str, name: str, worker: str,
               source: str) -> str:
-    """``/topology/{id}/logs?worker=...&source=...``: a worker's or executor's log, tailed
-    live (the worker sends its tail while the page reads it)."""
+    """``/topology/{id}/logs?worker=...&source=...``: a worker's or executor's log.
+
+    Tailed live: the worker sends its tail while the page reads it.
+    """
     tid = escape(topology_id)
     topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
     body = f"""

@@ -1,5 +1,7 @@
-"""Server-side UI sessions: a random id in an HttpOnly cookie names the CSRF token of the
-session and the cluster token its user entered. Tokens never go back to the browser.
+"""Server-side UI sessions; tokens never go back to the browser.
+
+A random id in an HttpOnly cookie names the CSRF token of the session and the cluster token its user
+entered.
 
 Example:
     >>> store = SessionStore(max_sessions=2)

@@ -1,7 +1,8 @@
-"""Flaky exclamation: Storm's exclamation topology whose last bolt explicitly fails every
-``flaky.fail.every``-th tuple (default 7) with a reason, and raises once, on the word "boom"
-that the spout emits as its ``flaky.boom.at``-th tuple (default 40; 0: never), so the UI has
-failures to explain and an error to show.
+"""Flaky exclamation: Storm's exclamation topology, made to fail and to raise.
+
+Its last bolt explicitly fails every ``flaky.fail.every``-th tuple (default 7) with a reason, and
+raises once, on the word "boom" that the spout emits as its ``flaky.boom.at``-th tuple (default 40;
+0: never), so the UI has failures to explain and an error to show.
 
 Submitted by the browser tests with ``sparkstorm submit``; only this folder is shipped.
 """
@@ -44,8 +45,10 @@ class ExclamationBolt(Bolt):
 
 
 class PickyBolt(Bolt):
-    """Appends '!!!', but fails every n-th tuple it gets (n = ``flaky.fail.every``) and
-    raises on "boom"."""
+    """Appends '!!!', but fails every n-th tuple it gets and raises on "boom".
+
+    n is ``flaky.fail.every``.
+    """
 
     outputs = ["word"]
 

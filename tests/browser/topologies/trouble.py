@@ -1,7 +1,8 @@
-"""Trouble: a bolt that spends 2 ms on each tuple, fails every 7th with a reason naming the
-word's number, raises on every 25th with a 2 KB message (so it raises in every window), and
-logs a line when it starts; the browser tests of ``test_trouble.py`` check what the UI says
-about it.
+"""Trouble: a topology whose bolt is slow, fails, raises and logs, for the browser tests.
+
+The bolt spends 2 ms on each tuple, fails every 7th with a reason naming the word's number, raises
+on every 25th with a 2 KB message (so it raises in every window), and logs a line when it starts;
+the browser tests of ``test_trouble.py`` check what the UI says about it.
 
 Submitted by the browser tests with ``sparkstorm submit``; only this folder is shipped.
 """

@@ -1,6 +1,8 @@
-"""``sparkstorm submit`` from a streamparse project's root: the whole project is shipped,
-``src/`` imports on the worker, shell commands run in ``src/``, config.json's options reach
-the topology, and the components' ``self.logger`` lines are next to ``worker.log``.
+"""``sparkstorm submit`` from a streamparse project's root.
+
+The whole project is shipped, ``src/`` imports on the worker, shell commands run in ``src/``,
+config.json's options reach the topology, and the components' ``self.logger`` lines are next to
+``worker.log``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Moving over from streamparse and Storm, as a user does it: ``sparkstorm quickstart`` and
-``sparkstorm run`` in a streamparse project, and ``sparkstorm run FILE.yaml`` on a Flux file
-with node and Python shell children. Each run is a real subprocess on Spark local mode;
-the checks read its summary table, its console and the executor logs it names.
+"""Moving over from streamparse and Storm, as a user does it.
+
+``sparkstorm quickstart`` and ``sparkstorm run`` in a streamparse project, and
+``sparkstorm run FILE.yaml`` on a Flux file with node and Python shell children. Each run is a
+real subprocess on Spark local mode; the checks read its summary table, its console and the
+executor logs it names.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ def sparkstorm(cwd: Path, *args: str, env: dict[str, str] | None = None,
 
 
 def table(out: str) -> dict[str, dict[str, int]]:
-    """The summary table's counts: component -> emitted, transferred, executed, acked,
-    failed.
+    """The summary table's counts.
+
+    Component -> emitted, transferred, executed, acked, failed.
     """
     rows = {}
     columns = ("emitted", "transferred", "executed", "acked", "failed")

@@ -1,5 +1,8 @@
-"""In-process and runtime components of the multilang integration tests (module level, so
-executor processes and ``python -m sparkstorm.multilang`` children can import them)."""
+"""In-process and runtime components of the multilang integration tests.
+
+At module level, so executor processes and ``python -m sparkstorm.multilang`` children can import
+them.
+"""
 
 from __future__ import annotations
 

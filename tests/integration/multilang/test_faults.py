@@ -1,6 +1,9 @@
-"""A faulty shell bolt in a real topology on Spark local mode: each fault is reported as the
-component's last error, the child is restarted, the tuples it held are failed and replayed
-until every message id is acked exactly once, and an unrelated path is untouched."""
+"""A faulty shell bolt in a real topology on Spark local mode.
+
+Each fault is reported as the component's last error, the child is restarted, the tuples it held are
+failed and replayed until every message id is acked exactly once, and an unrelated path is
+untouched.
+"""
 
 from __future__ import annotations
 

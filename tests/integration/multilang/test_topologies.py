@@ -1,5 +1,7 @@
-"""Shell components in real topologies on Spark local mode: pystorm, node, our runtime,
-and a crashing child that is restarted without disturbing the rest."""
+"""Shell components in real topologies on Spark local mode.
+
+pystorm, node, our runtime, and a crashing child that is restarted without disturbing the rest.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A real Redis server (Debian's ``redis-server``, ``make services``) on a free loopback
-port, one per test session; each test gets its own database, flushed first.
+"""A real Redis server on a free loopback port, one per test session.
+
+Debian's ``redis-server`` (``make services``); each test gets its own database, flushed first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Storm's KeyValueState contract, run once per provider (in memory and a real Redis):
+"""Storm's KeyValueState contract, run once per provider (in memory and a real Redis).
+
 put/get/delete/iteration/len, prepare/commit/rollback, and recovery after a crash.
 """
 
@@ -32,8 +33,9 @@ def provider(provider_conf: dict[str, Any]) -> Any:
 
 def restart(provider_conf: dict[str, Any], old: KeyValueState, namespace: str,
             committed: int | None) -> tuple[StateProvider, KeyValueState]:
-    """A new process's view: a new provider (a new connection), restored at ``committed``
-    from what the checkpoint kept of ``old``.
+    """A new process's view: a new provider (a new connection).
+
+    Restored at ``committed`` from what the checkpoint kept of ``old``.
     """
     fresh = state_provider(provider_conf)
     state = fresh.new_state(namespace)
@@ -144,7 +146,7 @@ def test_stateful_bolt_keeps_its_state_in_redis_under_storms_namespace(
 
     import redis
 
-    from tests.unit.topology.test_stateful_bolt import started
+    from tests.unit.topology.helpers import started
     from tests.unit.topology.windowing.fakes import Source
 
     bolt = started({"topology.state.provider": STORM_REDIS,

@@ -1,5 +1,6 @@
-"""Task snapshots: instance state minus transient and engine attributes, __getstate__ and
-__setstate__ honoured, stateful bolts by their state, CHECKPOINT_UNPICKLABLE named.
+"""Task snapshots: instance state minus transient and engine attributes.
+
+__getstate__ and __setstate__ honoured, stateful bolts by their state, CHECKPOINT_UNPICKLABLE named.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from sparkstorm.checkpoint.snapshot import instance_state
 from sparkstorm.state.lifecycle import StatefulTask
 from sparkstorm.state.memory import InMemoryStateProvider
 from sparkstorm.topology.windowing import Count, window_conf
-from tests.unit.topology.windowing.fakes import Source, attach
-from tests.unit.topology.windowing.test_windowed_bolt import Recorder
+from tests.unit.topology.windowing.fakes import Recorder, Source, attach
 
 
 class Connected(Bolt):

@@ -1,5 +1,6 @@
-"""The checkpoint store: parts renamed into place, a commit marker written last, torn and
-corrupt checkpoints ignored, older ones purged.
+"""The checkpoint store: parts renamed into place and a commit marker written last.
+
+Torn and corrupt checkpoints are ignored, older ones purged.
 """
 
 from __future__ import annotations

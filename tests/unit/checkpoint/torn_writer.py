@@ -1,5 +1,7 @@
-"""Run as a script by the torn-checkpoint test: commits checkpoint 1, then writes a part of
-checkpoint 2 and stops in the middle of it (says so on stdout) until it is killed.
+"""Run as a script by the torn-checkpoint test: a writer stopped inside a checkpoint.
+
+It commits checkpoint 1, then writes a part of checkpoint 2 and stops in the middle of it (says so
+on stdout) until it is killed.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A streamparse project's layout: quickstart, topology by name, environments, what
-config.json means here, and what submit ships (no Spark).
+"""A streamparse project's layout (no Spark).
+
+Quickstart, topology by name, environments, what config.json means here, and what submit ships.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec, Tuple
+from sparkstorm import Grouping, Topology, TopologySpec, Tuple
 from sparkstorm.engine import acking
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.collector import TaskCollector, WindowOutput
@@ -22,31 +22,9 @@ from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
 from tests.fakes import FakeClock
+from tests.unit.engine.helpers import Sentences, Split, pipeline
 
 TIMEOUT = 30.0
-
-
-class Sentences(Spout):
-    outputs = ["sentence", Stream(["note"], name="side")]
-
-
-class Split(Bolt):
-    outputs = ["word"]
-
-
-class Count(Bolt):
-    outputs = ["word", "count"]
-
-
-def pipeline() -> TopologySpec:
-    """sentences (2 tasks) -> split (1 task) -> count (3 tasks, fields grouping)."""
-
-    class Pipeline(Topology):
-        sentences = Sentences.spec(par=2)
-        split = Split.spec(inputs=[sentences])
-        count = Count.spec(inputs={split: Grouping.fields("word")}, num_tasks=3)
-
-    return Pipeline.topology_spec
 
 
 class Cluster:

@@ -7,15 +7,12 @@ failure reasons are grouped by kind and bounded.
 from __future__ import annotations
 
 import string
-import time
 import tracemalloc
-from typing import Any
 
 import pytest
 
-from sparkstorm import Bolt, Spout, Topology
 from sparkstorm.engine.collector import FAIL_ERROR
-from sparkstorm.engine.executor import BoltExecutor, ComponentFailure
+from sparkstorm.engine.executor import ComponentFailure
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stats import (
     MAX_FAILURE_REASONS,
@@ -24,48 +21,15 @@ from sparkstorm.engine.stats import (
     reason_template,
 )
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.engine.wire import pack
-
-
-class Words(Spout):
-    outputs = ["word"]
-
-
-class SlowThenRaise(Bolt):
-    """Spends 2 ms on each tuple and raises on "boom"."""
-
-    outputs = ["word"]
-
-    def process(self, tup: Any) -> None:
-        time.sleep(0.002)
-        if tup.values.word == "boom":
-            msg = f"cannot take {tup.values.word!r}"
-            raise ValueError(msg)
-
-
-class RaisingTopology(Topology):
-    words = Words.spec()
-    raiser = SlowThenRaise.spec(inputs=[words])
-
-
-def _host() -> tuple[BoltExecutor, int, int]:
-    plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1})
-    gid = next(e.gid for e in plan.executors if e.component == "raiser")
-    return (BoltExecutor(plan, gid, "t"), plan.executors[gid].tasks[0],
-            plan.component_tasks["words"][0])
-
-
-def _window(task: int, src: int, words: list[str], first_root: int) -> list[bytes]:
-    anchors = [{first_root + n: 1000 + n} for n in range(len(words))]
-    return [pack([[task, src, "default", [[w] for w in words], anchors]])]
+from tests.unit.engine.helpers import RaisingTopology, raiser_executor, raiser_window
 
 
 def test_a_bolt_raising_in_every_window_still_has_execute_latency_and_capacity() -> None:
-    host, task, src = _host()
+    host, task, src = raiser_executor()
     try:
         for window in range(3):
             with pytest.raises(ComponentFailure):
-                host.run_window(_window(task, src, ["a", "b", "boom", "c"], window * 10))
+                host.run_window(raiser_window(task, src, ["a", "b", "boom", "c"], window * 10))
             host.output.take()
             stats = host.take_stats()
             assert stats.executed == {"words:default": 2}
@@ -79,10 +43,10 @@ def test_a_bolt_raising_in_every_window_still_has_execute_latency_and_capacity()
 
 
 def test_the_rest_of_a_window_after_an_error_fails_with_that_error_not_as_a_crash() -> None:
-    host, task, src = _host()
+    host, task, src = raiser_executor()
     try:
         with pytest.raises(ComponentFailure):
-            host.run_window(_window(task, src, ["a", "boom", "c", "d", "e"], 100))
+            host.run_window(raiser_window(task, src, ["a", "boom", "c", "d", "e"], 100))
         failed = host.output.take().failed
     finally:
         host.close()

@@ -9,7 +9,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.wire import pack, unpack
-from tests.unit.engine.test_acking import pipeline
+from tests.unit.engine.helpers import pipeline
 
 ROOT = 2**63 + 5  # roots are 64-bit: the largest must survive msgpack's map keys
 

@@ -40,7 +40,7 @@ def word_count() -> TopologySpec:
 
 
 def loop_topology() -> TopologySpec:
-    """s -> a -> b -> c, a skip edge s -> c and a cycle edge c -> a."""
+    """A loop: s -> a -> b -> c, a skip edge s -> c and a cycle edge c -> a."""
 
     class Loop(Topology):
         s = Lines.spec()
@@ -179,8 +179,10 @@ def test_self_loop_is_a_back_edge() -> None:
 
 @pytest.mark.parametrize("order", ["sabc", "scab", "scba", "sbca"])
 def test_forward_edges_always_go_to_a_higher_level(order: str) -> None:
-    """Whatever the declaration order, cutting the back edges leaves a DAG and the levels
-    follow every forward edge; each back edge closes a cycle (goes to a level not above)."""
+    """Whatever the declaration order, cutting the back edges leaves a DAG.
+
+    The levels follow every forward edge; each back edge closes a cycle (goes to a level not above).
+    """
     loop = {c.name: c for c in loop_topology().components}
     spec = TopologySpec(tuple(loop[name] for name in order))
     back = find_back_edges(spec)

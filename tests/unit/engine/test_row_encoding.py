@@ -1,5 +1,7 @@
-"""A tuple value the wire cannot encode is refused, its tree fails, the rest goes on
-(issue 14 §1), and an executor never drops a connection over a request it cannot answer."""
+"""A tuple value the wire cannot encode is refused, its tree fails, the rest goes on.
+
+See issue 14 §1. An executor never drops a connection over a request it cannot answer.
+"""
 
 from __future__ import annotations
 

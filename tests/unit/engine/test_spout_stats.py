@@ -1,5 +1,7 @@
-"""A spout executor counts acks, fails and complete latencies by the stream each tree's root
-was emitted on (Storm's per-stream spout statistics)."""
+"""A spout executor counts acks, fails and complete latencies by the stream of each root.
+
+The stream is the one each tree's root was emitted on (Storm's per-stream spout statistics).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import time
 from sparkstorm.engine.executor import SpoutExecutor
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
-from tests.unit.engine.test_acking import pipeline
+from tests.unit.engine.helpers import pipeline
 
 
 def test_acks_fails_and_latencies_are_kept_per_stream() -> None:

@@ -1,5 +1,6 @@
-"""Flux files read into topologies: groupings, shell wrappers, includes, substitution, and
-every refusal with its code and line (no Spark: nothing here starts).
+"""Flux files read into topologies (no Spark: nothing here starts).
+
+Groupings, shell wrappers, includes, substitution, and every refusal with its code and line.
 """
 
 from __future__ import annotations

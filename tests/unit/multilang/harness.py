@@ -1,5 +1,8 @@
-"""Drive ShellBolt/ShellSpout through real pipes without the engine: a fake collector in
-place of the executor's, the instance attributes the executor sets, and probe commands."""
+"""Drive ShellBolt/ShellSpout through real pipes without the engine.
+
+A fake collector in place of the executor's, the instance attributes the executor sets, and probe
+commands.
+"""
 
 from __future__ import annotations
 
@@ -25,9 +28,10 @@ def probe(mode: str) -> list[str]:
 
 
 class FakeCollector:
-    """Records what the shell component does; routes every stream to tasks 7 and 8, and
-    direct emits as the engine does (only tasks 7 and 8 subscribe, directly, to ``direct``);
-    ``nobody`` has no subscribers.
+    """Records what the shell component does; routes every stream to tasks 7 and 8.
+
+    Direct emits are routed as the engine does (only tasks 7 and 8 subscribe, directly, to
+    ``direct``); ``nobody`` has no subscribers.
     """
 
     def __init__(self) -> None:

@@ -1,6 +1,8 @@
-"""Every collector call a Python component makes when it runs as a multilang child, end to
-end: the component in ``python -m sparkstorm.multilang`` -> real pipes -> ShellBolt or
-ShellSpout -> the engine's collector, hosted by ``sparkstorm.testing``'s harness."""
+"""Every collector call a Python component makes when it runs as a multilang child.
+
+End to end: the component in ``python -m sparkstorm.multilang`` -> real pipes -> ShellBolt or
+ShellSpout -> the engine's collector, hosted by ``sparkstorm.testing``'s harness.
+"""
 
 from __future__ import annotations
 
@@ -44,8 +46,10 @@ def test_ack_and_fail_with_and_without_a_reason(calls: BoltHarness) -> None:
 
 
 def _routed(harness: BoltHarness | SpoutHarness, emits: list[Emit]) -> list[Emit]:
-    """``emits`` without their tasks, after checking each went to one stand-in task
-    (a shuffle picks either)."""
+    """``emits`` without their tasks.
+
+    After checking each went to one stand-in task (a shuffle picks either).
+    """
     assert all(len(e.tasks) == 1 and e.tasks[0] in harness.target_tasks for e in emits)
     return [replace(e, tasks=()) for e in emits]
 

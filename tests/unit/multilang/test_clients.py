@@ -1,5 +1,7 @@
-"""Real client libraries through the host: pystorm (JSON and msgpack) and node components
-(examples/multilang/resources), driven through pipes without Spark."""
+"""Real client libraries through the host, driven through pipes without Spark.
+
+pystorm (JSON and msgpack) and node components (examples/multilang/resources).
+"""
 
 from __future__ import annotations
 
@@ -80,7 +82,8 @@ def test_node_bolt_logs_before_its_pid_and_pairs_task_ids(tmp_path: Path) -> Non
         shell.process(item)
     shell.end_window()
     shell.close()
-    assert [e["values"][0] for e in shell._collector.emits] == "crème brûlée für alle".split() * 2
+    words = ["crème", "brûlée", "für", "alle"]
+    assert [e["values"][0] for e in shell._collector.emits] == words * 2
     assert shell._collector.acked == inputs
     from_child = transcript(tmp_path, "from_child")
     assert "brûlée".encode() in from_child, "node writes raw UTF-8"

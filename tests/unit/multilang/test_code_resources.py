@@ -1,5 +1,7 @@
-"""On a cluster, shell commands run in the uploaded code's ``resources/`` folder by default
-(Storm's code dir); the user's ``topology.multilang.resources.dir`` always wins."""
+"""On a cluster, shell commands run in the uploaded code's ``resources/`` folder by default.
+
+That folder is Storm's code dir; the user's ``topology.multilang.resources.dir`` always wins.
+"""
 
 from __future__ import annotations
 

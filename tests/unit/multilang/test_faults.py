@@ -1,5 +1,8 @@
-"""Every fault ends the same way: a MultilangError with a stable code naming component and
-task, the child killed, the in-flight inputs failed, nothing acked that was not processed."""
+"""Every fault ends the same way.
+
+A MultilangError with a stable code naming component and task, the child killed, the in-flight
+inputs failed, nothing acked that was not processed.
+"""
 
 from __future__ import annotations
 
@@ -95,8 +98,10 @@ def test_a_bolt_busy_longer_than_the_timeout_is_killed() -> None:
 
 
 def _startup_error(shell: ShellBolt) -> MultilangError:
-    """Start-up faults are kept and raised from the first call (reported like the rest);
-    a tuple handed to the broken instance is failed at once, so it replays."""
+    """Start-up faults are kept and raised from the first call (reported like the rest).
+
+    A tuple handed to the broken instance is failed at once, so it replays.
+    """
     with pytest.raises(MultilangError) as info:
         shell.end_window()
     item = tup("plain", 0)

@@ -1,7 +1,9 @@
-"""Subprocess timeouts count from when the host starts waiting for an answer: a healthy child
-left idle longer than ``topology.subprocess.timeout.secs`` keeps working (a deactivated
-spout, an idle topology, windows far apart), while a child that stops answering still
-times out. Idle time is skipped with a fake clock, so no test sleeps through it."""
+"""Subprocess timeouts count from when the host starts waiting for an answer.
+
+A healthy child left idle longer than ``topology.subprocess.timeout.secs`` keeps working (a
+deactivated spout, an idle topology, windows far apart), while a child that stops answering still
+times out. Idle time is skipped with a fake clock, so no test sleeps through it.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""``topology.multilang.log.handler``: the child's ``log`` messages go to the named handler
-(set up with the child's PID), and a handler that cannot be used is a clear start-up error."""
+"""``topology.multilang.log.handler``: the child's ``log`` messages go to the named handler.
+
+The handler is set up with the child's PID; a handler that cannot be used is a clear start-up error.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Our Python components as multilang children (``python -m sparkstorm.multilang``), driven
-by the ShellBolt/ShellSpout host on the engine's collector (``sparkstorm.testing``'s
-harness), in JSON and msgpack."""
+"""Our Python components as multilang children (``python -m sparkstorm.multilang``).
+
+Driven by the ShellBolt/ShellSpout host on the engine's collector (``sparkstorm.testing``'s
+harness), in JSON and msgpack.
+"""
 
 from __future__ import annotations
 

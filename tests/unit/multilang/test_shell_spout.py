@@ -93,8 +93,10 @@ def test_unreliable_emits_are_not_tracked(monkeypatch: pytest.MonkeyPatch) -> No
 
 def _calls_until_error(call: Callable[[], None], timeout: float = 10.0
                        ) -> tuple[MultilangError, float]:
-    """Call ``call`` (as the executor calls next_tuple) until it raises; return the error
-    and the longest time one call held the caller."""
+    """Call ``call`` (as the executor calls next_tuple) until it raises.
+
+    Return the error and the longest time one call held the caller.
+    """
     longest, deadline = 0.0, time.monotonic() + timeout
     while time.monotonic() < deadline:
         started = time.monotonic()

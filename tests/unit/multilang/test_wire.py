@@ -1,5 +1,8 @@
-"""What goes over the wire: the handshake as written, transcripts, the serializer chosen by
-topology config, empty task-id lists, and the values and replies the host refuses."""
+"""What goes over the wire.
+
+The handshake as written, transcripts, the serializer chosen by topology config, empty task-id
+lists, and the values and replies the host refuses.
+"""
 
 from __future__ import annotations
 

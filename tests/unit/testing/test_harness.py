@@ -1,5 +1,6 @@
-"""sparkstorm.testing's BoltHarness and SpoutHarness: the engine's loop and collector rules
-as a user's unit test sees them.
+"""sparkstorm.testing's BoltHarness and SpoutHarness.
+
+The engine's loop and collector rules as a user's unit test sees them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""The JSON shape of a topology spec is checked before validation (``check_spec_dict``):
-every malformed document is a TopologyError with a stable code whose message names the exact
-path (``components[1].outputs[0].fields[1]``), the component and the value received; nothing
-raises a bare TypeError/KeyError, and every spec ``to_dict`` writes still loads unchanged."""
+"""The JSON shape of a topology spec is checked before validation (``check_spec_dict``).
+
+Every malformed document is a TopologyError with a stable code whose message names the exact path
+(``components[1].outputs[0].fields[1]``), the component and the value received; nothing raises a
+bare TypeError/KeyError, and every spec ``to_dict`` writes still loads unchanged.
+"""
 
 from __future__ import annotations
 

@@ -1,53 +1,16 @@
-"""StatefulBolt: its state comes from topology.state.provider before the first tuple,
-once, under Storm's namespace, and follows prepare/commit/rollback with the bolt's hooks."""
+"""StatefulBolt: its state comes from topology.state.provider before the first tuple.
+
+It comes once, under Storm's namespace, and follows prepare/commit/rollback with the bolt's hooks.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from sparkstorm import StatefulBolt
 from sparkstorm.errors import ConfigError
-from sparkstorm.state import InMemoryKeyValueState, KeyValueState
-from tests.unit.topology.windowing.fakes import Source, attach, tick
-
-
-class CountBolt(StatefulBolt):
-    outputs = ["key", "count"]
-
-    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
-        self.hooks: list[Any] = []
-        self.states: list[KeyValueState] = []
-
-    def init_state(self, state: KeyValueState) -> None:
-        self.states.append(state)
-        self.counts = state
-
-    def process(self, tup: Any) -> None:
-        key = tup.values[1]
-        count = self.counts.get(key, 0) + 1
-        self.counts.put(key, count)
-        self.emit([key, count])
-
-    def process_tick(self, tup: Any) -> None:
-        self.hooks.append("tick")
-
-    def pre_prepare(self, txid: int) -> None:
-        self.hooks.append(("pre_prepare", txid, dict(self.counts)))
-
-    def pre_commit(self, txid: int) -> None:
-        self.hooks.append(("pre_commit", txid))
-
-    def pre_rollback(self) -> None:
-        self.hooks.append("pre_rollback")
-
-
-def started(conf: dict[str, Any] | None = None) -> CountBolt:
-    bolt = CountBolt()
-    attach(bolt, conf or {}, name="count")
-    bolt.context = {"taskid": 3}
-    return bolt
+from sparkstorm.state import InMemoryKeyValueState
+from tests.unit.topology.helpers import started
+from tests.unit.topology.windowing.fakes import Source, tick
 
 
 def test_state_starts_once_before_the_first_tuple() -> None:

@@ -1,5 +1,8 @@
-"""streamparse's and pystorm's API under sparkstorm's names: modules, DSL forms, component
-methods, and the batching bolts and reliable spout driven through a recording collector."""
+"""streamparse's and pystorm's API under sparkstorm's names.
+
+Modules, DSL forms, component methods, and the batching bolts and reliable spout driven through a
+recording collector.
+"""
 
 from __future__ import annotations
 

@@ -149,8 +149,9 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
 
 def _log_control_routes(app: FastAPI, views: UiViews, control: LogControl,
                         auth: Any) -> None:
-    """Storm UI's dynamic log levels and debug sampling
-    (see :mod:`sparkstorm.cluster.nimbus.log_control`).
+    """Add the routes of Storm UI's dynamic log levels and debug sampling.
+
+    See :mod:`sparkstorm.cluster.nimbus.log_control`.
     """
     @app.get("/api/v1/topology/{topology_id}/logconfig")
     def logconfig(topology_id: str) -> dict[str, Any]:

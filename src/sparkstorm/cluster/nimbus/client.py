@@ -172,8 +172,10 @@ class NimbusClient:
         self.call("POST", f"/api/v1/worker/{worker_id}/stacktrace", json=body)
 
     def report_log_tails(self, worker_id: str, body: dict[str, Any]) -> None:
-        """Send the tails of the logs Nimbus asked for (``{"topology_id", "sources",
-        "tails"}``, see :mod:`sparkstorm.cluster.nimbus.log_tails`).
+        """Send the tails of the logs Nimbus asked for.
+
+        The body is ``{"topology_id", "sources", "tails"}``, see
+        :mod:`sparkstorm.cluster.nimbus.log_tails`.
         """
         self.call("POST", f"/api/v1/worker/{worker_id}/logs", json=body)
 

@@ -1,9 +1,11 @@
-"""Storm UI's dynamic log levels (``/api/v1/topology/:id/logconfig``) and debug sampling
-(``/api/v1/topology/:id[/component/:c]/debug/enable|disable/:pct``), kept by Nimbus (in
-memory: a restarted Nimbus starts without them, as the levels time out anyway) and handed
-to the topology's workers with every heartbeat answer as ``"log_control": {"levels":
-{logger: level}, "sampling": {component or "*": pct}}``; workers pass them on to their
-executor processes (:mod:`sparkstorm.engine.log_control`).
+"""Storm UI's dynamic log levels and debug sampling, kept by Nimbus for a topology's workers.
+
+The levels come from ``/api/v1/topology/:id/logconfig`` and the sampling from
+``/api/v1/topology/:id[/component/:c]/debug/enable|disable/:pct``. Nimbus keeps them in memory (a
+restarted Nimbus starts without them, as the levels time out anyway) and hands them to the
+topology's workers with every heartbeat answer as
+``"log_control": {"levels": {logger: level}, "sampling": {component or "*": pct}}``; workers pass
+them on to their executor processes (:mod:`sparkstorm.engine.log_control`).
 
 Example:
     >>> now = [100.0]
@@ -29,6 +31,8 @@ from sparkstorm.engine.log_control import STORM_LEVELS
 
 DEFAULT_SAMPLING_PCT = 10.0
 """Storm's ``samplingPct`` when debugging is off."""
+MAX_SAMPLING_PCT = 100.0
+"""Sampling every tuple."""
 ALL = "*"
 
 
@@ -56,8 +60,10 @@ class LogControl:
         return mine
 
     def set_levels(self, topology_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Apply Storm's logconfig body: each named logger's ``target_level`` for
-        ``timeout`` seconds (0: until changed); a null or empty ``target_level`` removes it.
+        """Apply Storm's logconfig body to the loggers it names.
+
+        Each named logger gets its ``target_level`` for ``timeout`` seconds (0: until changed); a
+        null or empty ``target_level`` removes it.
 
         Raises:
             NimbusError: ``BAD_REQUEST`` for a malformed body or an unknown level.
@@ -90,8 +96,9 @@ class LogControl:
     def set_sampling(self, topology_id: str, component: str | None, enable: bool,
                      pct: float) -> None:
         """Enable (``pct`` percent) or disable debug sampling of one component or all."""
-        if enable and not 0 < pct <= 100:
-            msg = f"the sampling percentage must be above 0 and at most 100, got {pct}"
+        if enable and not 0 < pct <= MAX_SAMPLING_PCT:
+            msg = (f"the sampling percentage must be above 0 and at most {MAX_SAMPLING_PCT:g}, "
+                   f"got {pct}")
             raise NimbusError(msg, code="BAD_REQUEST")
         with self._lock:
             mine = self._sampling.setdefault(topology_id, {})
@@ -104,8 +111,9 @@ class LogControl:
                     mine.clear()
 
     def sampling(self, topology_id: str, component: str | None) -> float | None:
-        """The sampling percentage of a component (or of the whole topology), None when
-        debugging is off for it.
+        """The sampling percentage of a component (or of the whole topology).
+
+        None when debugging is off for it.
         """
         with self._lock:
             mine = self._sampling.get(topology_id, {})

@@ -1,5 +1,6 @@
-"""Workers' log tails on demand, for the UI's live log viewer (Storm's logviewer, through
-the umbilical so that it works whatever host a worker runs on).
+"""Workers' log tails on demand, for the UI's live log viewer.
+
+This is Storm's logviewer, through the umbilical so that it works whatever host a worker runs on.
 
 Reading ``GET /api/v1/topology/{id}/logs?worker=<id>&source=<name>`` marks that log as
 wanted for :data:`INTEREST_SECS`; while it is, the worker's heartbeat answer carries
@@ -72,8 +73,9 @@ class LogTails:
                                                   "timeSecs": self.clock()}
 
     def read(self, worker_id: str, source: str) -> dict[str, Any]:
-        """The latest tail of ``source`` (``text`` None before the worker sent one) and the
-        worker's sources.
+        """The latest tail of ``source`` and the worker's sources.
+
+        The tail's ``text`` is None before the worker sent one.
         """
         with self._lock:
             mine = self._tails.get(worker_id, {"sources": {}, "tails": {}})

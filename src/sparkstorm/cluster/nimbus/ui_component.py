@@ -1,5 +1,6 @@
-"""Storm UI's component page, ``GET /api/v1/topology/{id}/component/{component}?window=``,
-with Storm's field names (shared/reference/storm-ui-rest-api.md) and our extensions
+"""Storm UI's component page, ``GET /api/v1/topology/{id}/component/{component}?window=``.
+
+It has Storm's field names (shared/reference/storm-ui-rest-api.md) and our extensions
 (``failuresByCause``, ``failureReasons``, ``recentWindows``).
 
 Statistics come from the latest heartbeat of each assigned worker: per component (with the

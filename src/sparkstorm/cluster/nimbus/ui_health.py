@@ -1,5 +1,7 @@
-"""Figures at a glance for the UI API: a topology's health over the last 10 minutes, and
-Storm's per-owner resource summary (``/api/v1/owner-resources``).
+"""Figures at a glance for the UI API.
+
+A topology's health over the last 10 minutes, and Storm's per-owner resource summary
+(``/api/v1/owner-resources``).
 
 Example:
     >>> health({"word": {"acked": 3, "failed": 1, "errors": 0}}, {"word"})["failedShare"]
@@ -24,10 +26,12 @@ _OWNER_ZEROS = ("totalMemoryUsage", "totalCpuUsage", "memoryGuarantee", "cpuGuar
 
 
 def health(components: dict[str, dict[str, Any]], spouts: set[str]) -> dict[str, Any]:
-    """Trees acked and failed by the spouts, the failed share and the errors of every
-    component, in the 10-minute window's ``components``; ``state`` is ``failing`` (more than
-    :data:`FAILING_SHARE` failed), ``erroring`` (errors, few failures), ``ok`` or ``idle``
-    (nothing completed)."""
+    """Trees acked and failed by the spouts, the failed share and every component's errors.
+
+    Read from the 10-minute window's ``components``. ``state`` is ``failing`` (more than
+    :data:`FAILING_SHARE` failed), ``erroring`` (errors, few failures), ``ok`` or ``idle`` (nothing
+    completed).
+    """
     acked = sum(int(c.get("acked") or 0) for n, c in components.items() if n in spouts)
     failed = sum(int(c.get("failed") or 0) for n, c in components.items() if n in spouts)
     errors = sum(int(c.get("errors") or 0) for c in components.values())
@@ -44,9 +48,11 @@ def health(components: dict[str, dict[str, Any]], spouts: set[str]) -> dict[str,
 
 
 def owner_summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Storm's owner resource summaries from topology summary rows (``owner``,
-    ``workersTotal``, ``executorsTotal``, ``tasksTotal``, ``memoryMb``, ``cpuPercent``),
-    one per owner, sorted by owner. Guarantees are 0: there is no resource-aware scheduler.
+    """Storm's owner resource summaries from topology summary rows, one per owner.
+
+    The rows have ``owner``, ``workersTotal``, ``executorsTotal``, ``tasksTotal``, ``memoryMb`` and
+    ``cpuPercent``; the summaries are sorted by owner. Guarantees are 0: there is no resource-aware
+    scheduler.
 
     Example:
         >>> owner_summaries([{"owner": "ann", "workersTotal": 1, "executorsTotal": 4,

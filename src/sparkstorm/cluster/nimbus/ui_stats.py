@@ -1,5 +1,6 @@
-"""Statistics for the UI API, read from the latest heartbeat of each assigned worker: per
-component and per executor over Storm's windows (600, 10800, 86400 seconds and all time), the
+"""Statistics for the UI API, read from the latest heartbeat of each assigned worker.
+
+Per component and per executor over Storm's windows (600, 10800, 86400 seconds and all time), the
 recent windows for charts, and failures by cause.
 
 Example:
@@ -81,18 +82,23 @@ class WorkerBeat:
 
     @property
     def stats(self) -> dict[str, Any]:
+        """The executor statistics of the worker's latest heartbeat ({} without one)."""
         return self.beat.executor_stats if self.beat is not None else {}
 
     @property
     def resources(self) -> dict[str, Any]:
-        """The worker's processes as its heartbeat measured them: ``worker`` and
-        ``executors`` (by executor id), each ``{"pid", "cpuPercent", "memoryMb"}``."""
+        """The worker's processes as its heartbeat measured them.
+
+        ``worker`` and ``executors`` (by executor id), each ``{"pid", "cpuPercent", "memoryMb"}``.
+        """
         found = self.stats.get("resources")
         return found if isinstance(found, dict) else {}
 
     def process_totals(self) -> dict[str, float]:
-        """CPU (percent of one core) and memory (MB, resident) of the worker and its
-        executor processes together."""
+        """CPU and memory of the worker and its executor processes together.
+
+        CPU in percent of one core, memory in MB (resident).
+        """
         processes = [self.resources.get("worker") or {},
                      *(self.resources.get("executors") or {}).values()]
         return {"cpuPercent": round(sum(float(p.get("cpuPercent") or 0.0)
@@ -127,8 +133,7 @@ class TopologyStatsView:
 
     def executors(self, window: str, component: str
                   ) -> list[tuple[WorkerBeat, str, dict[str, Any]]]:
-        """``component``'s executor rows for ``window``, each with its worker and executor
-        id."""
+        """``component``'s executor rows for ``window``, each with its worker and executor id."""
         rows = []
         for worker in self.beats:
             for gid, row in (worker.window(window).get("executors") or {}).items():
@@ -147,10 +152,10 @@ class TopologyStatsView:
 
 
 def top_reasons(reasons: list[dict[str, Any]], limit: int = 20) -> list[dict[str, Any]]:
-    """Merge rows of the same (cause, kind of reason) from several workers and keep the
-    ``limit`` most frequent, the most recently seen first among equals (so new kinds are
-    not crowded out by old ones of the same count), each with its first and last time and
-    its latest text.
+    """Merge the workers' rows of each (cause, kind of reason); keep the ``limit`` most frequent.
+
+    The most recently seen comes first among equals (so new kinds are not crowded out by old ones of
+    the same count); each row has its first and last time and its latest text.
 
     Example:
         >>> top_reasons([{"cause": "explicit", "reason": "r", "count": 2, "lastSeen": 5.0},

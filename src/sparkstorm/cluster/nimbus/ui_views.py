@@ -1,5 +1,6 @@
-"""The Storm UI REST API's JSON bodies, with Storm's field names (see
-shared/reference/storm-ui-rest-api.md). Statistics come from the latest heartbeat of each
+"""The Storm UI REST API's JSON bodies, with Storm's field names.
+
+See shared/reference/storm-ui-rest-api.md. Statistics come from the latest heartbeat of each
 assigned worker. Resource (RAS) fields are reported as zero: we do not account resources yet.
 
 Example:
@@ -63,8 +64,10 @@ def latency(value: object) -> str:
 
 
 def mask_secrets(conf: dict[str, Any]) -> dict[str, Any]:
-    """``conf`` with secret values (``storm.cluster.token``, keys ending in ``.token``,
-    ``.password`` or ``.secret``) replaced by ``"********"``; unset ones stay as they are.
+    """``conf`` with its secret values replaced by ``"********"``.
+
+    Secrets are ``storm.cluster.token`` and the keys ending in ``.token``, ``.password`` or
+    ``.secret``; unset ones stay as they are.
 
     Example:
         >>> mask_secrets({"storm.cluster.token": "s3cr3t", "nimbus.port": 6627})
@@ -93,8 +96,11 @@ class TopologySource(Protocol):
 
 @dataclass(frozen=True)
 class UiSources:
-    """What the UI API bodies are built from: the topologies, the cluster state (heartbeats,
-    assignments, supervisors, errors), Nimbus's conf, its clock and its start time."""
+    """What the UI API bodies are built from.
+
+    The topologies, the cluster state (heartbeats, assignments, supervisors, errors), Nimbus's conf,
+    its clock and its start time.
+    """
 
     topologies: TopologySource
     state: ClusterState
@@ -153,13 +159,17 @@ class UiViews:
                               "nimbusUpTimeSeconds": int(uptime), "nimbusLogLink": ""}]}
 
     def cluster_configuration(self) -> dict[str, Any]:
-        """``GET /api/v1/cluster/configuration`` (also ``/api/v1/nimbus/conf``): Nimbus's
-        effective conf, secrets masked."""
+        """``GET /api/v1/cluster/configuration`` (also ``/api/v1/nimbus/conf``).
+
+        Nimbus's effective conf, secrets masked.
+        """
         return mask_secrets(dict(self.sources.conf))
 
     def topology_conf(self, topology_id: str) -> dict[str, Any]:
-        """``GET /api/v1/topology/{id}/conf``: the conf the topology runs with, secrets
-        masked (none is stored with it; masked again in case)."""
+        """``GET /api/v1/topology/{id}/conf``: the conf the topology runs with, secrets masked.
+
+        None is stored with it; masked again in case.
+        """
         self.topologies.storm(topology_id)
         return mask_secrets(self.topologies.topology_conf(topology_id))
 
@@ -210,7 +220,7 @@ class UiViews:
                 "logviewerScheme": "http"}
 
     def supervisor(self, supervisor_id: str | None, host: str | None) -> dict[str, Any]:
-        """``GET /api/v1/supervisor?id=...|host=...``: the supervisor(s) with their workers.
+        """``GET /api/v1/supervisor?id=...|host=...``: the matching supervisors with their workers.
 
         Raises:
             NimbusError: ``SUPERVISOR_NOT_FOUND`` when none matches.
@@ -254,8 +264,11 @@ class UiViews:
         return list(assignment.worker_ids.values()) if assignment else []
 
     def host_names(self, assignment: Assignment | None) -> dict[str, str]:
-        """The host name of each supervisor (node) id: the assignment's, else the one the
-        supervisor reports (a worker's host is its supervisor's, not the supervisor id)."""
+        """The host name of each supervisor (node) id.
+
+        The assignment's, else the one the supervisor reports (a worker's host is its supervisor's,
+        not the supervisor id).
+        """
         hosts = {sid: info.hostname for sid, info in self.state.all_supervisor_info().items()}
         if assignment is not None:
             hosts.update(assignment.node_host)
@@ -277,8 +290,10 @@ class UiViews:
         return sum(int(c.get("num_tasks", 1)) for c in self._spec(topology_id)["components"])
 
     def owner_resources(self, owner: str | None = None) -> dict[str, Any]:
-        """``GET /api/v1/owner-resources[/{owner}]``: Storm's per-owner summary (one owner's
-        with its topologies when ``owner`` is given; zeros for an owner without any)."""
+        """``GET /api/v1/owner-resources[/{owner}]``: Storm's per-owner summary.
+
+        One owner's with its topologies when ``owner`` is given; zeros for an owner without any.
+        """
         rows = [self._topology_row(tid, base)
                 for tid, base in sorted(self.topologies.storms().items())]
         if owner is None:
@@ -419,8 +434,11 @@ class UiViews:
     @staticmethod
     def _totals(window: str, stats: dict[str, dict[str, Any]],
                 spouts: set[str]) -> dict[str, Any]:
-        """One ``topologyStats`` row: emitted and transferred over every component (system
-        ones left out), acked, failed and complete latency over the spouts, as Storm does."""
+        """One ``topologyStats`` row, as Storm makes it.
+
+        Emitted and transferred over every component (system ones left out); acked, failed and
+        complete latency over the spouts.
+        """
         users = [s for name, s in stats.items() if name not in SYSTEM_COMPONENTS]
         mine = [s for name, s in stats.items() if name in spouts]
         acked = sum(int(s.get("acked", 0)) for s in mine)
@@ -469,11 +487,12 @@ def debug_fields(pct: float | None) -> dict[str, Any]:
 
 
 def exception_line(error: str) -> str:
-    """The line of a traceback that says what was raised (its last non-empty line; the
-    whole text's first 200 characters, Storm's ``lastError``, are the traceback's head).
+    r"""The line of a traceback that says what was raised: its last non-empty line.
+
+    The whole text's first 200 characters, Storm's ``lastError``, are the traceback's head.
 
     Example:
-        >>> exception_line("Traceback (most recent call last):\\n  File x\\nValueError: boom")
+        >>> exception_line("Traceback (most recent call last):\n  File x\nValueError: boom")
         'ValueError: boom'
     """
     lines = [line for line in error.splitlines() if line.strip()]
@@ -481,8 +500,9 @@ def exception_line(error: str) -> str:
 
 
 def log_link(topology_id: str, worker_id: str, source: str = "worker") -> str:
-    """Storm's ``workerLogLink``: the web UI's live view of a worker's (or one of its
-    executors', ``source="executor-<id>"``) log.
+    """Storm's ``workerLogLink``: the web UI's live view of a worker's log.
+
+    Or of one of its executors' logs, with ``source="executor-<id>"``.
 
     Example:
         >>> log_link("wc-1-2", "w 1", "executor-3")
@@ -493,8 +513,10 @@ def log_link(topology_id: str, worker_id: str, source: str = "worker") -> str:
 
 
 def current_spec(base: StormBase, spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` with each component's ``par`` as it runs now (a rebalance changes it; the
-    stored spec keeps what was submitted)."""
+    """``spec`` with each component's ``par`` as it runs now.
+
+    A rebalance changes it; the stored spec keeps what was submitted.
+    """
     return {**spec, "components": [
         {**c, "par": int(base.component_executors.get(str(c["name"]), c.get("par", 1)))}
         for c in spec["components"]]}
@@ -513,8 +535,10 @@ _BRIEF_DEFAULTS: dict[str, Any] = {
 
 
 def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:
-    """One ``recentWindows`` point: topology totals as in ``topologyStats`` plus each
-    component's brief figures."""
+    """One ``recentWindows`` point.
+
+    Topology totals as in ``topologyStats`` plus each component's brief figures.
+    """
     components = {name: {**_BRIEF_DEFAULTS, "inputs": {}, **brief}
                   for name, brief in (record.get("components") or {}).items()}
     users = [c for name, c in components.items() if name not in SYSTEM_COMPONENTS]

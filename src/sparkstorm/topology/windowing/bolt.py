@@ -1,5 +1,6 @@
-"""Storm's windowed bolts: ``WindowedBolt.process_window(window)`` over sliding or tumbling
-windows, by count or duration, in processing or event time.
+"""Storm's windowed bolts: ``WindowedBolt.process_window(window)`` over sliding or tumbling windows.
+
+The windows are by count or duration, in processing or event time.
 
 Built on the public :class:`~sparkstorm.topology.component.Bolt` API, so the engine runs it
 as any bolt: ``process`` files each tuple into the task's :class:`WindowManager`, and
@@ -71,8 +72,10 @@ class TupleWindow:
         return list(self._activation.new)
 
     def expired(self) -> list[Tuple]:
-        """The tuples that left the windows since the previous one (Storm's ``getExpired``);
-        they are already acked."""
+        """The tuples that left the windows since the previous one (Storm's ``getExpired``).
+
+        They are already acked.
+        """
         return list(self._activation.expired)
 
     def __iter__(self) -> Any:
@@ -116,11 +119,18 @@ class WindowedBolt(Bolt):
         watermark_interval: Duration | None = None,
         late_tuple_stream: str | None = None,
     ) -> ComponentSpec:
-        """Declare this bolt with its window (Storm's ``withWindow``, ``withTumblingWindow``,
-        ``withTimestampField``, ``withLag``, ``withWatermarkInterval``,
-        ``withLateTupleStream``).
+        """Declare this bolt with its window.
+
+        Storm's ``withWindow``, ``withTumblingWindow``, ``withTimestampField``, ``withLag``,
+        ``withWatermarkInterval``, ``withLateTupleStream``.
 
         Args:
+            name: as :meth:`Bolt.spec`.
+            inputs: as :meth:`Bolt.spec`.
+            par: as :meth:`Bolt.spec`.
+            num_tasks: as :meth:`Bolt.spec`.
+            config: as :meth:`Bolt.spec`.
+            outputs: as :meth:`Bolt.spec`.
             window: the window length; None when ``config`` has Storm's keys instead.
             slide: the sliding interval; None for a tumbling window.
             timestamp_field: input field with the event time in ms (event-time windows).
@@ -128,7 +138,6 @@ class WindowedBolt(Bolt):
             watermark_interval: how often the watermark moves.
             late_tuple_stream: emit late tuples on this stream (declared for you, with
                 the single field ``late_tuple``).
-            name, inputs, par, num_tasks, config, outputs: as :meth:`Bolt.spec`.
 
         Raises:
             TopologyError: ``WINDOW_BAD_OPTION`` for a missing or contradictory window.
@@ -177,8 +186,10 @@ class WindowedBolt(Bolt):
         direct_task: int | None = None,
         need_task_ids: bool = False,
     ) -> list[int] | None:
-        """Emit a tuple; inside ``process_window`` it is anchored to the whole window unless
-        ``anchors`` are given (Storm's ``WindowedOutputCollector``)."""
+        """Emit a tuple; inside ``process_window`` it is anchored to the whole window.
+
+        That is unless ``anchors`` are given, as in Storm's ``WindowedOutputCollector``.
+        """
         if anchors is None:
             anchors = self.__dict__.get("_window_anchors")
         result: list[int] | None = self._collector.emit(

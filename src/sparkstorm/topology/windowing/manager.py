@@ -1,5 +1,6 @@
-"""The window bookkeeping of one windowed-bolt task (Storm's ``WindowManager`` with its
-trigger and eviction policies and ``WaterMarkEventGenerator``), free of any engine.
+"""The window bookkeeping of one windowed-bolt task, free of any engine.
+
+Storm's ``WindowManager`` with its trigger and eviction policies and ``WaterMarkEventGenerator``.
 
 Events are kept in ``(timestamp, arrival sequence)`` order with their timestamp: the arrival
 time in ms for processing-time windows, the tuple's own field for event time. Time moves

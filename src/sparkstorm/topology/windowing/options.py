@@ -1,5 +1,6 @@
-"""How a windowed bolt's windows are declared: Storm's ``Count`` and ``Duration``, and the
-``topology.bolts.*`` config keys that carry them.
+"""How a windowed bolt's windows are declared.
+
+Storm's ``Count`` and ``Duration``, and the ``topology.bolts.*`` config keys that carry them.
 
 A window has a length and a sliding interval, each a :class:`Count` of tuples or a
 :class:`Duration`; a tumbling window slides by its own length. Time is the tuples' arrival
@@ -103,8 +104,10 @@ def window_conf(
     watermark_interval: Duration | None = None,
     late_tuple_stream: str | None = None,
 ) -> dict[str, Any]:
-    """The component config of a window (Storm's ``withWindow``/``withTumblingWindow``,
-    ``withTimestampField``, ``withLag``, ``withWatermarkInterval``, ``withLateTupleStream``).
+    """The component config of a window.
+
+    Storm's ``withWindow``/``withTumblingWindow``, ``withTimestampField``, ``withLag``,
+    ``withWatermarkInterval``, ``withLateTupleStream``.
 
     Args:
         length: the window length.
@@ -178,11 +181,13 @@ class WindowOptions:
                    conf_optional_str(conf, LATE_TUPLE_STREAM))
 
     def tick_period_secs(self) -> int | None:
-        """Seconds between the tick tuples this window needs to advance without input:
-        the watermark interval in event time, the sliding interval for processing-time
-        duration slides, none for count slides in processing time (tuples drive them).
-        Tick periods are whole seconds (``topology.tick.tuple.freq.secs``), so a shorter
-        interval is served at the next tick, with every window that became due."""
+        """Seconds between the tick tuples this window needs to advance without input.
+
+        The watermark interval in event time, the sliding interval for processing-time duration
+        slides, none for count slides in processing time (tuples drive them). Tick periods are whole
+        seconds (``topology.tick.tuple.freq.secs``), so a shorter interval is served at the next
+        tick, with every window that became due.
+        """
         if self.event_time:
             period_ms: int | None = self.watermark_interval_ms
         else:
@@ -213,9 +218,11 @@ def is_windowed(component_config: Mapping[str, object]) -> bool:
 
 def check_window_fits_timeouts(options: WindowOptions, conf: Mapping[str, object], *,
                                component: str) -> None:
-    """Storm's ``WindowedBoltExecutor.validate``: a window's tuples stay un-acked for up to its
-    length plus its slide, so that must fit in the message timeout (and, for count windows,
-    in ``topology.max.spout.pending``), or every tree would time out and replay forever.
+    """Storm's ``WindowedBoltExecutor.validate``: a window must fit in the message timeout.
+
+    A window's tuples stay un-acked for up to its length plus its slide, so that must fit in the
+    message timeout (and, for count windows, in ``topology.max.spout.pending``), or every tree would
+    time out and replay forever.
 
     Raises:
         TopologyError: ``WINDOW_EXCEEDS_MESSAGE_TIMEOUT`` or ``WINDOW_EXCEEDS_MAX_SPOUT_PENDING``.

@@ -77,7 +77,9 @@ class _RunningRunner:
         self.spark_ui_url = "http://h:4040"
         self.reported_errors: list[Any] = []
         self.plan = type("Plan", (), {"executors": [_Executor(3, "count")]})()
-        self.pool = type("Pool", (), {"workdir": workdir, "pids": lambda _: {3: os.getpid()}})()
+        self.pool = type("Pool", (), {
+            "workdir": workdir, "pids": lambda _: {3: os.getpid()},
+            "log_path": lambda _, gid: workdir / f"executor-{gid}.log"})()
 
 
 class _RecordingClient:

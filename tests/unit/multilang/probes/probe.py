@@ -90,9 +90,8 @@ def emit(values: list, anchors: list[str] | None = None, **extra: object) -> lis
     if anchors is not None:
         msg["anchors"] = anchors
     send(msg, raw_utf8=MODE == "rawutf8")
-    if "task" not in msg or not msg["task"]:
-        if msg.get("need_task_ids", True):
-            return read_task_ids()
+    if not msg.get("task") and msg.get("need_task_ids", True):
+        return read_task_ids()
     return None
 
 
@@ -198,8 +197,10 @@ held: list[str] = []
 
 
 def first_fault() -> bool:
-    """``fault_once``: True the first time ever (a marker file at $PROBE_MARKER), so the
-    child restarted after the fault behaves."""
+    """``fault_once``: True the first time ever (a marker file at $PROBE_MARKER).
+
+    So the child restarted after the fault behaves.
+    """
     marker = os.environ["PROBE_MARKER"]
     if os.path.exists(marker):
         return False

@@ -15,7 +15,7 @@ class SplitBolt(Bolt):
 
     def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
         self.prefix = conf.get("test.prefix", "")
-        print("initialize() printed this")  # noqa: T201 - must end up on stderr
+        print("initialize() printed this")  # must end up on stderr
 
     def process(self, tup: Any) -> None:
         if tup.values.word == "boom":
@@ -24,7 +24,7 @@ class SplitBolt(Bolt):
         if tup.values.word == "ids":
             self.emit(["tasks", self.emit(["x"], need_task_ids=True)])
             return
-        print("processing", tup.values.word)  # noqa: T201
+        print("processing", tup.values.word)
         logging.getLogger("split").warning("split %s", tup.values.word)
         for word in str(tup.values.word).split():
             self.emit([self.prefix + word])
@@ -72,8 +72,10 @@ class CountSpout(Spout):
 
 
 class CallsBolt(Bolt):
-    """Makes the collector call its input's ``action`` names (``arg`` as its argument), to
-    test each call end to end from a child. Keeps auto_ack and auto_fail on."""
+    """Makes the collector call its input's ``action`` names (``arg`` as its argument).
+
+    Tests each call end to end from a child. Keeps auto_ack and auto_fail on.
+    """
 
     outputs = ["x", Stream(["x"], name="direct", direct=True)]
 
@@ -108,8 +110,11 @@ class CallsBolt(Bolt):
 
 
 class CallsSpout(Spout):
-    """Emits, per ``next_tuple``, the next of: a tracked tuple, an untracked one, a direct
-    one and one asking for its task ids (whose ids it then emits); logs acks and fails."""
+    """Emits, per ``next_tuple``, the next of four kinds of tuple; logs acks and fails.
+
+    The kinds: a tracked tuple, an untracked one, a direct one and one asking for its task ids
+    (whose ids it then emits).
+    """
 
     outputs = ["x", Stream(["x"], name="direct", direct=True)]
 

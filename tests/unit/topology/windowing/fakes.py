@@ -1,11 +1,15 @@
-"""A tiny in-process stand-in for the engine's collector, enough to drive one windowed-bolt
-task: it records emits (with their anchors) and acks, and builds input tuples."""
+"""A tiny in-process stand-in for the engine's collector, enough for one windowed-bolt task.
+
+It records emits (with their anchors) and acks, and builds input tuples; :class:`Recorder` is a
+windowed bolt that records every window it gets.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple
+from sparkstorm.topology.windowing import TupleWindow, WindowedBolt
 
 
 class FakeCollector:
@@ -64,3 +68,28 @@ class Source:
 def tick() -> Tuple:
     """A tick tuple, as the engine delivers it."""
     return Tuple(0, SYSTEM_COMPONENT, TICK_STREAM, -1, [1])
+
+
+class Recorder(WindowedBolt):
+    """Records every window as plain values and emits its size."""
+
+    outputs = ["size"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.windows: list[dict[str, Any]] = []
+        self.clock = 0
+
+    def now_ms(self) -> int:
+        return self.clock
+
+    def process_window(self, window: TupleWindow) -> None:
+        collector: FakeCollector = self._collector
+        acked = {id(t) for t in collector.acked}
+        assert not any(id(t) in acked for t in window.get()), "a window tuple was acked early"
+        self.windows.append({
+            "get": [t.values[0] for t in window.get()],
+            "new": [t.values[0] for t in window.new()],
+            "expired": [t.values[0] for t in window.expired()],
+            "start_ts": window.start_ts, "end_ts": window.end_ts,
+        })
+        self.emit([len(window)])

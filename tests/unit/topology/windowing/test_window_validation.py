@@ -1,5 +1,8 @@
-"""A topology whose window cannot complete within the message timeout (or the spouts'
-max pending) is refused before it runs, as Storm's WindowedBoltExecutor refuses it."""
+"""A topology whose window cannot complete in time is refused before it runs.
+
+In time is within the message timeout (or the spouts' max pending), as Storm's WindowedBoltExecutor
+refuses it.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Windowed-bolt semantics against references computed here: count and time windows, sliding
-and tumbling, processing and event time, watermarks, late tuples, acking and anchoring."""
+"""Windowed-bolt semantics against references computed here.
+
+Count and time windows, sliding and tumbling, processing and event time, watermarks, late tuples,
+acking and anchoring.
+"""
 
 from __future__ import annotations
 
@@ -9,33 +12,8 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt, window_conf
-from tests.unit.topology.windowing.fakes import FakeCollector, Source, attach, tick
-
-
-class Recorder(WindowedBolt):
-    """Records every window as plain values and emits its size."""
-
-    outputs = ["size"]
-
-    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
-        self.windows: list[dict[str, Any]] = []
-        self.clock = 0
-
-    def now_ms(self) -> int:
-        return self.clock
-
-    def process_window(self, window: TupleWindow) -> None:
-        collector: FakeCollector = self._collector
-        acked = {id(t) for t in collector.acked}
-        assert not any(id(t) in acked for t in window.get()), "a window tuple was acked early"
-        self.windows.append({
-            "get": [t.values[0] for t in window.get()],
-            "new": [t.values[0] for t in window.new()],
-            "expired": [t.values[0] for t in window.expired()],
-            "start_ts": window.start_ts, "end_ts": window.end_ts,
-        })
-        self.emit([len(window)])
+from sparkstorm.topology.windowing import Count, Duration, window_conf
+from tests.unit.topology.windowing.fakes import FakeCollector, Recorder, Source, attach, tick
 
 
 def run_bolt(conf: dict[str, Any]) -> tuple[Recorder, FakeCollector]:

@@ -1,0 +1,75 @@
+"""Topologies and drivers shared by the engine's unit tests.
+
+- :func:`pipeline`: a word count (two spout tasks, one split task, three count tasks) for the
+  acking, message and spout statistics tests.
+- :func:`raiser_executor` and :func:`raiser_window`: a real ``BoltExecutor`` of a bolt that is
+  slow and raises on "boom", and the window requests that feed it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
+from sparkstorm.engine.executor import BoltExecutor
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.wire import pack
+
+
+class Sentences(Spout):
+    outputs = ["sentence", Stream(["note"], name="side")]
+
+
+class Split(Bolt):
+    outputs = ["word"]
+
+
+class Count(Bolt):
+    outputs = ["word", "count"]
+
+
+def pipeline() -> TopologySpec:
+    """The word count: sentences (2 tasks) -> split (1 task) -> count (3 tasks, fields grouping)."""
+
+    class Pipeline(Topology):
+        sentences = Sentences.spec(par=2)
+        split = Split.spec(inputs=[sentences])
+        count = Count.spec(inputs={split: Grouping.fields("word")}, num_tasks=3)
+
+    return Pipeline.topology_spec
+
+
+class Words(Spout):
+    outputs = ["word"]
+
+
+class SlowThenRaise(Bolt):
+    """Spends 2 ms on each tuple and raises on "boom"."""
+
+    outputs = ["word"]
+
+    def process(self, tup: Any) -> None:
+        time.sleep(0.002)
+        if tup.values.word == "boom":
+            msg = f"cannot take {tup.values.word!r}"
+            raise ValueError(msg)
+
+
+class RaisingTopology(Topology):
+    words = Words.spec()
+    raiser = SlowThenRaise.spec(inputs=[words])
+
+
+def raiser_executor() -> tuple[BoltExecutor, int, int]:
+    """A ``BoltExecutor`` of ``raiser``, its task, and the ``words`` task that feeds it."""
+    plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "raiser")
+    return (BoltExecutor(plan, gid, "t"), plan.executors[gid].tasks[0],
+            plan.component_tasks["words"][0])
+
+
+def raiser_window(task: int, src: int, words: list[str], first_root: int) -> list[bytes]:
+    """One window's input for ``task``: ``words`` from ``src``, tree roots from ``first_root``."""
+    anchors = [{first_root + n: 1000 + n} for n in range(len(words))]
+    return [pack([[task, src, "default", [[w] for w in words], anchors]])]
