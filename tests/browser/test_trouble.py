@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from sparkstorm.testing.polling import wait_for
 from tests.browser.conftest import UiCluster, screenshot, ui_up
 from tests.browser.helpers import cells as _cells
 from tests.browser.helpers import open_page as _open
+from tests.browser.helpers import question as _question
 from tests.browser.helpers import texts as _texts
 from tests.integration.cluster.harness import TestCluster, free_port
 
@@ -252,3 +254,126 @@ def test_each_chart_point_links_to_its_windows_spark_job(trouble: UiCluster,
     assert links and all(re.fullmatch(re.escape(spark.rstrip("/")) + r"/jobs/job/\?id=\d+", link)
                          for link in links), links
     assert httpx.get(links[-1], timeout=10, follow_redirects=True).is_success
+
+
+SAMPLED = "sampled received tuple on stream default"
+
+
+def _debug_of(ui: UiCluster, component: str | None = None) -> tuple[bool, float]:
+    body = ui.component(component) if component else ui.topology()
+    return bool(body["debug"]), float(body["samplingPct"])
+
+
+def test_debug_sampling_of_a_component_shows_its_tuples_in_its_executors_log(
+        trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    assert _debug_of(ui, "picky") == (False, 10.0)  # Storm's answer when debugging is off
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    # a percentage out of range is refused before any dialog
+    page.fill("#debug-pct", "0")
+    page.click("button[data-action=debug]")
+    page.wait_for_selector("#action-status[data-result=refused]:has-text('above 0')")
+    assert page.is_hidden("#token-dialog") and _debug_of(ui, "picky")[0] is False
+
+    page.fill("#debug-pct", "100")
+    page.click("button[data-action=debug]")
+    question = _question(page)  # a new session: the token is asked in the same dialog
+    assert "Debug component picky of topology" in question and "100 %" in question, question
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui, "picky") == (True, 100.0)
+    assert _debug_of(ui)[0] is False and _debug_of(ui, "numbers")[0] is False  # picky only
+    page.wait_for_selector("#debug-state[data-debug=on][data-pct='100']")
+    screenshot(page, "component-debug-on")
+
+    # the sampled tuples appear in the log of picky's executor, in the page's log viewer
+    link = "#executors tbody tr[data-id] td[data-field=workerLogLink] a"
+    page.wait_for_selector(link)
+    source = re.search(r"source=(executor-\d+)", page.get_attribute(link, "href"))
+    assert source, page.get_attribute(link, "href")
+    page.click(link)  # the session keeps the token: no dialog
+    page.wait_for_selector(f"#log-text:has-text('{SAMPLED}')", timeout=60_000)
+    assert page.is_hidden("#token-dialog")
+    assert f"source={source[1]}" in page.url
+    title = page.text_content("#log-title")
+    assert title == f"executor {source[1].split('-')[1]} (picky)", title
+    sampled = [line for line in page.text_content("#log-text").splitlines() if SAMPLED in line]
+    assert any(re.search(r"[\[(]'word\d+', \d+[\])]", line) for line in sampled), sampled[-3:]
+    screenshot(page, "logs-debug-sampling")
+
+    # Stop debug: the token is kept, so the dialog only confirms
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.click("button[data-action=debug-stop]")
+    assert "Stop debugging component picky" in _question(page)
+    assert page.is_hidden("#token-field")
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui, "picky") == (False, 10.0)
+    page.wait_for_selector("#debug-state[data-debug=off]")
+
+
+def test_the_log_level_panel_sets_and_clears_a_level(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    logconfig = f"/api/v1/topology/{ui.topology_id}/logconfig"
+    logger = "sparkstorm.component.picky"
+    assert ui.rest(logconfig) == {"namedLoggerLevels": {}}
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#log-levels tbody tr.none")
+    suggestions = page.eval_on_selector_all("#log-level-loggers option",
+                                            "os => os.map(o => o.value)")
+    assert {"ROOT", logger, "sparkstorm.component.numbers"} <= set(suggestions), suggestions
+    page.fill("#log-level-logger", logger)
+    page.select_option("#log-level-level", "DEBUG")
+    page.fill("#log-level-timeout", "120")
+    page.click("#log-level-apply")
+    question = _question(page)
+    assert f"Set logger {logger} to DEBUG" in question and "for 2 min" in question, question
+    page.fill("#token-input", ui.cluster.token())
+    before = time.time()
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    # Nimbus's own answer: the level, its timeout and when it ends
+    entry = ui.rest(logconfig)["namedLoggerLevels"][logger]
+    assert entry["target_level"] == "DEBUG" and entry["timeout"] == 120, entry
+    assert before + 110 < entry["timeout_epoch"] < time.time() + 130, entry
+    row = f'#log-levels tr[data-logger="{logger}"]'
+    page.wait_for_selector(row)
+    assert _cells(page, row)["target_level"] == "DEBUG"
+    assert _texts(page, row)["timeout"] == "2 min"
+
+    # a level set meanwhile by someone else shows with the next refresh
+    response = ui.cluster.request("POST", logconfig, json={"namedLoggerLevels": {
+        "ROOT": {"target_level": "WARN", "timeout": 0}}})
+    assert response.is_success, response.text
+    page.wait_for_selector('#log-levels tr[data-logger="ROOT"] td[data-value=WARN]')
+    assert _texts(page, '#log-levels tr[data-logger="ROOT"]')["timeout_epoch"] == "when cleared"
+
+    for name in (logger, "ROOT"):  # cleared through the page, one at a time
+        page.click(f'#log-levels tr[data-logger="{name}"] button.log-level-clear')
+        assert f"Clear the level of logger {name}" in _question(page)
+        page.click("#token-ok")
+        page.wait_for_selector(f'#log-levels tr[data-logger="{name}"]', state="detached")
+        assert name not in ui.rest(logconfig)["namedLoggerLevels"]
+    page.wait_for_selector("#log-levels tbody tr.none")
+    assert ui.rest(logconfig) == {"namedLoggerLevels": {}}
+
+
+def test_the_topology_page_debugs_the_whole_topology(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    page.fill("#debug-pct", "5")
+    page.click("button[data-action=debug]")
+    assert "Debug topology" in _question(page)
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui) == (True, 5.0) and _debug_of(ui, "numbers") == (True, 5.0)
+    page.wait_for_selector("#debug-state[data-debug=on][data-pct='5']")
+    page.click("button[data-action=debug-stop]")
+    assert "Stop debugging topology" in _question(page)
+    page.click("#token-ok")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    assert _debug_of(ui) == (False, 10.0) and _debug_of(ui, "picky")[0] is False
