@@ -95,6 +95,21 @@ def test_a_bolt_raising_in_every_window_shows_its_latency_and_capacity(
     assert re.fullmatch(r"[\d.]+ (ms|s|min)", text["executeLatency"]), text
     assert re.fullmatch(r"\d[\d,]*", text["executed"]), text  # 1,234 for people
     assert f"{int(shown['executed']):,}" == text["executed"]
+    # the graph colours it by a capacity above 0 (before the fix: 0.000, "idle")
+    node = '#dag-svg g.node[data-component="picky"]'
+    page.wait_for_function(f"""() => {{ const n = document.querySelector('{node}');
+        return n && n.dataset.capacity !== '' && +n.dataset.capacity > 0; }}""")
+    assert "load-0" not in page.get_attribute(node, "class")
+    assert re.match(r"capacity (?!0\.000)\d+\.\d{3}", page.text_content(f"{node} text.load"))
+
+    # and so does each of its executors on its page (one restarting shows no figures yet)
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_function("""() => {
+        const cells = [...document.querySelectorAll('#executors td[data-field=capacity]')];
+        return cells.length === 2 && cells.every(c => +c.dataset.value > 0); }""",
+                           timeout=30_000)
+    assert all(float(c) > 0 for c in page.eval_on_selector_all(
+        "#executors td[data-field=capacity]", "cs => cs.map(c => c.textContent)"))
 
 
 def test_failures_of_a_raising_bolt_are_errors_and_explicit_fails_not_crashes(
@@ -254,6 +269,21 @@ def test_each_chart_point_links_to_its_windows_spark_job(trouble: UiCluster,
     assert links and all(re.fullmatch(re.escape(spark.rstrip("/")) + r"/jobs/job/\?id=\d+", link)
                          for link in links), links
     assert httpx.get(links[-1], timeout=10, follow_redirects=True).is_success
+
+
+def test_durations_read_as_people_say_them(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    # the page's own formatter, as its tables and tooltips use it
+    shown = page.evaluate("""() => [86400, 2 * 86400, 86400 + 3 * 3600 + 59, 3 * 3600 + 120,
+                                    305, 42, 0].map(UI.fmt.duration)""")
+    assert shown == ["1 day", "2 days", "1 day 3 h", "3 h 2 min", "5 min 5 s", "42 s", "0 s"]
+    # Storm's "1d 0h 0m 0s" window reads "1 day" in the stats table, its API value kept
+    row = '#topology-stats tr[data-window="86400"]'
+    assert _texts(page, row)["windowPretty"] == "1 day"
+    assert _cells(page, row)["windowPretty"] == "1d 0h 0m 0s"
+    uptime = _texts(page, "#topology-summary tbody tr")["uptime"]
+    assert re.fullmatch(r"(\d+ min )?\d+ s|\d+ min", uptime), uptime
 
 
 SAMPLED = "sampled received tuple on stream default"
