@@ -5,8 +5,9 @@ window, fails every 7th tuple with a reason, and logs a line when it starts).
 Checks what the UI says about it: the raising bolt's latency and capacity (against the REST
 figures and the engine's own), the causes of failures, the log viewer showing the line the
 bolt logged, CPU and memory of the processes, health on the cluster page, the 1366 px layout
-with the long error, formatted figures and sortable tables. Screenshots go to
-``test-artifacts/``.
+with the long error, formatted figures and sortable tables, debug sampling (a sampled tuple in
+the executor's log) and the Change log level panel (against Nimbus's logconfig). Screenshots
+go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
