@@ -585,9 +585,15 @@ def test_the_ui_server_refuses_cross_site_and_tokenless_posts(ui_cluster: UiClus
         bad = client.post(f"{base}/rebalance/0", headers={"X-CSRF-Token": csrf},
                           json={"rebalanceOptions": {"executors": {"exclaim1": "two"}}})
         assert bad.status_code == 422 and "exclaim1" in bad.json()["error"]
-        # GETs go through unchanged
-        assert client.get("/api/v1/supervisor/summary").json()["supervisors"] == \
-            ui.rest("/api/v1/supervisor/summary")["supervisors"]
+        # GETs go through unchanged (but for the uptime, which may tick between the reads)
+        def steady(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{k: v for k, v in r.items() if not k.startswith("uptime")} for r in rows]
+
+        proxied = client.get("/api/v1/supervisor/summary").json()["supervisors"]
+        direct = ui.rest("/api/v1/supervisor/summary")["supervisors"]
+        assert steady(proxied) == steady(direct)
+        assert all(0 <= d["uptimeSeconds"] - p["uptimeSeconds"] <= 2
+                   for p, d in zip(proxied, direct, strict=True))
     assert ui.status() is not None
 
 
@@ -738,17 +744,32 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     screenshot(page, "topology-rebalance-dialog")
     assert page.is_hidden("#token-dialog") and page.is_visible("#rebalance-dialog")
     page.fill(field, "1")
+    # long enough a wait for the page to show the topology REBALANCING meanwhile
+    page.fill("#rebalance-wait", "6")
     page.click("#rebalance-ok")
     question = _question(page)  # a new session: the token is asked for too
-    assert "exclaim1 → 1 executors" in question and "after 1 s" in question
+    assert "exclaim1 → 1 executors" in question and "after 6 s" in question
     page.fill("#token-input", ui.cluster.token())
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
+    # REBALANCING: activate, deactivate and rebalance cannot apply, kill and the rest can
+    page.wait_for_selector('#topology-summary td[data-field=status]:text("REBALANCING")')
+    assert ui.status() == "REBALANCING"
+    states = dict(page.eval_on_selector_all("#actions button[data-action]",
+                                            "bs => bs.map(b => [b.dataset.action, b.disabled])"))
+    assert states == {"activate": True, "deactivate": True, "rebalance": True, "kill": False,
+                      "stacktrace": False, "debug": False, "debug-stop": False}, states
+    assert "REBALANCING" in page.get_attribute("button[data-action=rebalance]", "title")
+    screenshot(page, "topology-rebalancing")
 
     wait_for(lambda: ui.topology()["executorsTotal"] == before["executorsTotal"] - 1, 60,
              message=f"executors rebalanced\n{ui.cluster.logs()}")
     wait_for(lambda: ui.status() == previous_status, 60,
              message=f"back to {previous_status} after the rebalance")
+    # the actions its status allows are back
+    page.wait_for_selector("button[data-action=rebalance]:enabled")
+    assert page.is_enabled("button[data-action=activate]") != \
+        page.is_enabled("button[data-action=deactivate]")
     page.wait_for_selector(f'#topology-summary td[data-field=executorsTotal]'
                            f':text("{before["executorsTotal"] - 1}")')
     # exclaim1's two tasks now run in one executor: one row on its page, as in REST

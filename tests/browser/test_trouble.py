@@ -6,14 +6,16 @@ message in every window, fails every 7th tuple with a reason, and logs a line wh
 Checks what the UI says about it: the raising bolt's latency and capacity (against the REST
 figures and the engine's own), the causes of failures, the log viewer showing the line the
 bolt logged, CPU and memory of the processes, health on the cluster page, the 1366 px layout
-with the long error, formatted figures and sortable tables. Screenshots go to
-``test-artifacts/``.
+with the long error, formatted figures and sortable tables, debug sampling (a sampled tuple in
+the executor's log) and the Change log level panel (against Nimbus's logconfig). Screenshots
+go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from sparkstorm.testing.polling import wait_for
 from tests.browser.conftest import UiCluster, screenshot, ui_up
 from tests.browser.helpers import cells as _cells
 from tests.browser.helpers import open_page as _open
+from tests.browser.helpers import question as _question
 from tests.browser.helpers import texts as _texts
 from tests.integration.cluster.harness import TestCluster, free_port
 
@@ -96,6 +99,21 @@ def test_a_bolt_raising_in_every_window_shows_its_latency_and_capacity(
     assert re.fullmatch(r"[\d.]+ (ms|s|min)", text["executeLatency"]), text
     assert re.fullmatch(r"\d[\d,]*", text["executed"]), text  # 1,234 for people
     assert f"{int(shown['executed']):,}" == text["executed"]
+    # the graph colours it by a capacity above 0 (before the fix: 0.000, "idle")
+    node = '#dag-svg g.node[data-component="picky"]'
+    page.wait_for_function(f"""() => {{ const n = document.querySelector('{node}');
+        return n && n.dataset.capacity !== '' && +n.dataset.capacity > 0; }}""")
+    assert "load-0" not in page.get_attribute(node, "class")
+    assert re.match(r"capacity (?!0\.000)\d+\.\d{3}", page.text_content(f"{node} text.load"))
+
+    # and so does each of its executors on its page (one restarting shows no figures yet)
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_function("""() => {
+        const cells = [...document.querySelectorAll('#executors td[data-field=capacity]')];
+        return cells.length === 2 && cells.every(c => +c.dataset.value > 0); }""",
+                           timeout=30_000)
+    assert all(float(c) > 0 for c in page.eval_on_selector_all(
+        "#executors td[data-field=capacity]", "cs => cs.map(c => c.textContent)"))
 
 
 def test_failures_of_a_raising_bolt_are_errors_and_explicit_fails_not_crashes(
@@ -255,3 +273,141 @@ def test_each_chart_point_links_to_its_windows_spark_job(trouble: UiCluster,
     assert links and all(re.fullmatch(re.escape(spark.rstrip("/")) + r"/jobs/job/\?id=\d+", link)
                          for link in links), links
     assert httpx.get(links[-1], timeout=10, follow_redirects=True).is_success
+
+
+def test_durations_read_as_people_say_them(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    # the page's own formatter, as its tables and tooltips use it
+    shown = page.evaluate("""() => [86400, 2 * 86400, 86400 + 3 * 3600 + 59, 3 * 3600 + 120,
+                                    305, 42, 0].map(UI.fmt.duration)""")
+    assert shown == ["1 day", "2 days", "1 day 3 h", "3 h 2 min", "5 min 5 s", "42 s", "0 s"]
+    # Storm's "1d 0h 0m 0s" window reads "1 day" in the stats table, its API value kept
+    row = '#topology-stats tr[data-window="86400"]'
+    assert _texts(page, row)["windowPretty"] == "1 day"
+    assert _cells(page, row)["windowPretty"] == "1d 0h 0m 0s"
+    uptime = _texts(page, "#topology-summary tbody tr")["uptime"]
+    assert re.fullmatch(r"(\d+ min )?\d+ s|\d+ min", uptime), uptime
+
+
+SAMPLED = "sampled received tuple on stream default"
+
+
+def _debug_of(ui: UiCluster, component: str | None = None) -> tuple[bool, float]:
+    body = ui.component(component) if component else ui.topology()
+    return bool(body["debug"]), float(body["samplingPct"])
+
+
+def test_debug_sampling_of_a_component_shows_its_tuples_in_its_executors_log(
+        trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    assert _debug_of(ui, "picky") == (False, 10.0)  # Storm's answer when debugging is off
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    # a percentage out of range is refused before any dialog
+    page.fill("#debug-pct", "0")
+    page.click("button[data-action=debug]")
+    page.wait_for_selector("#action-status[data-result=refused]:has-text('above 0')")
+    assert page.is_hidden("#token-dialog") and _debug_of(ui, "picky")[0] is False
+
+    page.fill("#debug-pct", "100")
+    page.click("button[data-action=debug]")
+    question = _question(page)  # a new session: the token is asked in the same dialog
+    assert "Debug component picky of topology" in question and "100 %" in question, question
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui, "picky") == (True, 100.0)
+    assert _debug_of(ui)[0] is False and _debug_of(ui, "numbers")[0] is False  # picky only
+    page.wait_for_selector("#debug-state[data-debug=on][data-pct='100']")
+    screenshot(page, "component-debug-on")
+
+    # the sampled tuples appear in the log of picky's executor, in the page's log viewer
+    link = "#executors tbody tr[data-id] td[data-field=workerLogLink] a"
+    page.wait_for_selector(link)
+    source = re.search(r"source=(executor-\d+)", page.get_attribute(link, "href"))
+    assert source, page.get_attribute(link, "href")
+    page.click(link)  # the session keeps the token: no dialog
+    page.wait_for_selector(f"#log-text:has-text('{SAMPLED}')", timeout=60_000)
+    assert page.is_hidden("#token-dialog")
+    assert f"source={source[1]}" in page.url
+    title = page.text_content("#log-title")
+    assert title == f"executor {source[1].split('-')[1]} (picky)", title
+    sampled = [line for line in page.text_content("#log-text").splitlines() if SAMPLED in line]
+    assert any(re.search(r"[\[(]'word\d+', \d+[\])]", line) for line in sampled), sampled[-3:]
+    screenshot(page, "logs-debug-sampling")
+
+    # Stop debug: the token is kept, so the dialog only confirms
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
+    page.click("button[data-action=debug-stop]")
+    assert "Stop debugging component picky" in _question(page)
+    assert page.is_hidden("#token-field")
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui, "picky") == (False, 10.0)
+    page.wait_for_selector("#debug-state[data-debug=off]")
+
+
+def test_the_log_level_panel_sets_and_clears_a_level(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    logconfig = f"/api/v1/topology/{ui.topology_id}/logconfig"
+    logger = "sparkstorm.component.picky"
+    assert ui.rest(logconfig) == {"namedLoggerLevels": {}}
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#log-levels tbody tr.none")
+    suggestions = page.eval_on_selector_all("#log-level-loggers option",
+                                            "os => os.map(o => o.value)")
+    assert {"ROOT", logger, "sparkstorm.component.numbers"} <= set(suggestions), suggestions
+    page.fill("#log-level-logger", logger)
+    page.select_option("#log-level-level", "DEBUG")
+    page.fill("#log-level-timeout", "120")
+    page.click("#log-level-apply")
+    question = _question(page)
+    assert f"Set logger {logger} to DEBUG" in question and "for 2 min" in question, question
+    page.fill("#token-input", ui.cluster.token())
+    before = time.time()
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    # Nimbus's own answer: the level, its timeout and when it ends
+    entry = ui.rest(logconfig)["namedLoggerLevels"][logger]
+    assert entry["target_level"] == "DEBUG" and entry["timeout"] == 120, entry
+    assert before + 110 < entry["timeout_epoch"] < time.time() + 130, entry
+    row = f'#log-levels tr[data-logger="{logger}"]'
+    page.wait_for_selector(row)
+    assert _cells(page, row)["target_level"] == "DEBUG"
+    assert _texts(page, row)["timeout"] == "2 min"
+
+    # a level set meanwhile by someone else shows with the next refresh
+    response = ui.cluster.request("POST", logconfig, json={"namedLoggerLevels": {
+        "ROOT": {"target_level": "WARN", "timeout": 0}}})
+    assert response.is_success, response.text
+    page.wait_for_selector('#log-levels tr[data-logger="ROOT"] td[data-value=WARN]')
+    assert _texts(page, '#log-levels tr[data-logger="ROOT"]')["timeout_epoch"] == "when cleared"
+
+    for name in (logger, "ROOT"):  # cleared through the page, one at a time
+        page.click(f'#log-levels tr[data-logger="{name}"] button.log-level-clear')
+        assert f"Clear the level of logger {name}" in _question(page)
+        page.click("#token-ok")
+        page.wait_for_selector(f'#log-levels tr[data-logger="{name}"]', state="detached")
+        assert name not in ui.rest(logconfig)["namedLoggerLevels"]
+    page.wait_for_selector("#log-levels tbody tr.none")
+    assert ui.rest(logconfig) == {"namedLoggerLevels": {}}
+
+
+def test_the_topology_page_debugs_the_whole_topology(trouble: UiCluster, page: Any) -> None:
+    ui = trouble
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    page.fill("#debug-pct", "5")
+    page.click("button[data-action=debug]")
+    assert "Debug topology" in _question(page)
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_selector("#action-status[data-result=ok]")
+    assert _debug_of(ui) == (True, 5.0) and _debug_of(ui, "numbers") == (True, 5.0)
+    page.wait_for_selector("#debug-state[data-debug=on][data-pct='5']")
+    page.click("button[data-action=debug-stop]")
+    assert "Stop debugging topology" in _question(page)
+    page.click("#token-ok")
+    page.wait_for_selector("#debug-state[data-debug=off]")
+    assert _debug_of(ui) == (False, 10.0) and _debug_of(ui, "picky")[0] is False

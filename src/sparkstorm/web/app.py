@@ -290,7 +290,8 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
         body = response.json()
         name, kind = str(body.get("name", topology_id)), str(body.get("componentType", ""))
         return ui.page(request, lambda s: pages.component_page(s, topology_id, name,
-                                                               component, kind))
+                                                               component, kind,
+                                                               ui.actions_enabled))
 
 
 def _api_routes(app: FastAPI, ui: UiServer) -> None:

@@ -142,11 +142,49 @@ slow bolt), and tuples wait in the spouts' buffers meanwhile.</p>
 """
 
 
+DEBUG_CONTROLS = """
+<span class="debug-controls" title="Storm's debug sampling: a share of the tuples written to
+the executors' logs, read in the log viewer">
+<label>Sampling (%) <input id="debug-pct" type="number" min="0" max="100" step="any"
+value="10"></label>
+<button type="button" data-action="debug">Debug</button>
+<button type="button" data-action="debug-stop">Stop debug</button>
+<span id="debug-state" class="debug-state"></span></span>"""
+"""Storm UI's Debug and Stop Debug actions, with the sampling percentage."""
+
+LEVEL_OPTIONS = "".join(f'<option{" selected" if level == "DEBUG" else ""}>{level}</option>'
+                        for level in ("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR",
+                                      "FATAL", "OFF"))
+
+
+def _log_levels(actions: bool) -> str:
+    """Storm UI's Change Log Level panel: the levels set now and, with actions, a form."""
+    form = f"""
+<form id="log-level-form" class="actions log-level-form" novalidate>
+<label>Logger <input id="log-level-logger" class="logger" list="log-level-loggers"
+value="ROOT" autocomplete="off" spellcheck="false"></label>
+<datalist id="log-level-loggers"></datalist>
+<label>Level <select id="log-level-level">{LEVEL_OPTIONS}</select></label>
+<label>Timeout (s) <input id="log-level-timeout" type="number" min="0" step="1"
+value="30"></label>
+<button type="submit" id="log-level-apply">Apply</button>
+</form>""" if actions else ""
+    return f"""
+<section id="log-levels-box"><h2>Change log level</h2>
+<p class="muted">The level of a Python logger in the topology's worker and executor processes,
+for a time (0 s: until cleared). Component loggers are
+<code>sparkstorm.component.&lt;name&gt;</code>; <code>ROOT</code> is the root logger. The
+workers apply it at their next heartbeat.</p>
+<table id="log-levels"><thead><tr><th>Logger</th><th>Level</th><th>Timeout</th>
+<th>Expires</th><th></th></tr></thead><tbody></tbody></table>{form}
+</section>"""
+
+
 def topology_page(session: Session, topology_id: str, name: str, actions: bool) -> str:
     """``/topology/{id}``: the topology page.
 
-    Summary and actions, window stats, DAG, failures, charts, spouts, bolts, workers and
-    configuration.
+    Summary and actions, window stats, DAG, failures, charts, spouts, bolts, workers, log
+    levels and configuration.
     """
     tid = escape(topology_id)
     action_block = f"""
@@ -157,6 +195,7 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 <label>Kill wait (s) <input id="kill-wait" type="number" min="0" value="30"></label>
 <button type="button" data-action="kill" class="danger">Kill</button>
 <button type="button" data-action="stacktrace">Stack traces</button>
+{DEBUG_CONTROLS}
 <span id="action-status" role="status"></span>
 </div>
 {STACKS}{TOKEN_DIALOG}{REBALANCE_DIALOG}""" if actions else \
@@ -203,6 +242,7 @@ windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
 <th>Uptime</th><th>Executors</th><th title="worker and executor processes, percent of one core">
 CPU</th><th title="resident memory of the worker and executor processes">Memory</th>
 <th>Log</th><th>Spark UI</th></tr></thead><tbody></tbody></table></section>
+{_log_levels(actions)}
 <section><h2>Configuration</h2><details><summary>topology configuration</summary>
 <table id="configuration" class="kv"><tbody></tbody></table></details></section>
 """
@@ -250,12 +290,17 @@ _COMPONENT_PARTS = {
 
 
 def component_page(session: Session, topology_id: str, name: str, component: str,
-                   kind: str) -> str:
+                   kind: str, actions: bool = False) -> str:
     """``/topology/{id}/component/{component}``: the component page.
 
-    Window stats, charts, failures (spouts), input and output stats, executors and errors.
+    Window stats, debug sampling (with ``actions``), charts, failures (spouts), input and
+    output stats, executors and errors.
     """
     tid, cid = escape(topology_id), escape(component)
+    action_block = f"""
+<div id="actions" class="actions">{DEBUG_CONTROLS}
+<span id="action-status" role="status"></span>
+</div>{TOKEN_DIALOG}""" if actions else ""
     spout = kind == "spout"
     stats_head, charts, streams, executor_head = _COMPONENT_PARTS["spout" if spout else "bolt"]
     topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
@@ -267,7 +312,7 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 <section><h2>Summary</h2>
 <table id="component-summary"><thead><tr>{_head("Id", "Topology", "Type", "Executors",
                                                  "Tasks", "Topology status")}</tr></thead>
-<tbody></tbody></table></section>
+<tbody></tbody></table>{action_block}</section>
 <section><h2>{"Spout" if spout else "Bolt"} stats</h2>
 <table id="component-stats"><thead><tr>{stats_head}</tr></thead><tbody></tbody></table>
 </section>
@@ -282,7 +327,8 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 """
     attrs = (f'data-page="component" data-topology-id="{tid}" data-component="{cid}" '
              f'data-kind="{escape(kind)}"')
-    return _layout(f"{component} in {name}", session, body, script="charts.js component.js",
+    return _layout(f"{component} in {name}", session, body,
+                   script="charts.js actions.js component.js",
                    page_attrs=attrs)
 
 

@@ -1,7 +1,9 @@
 /* Topology actions: activate, deactivate, rebalance (dialog with executor counts bounded by
-tasks, and a wait time), kill (wait time) and stack traces (shown by stacks.js). Each asks for
-confirmation in one dialog of the page, which also asks for the cluster token while the
-session has none (the UI server keeps it for the session). */
+tasks, and a wait time), kill (wait time), stack traces (shown by stacks.js), debug sampling
+of the topology or of one component (Storm's debug/enable|disable/<pct>) and dynamic log
+levels (Storm's logconfig). Each asks for confirmation in one dialog of the page, which also
+asks for the cluster token while the session has none (the UI server keeps it for the
+session). */
 "use strict";
 const Actions = (() => {
   const $ = (id) => document.getElementById(id);
@@ -147,17 +149,118 @@ const Actions = (() => {
     });
   }
 
+  /* ---- debug sampling ---------------------------------------------------------------- */
+
+  /* The sampling percentage typed next to the Debug button, or null when it is not above 0
+  and at most 100. */
+  function samplingPct() {
+    const text = String($("debug-pct").value).trim();
+    const pct = Number(text);
+    return text !== "" && Number.isFinite(pct) && pct > 0 && pct <= 100 ? pct : null;
+  }
+
+  /* Show whether debug sampling is on for the page's topology or component (the API's debug
+  and samplingPct), and keep the percentage field on it until someone types there. */
+  function showDebug(body) {
+    const state = $("debug-state");
+    if (!state || !body) return;
+    const on = !!body.debug;
+    state.dataset.debug = on ? "on" : "off";
+    state.dataset.pct = on ? String(body.samplingPct) : "";
+    state.textContent = on ? `debug: sampling ${body.samplingPct} % of tuples to the log` : "debug: off";
+    state.classList.toggle("on", on);
+    const field = $("debug-pct");
+    if (field && !field.dataset.touched && on) field.value = body.samplingPct;
+  }
+
+  /* ---- states in which an action cannot apply --------------------------------------- */
+
+  const OFF = {REBALANCING: ["activate", "deactivate", "rebalance"],
+               ACTIVE: ["activate"], INACTIVE: ["deactivate"]};
+
+  /* Disable the buttons that cannot apply while the topology is in status (all of them once
+  it is KILLED or gone). */
+  function setState(status) {
+    const off = OFF[status] || [];
+    const all = status === "KILLED" || status === "GONE";
+    for (const button of document.querySelectorAll("#actions button[data-action], #log-levels-box button")) {
+      button.disabled = all || off.includes(button.dataset.action);
+      button.title = button.disabled ? `not possible while the topology is ${status}` : "";
+    }
+    for (const input of document.querySelectorAll("#actions input, #log-level-form input, #log-level-form select")) {
+      input.disabled = all;
+    }
+  }
+
+  /* ---- dynamic log levels (topology page) ------------------------------------------- */
+
+  const LEVELS = ["ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"];
+
+  /* The loggers set now (Storm's {"namedLoggerLevels": {name: {target_level, timeout,
+  timeout_epoch}}}), each with a Clear button when actions are on. */
+  function renderLogLevels(body, clear) {
+    const table = $("log-levels");
+    if (!table || !body) return;
+    const named = body.namedLoggerLevels || {};
+    const names = Object.keys(named).sort();
+    const shape = JSON.stringify([named, !!clear]);
+    if (table.dataset.shown === shape) return;  // unchanged: keep the buttons under the mouse
+    table.dataset.shown = shape;
+    UI.fillBody(table, names.length ? names.map((name) => {
+      const entry = named[name] || {};
+      const expires = Number(entry.timeout_epoch) || 0;
+      return UI.el("tr", {"data-logger": name},
+        UI.el("td", {"data-field": "logger", "data-value": name}, name),
+        UI.el("td", {"data-field": "target_level", "data-value": entry.target_level}, entry.target_level),
+        UI.el("td", {"data-field": "timeout", "data-value": entry.timeout, class: "num"},
+              entry.timeout ? UI.fmt.duration(entry.timeout) : "none"),
+        UI.el("td", {"data-field": "timeout_epoch", "data-value": expires},
+              expires ? UI.isoTime(expires) : "when cleared"),
+        UI.el("td", {}, clear ? UI.el("button", {type: "button", class: "log-level-clear",
+                                                 "data-logger": name,
+                                                 onclick: () => clear(name)}, "Clear") : ""));
+    }) : [UI.el("tr", {class: "none"}, UI.el("td", {colSpan: 5, class: "muted"},
+                                             "no logger level set: each logger has its own"))]);
+  }
+
+  /* The loggers people may want, for the logger field's suggestions. */
+  function suggestLoggers(t) {
+    const list = $("log-level-loggers");
+    if (!list || !t) return;
+    const names = ["ROOT", "sparkstorm", ...[...(t.spouts || []).map((s) => s.spoutId),
+      ...(t.bolts || []).map((b) => b.boltId)].map((c) => `sparkstorm.component.${c}`)];
+    if (list.dataset.names === names.join(",")) return;
+    list.dataset.names = names.join(",");
+    list.replaceChildren(...names.map((n) => UI.el("option", {value: n})));
+  }
+
   /* ---- wiring ---------------------------------------------------------------------- */
 
-  /* ctx: {topologyId, api, topology() (latest body), graph() (latest graph), refresh()} */
+  /* ctx: {topologyId, api, topology() (latest body), graph() (latest graph), refresh()};
+  on a component page also component (its id; api is the component's). */
   function install(ctx) {
-    const wait = $("kill-wait");
-    if (wait) wait.addEventListener("input", () => { wait.dataset.touched = "1"; });
+    for (const id of ["kill-wait", "debug-pct"]) {
+      const field = $(id);
+      if (field) field.addEventListener("input", () => { field.dataset.touched = "1"; });
+    }
+    const what = ctx.component ? `component ${ctx.component} of topology ${ctx.topologyId}` :
+      `topology ${ctx.topologyId}`;
 
     async function act(action) {
       const id = ctx.topologyId;
       let path = `${ctx.api}/${action}`, payload, question;
-      if (action === "kill") {
+      if (action === "debug") {
+        const pct = samplingPct();
+        if (pct === null) { say("debug: the sampling percentage must be above 0 and at most 100", true); return; }
+        path = `${ctx.api}/debug/enable/${pct}`;
+        question = `Debug ${what}: write ${pct} % of ${ctx.component ? "its" : "every component's"} ` +
+          "tuples to the executors' logs (each executor's log on this UI)? Sampling starts with " +
+          "the next heartbeat and lasts until debugging is stopped.";
+      } else if (action === "debug-stop") {
+        path = `${ctx.api}/debug/disable/0`;
+        question = ctx.component ? `Stop debugging ${what}?` :
+          `Stop debugging ${what} and every one of its components?`;
+      } else if (action === "kill") {
         const secs = Math.max(0, parseInt($("kill-wait").value, 10) || 0);
         path += `/${secs}`;
         question = `Kill topology ${id}? Its spouts are deactivated, and after ${secs} s its ` +
@@ -187,7 +290,50 @@ const Actions = (() => {
     for (const button of document.querySelectorAll("#actions button[data-action]")) {
       button.addEventListener("click", () => act(button.dataset.action));
     }
+    if ($("log-level-form")) installLogLevels(ctx);
   }
 
-  return {install, say, askToken};
+  /* ---- Change log level form (topology page) ----------------------------------------- */
+
+  let levelsPath = null;  // the topology's logconfig, once the form is wired
+
+  /* POST named levels (confirmed in the page's dialog) and show the answer: the levels now. */
+  async function sendLevels(question, named) {
+    const answer = await post("log level", question, levelsPath, {namedLoggerLevels: named});
+    if (answer) renderLogLevels(answer, clearLevel);
+    return answer;
+  }
+
+  function clearLevel(name) {
+    return sendLevels(`Clear the level of logger ${name}? It goes back to its own level in ` +
+                      "the topology's workers and executors.",
+                      {[name]: {target_level: null, timeout: 0}});
+  }
+
+  /* The form: the logger, its level and how long (0: until cleared). */
+  function installLogLevels(ctx) {
+    levelsPath = `/api/v1/topology/${encodeURIComponent(ctx.topologyId)}/logconfig`;
+    $("log-level-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const name = $("log-level-logger").value.trim();
+      const level = $("log-level-level").value;
+      const timeoutText = String($("log-level-timeout").value).trim();
+      const timeout = timeoutText === "" ? 0 : Number(timeoutText);
+      if (!name) { say("log level: enter a logger name (ROOT for the root logger)", true); return; }
+      if (!LEVELS.includes(level)) { say(`log level: choose one of ${LEVELS.join(", ")}`, true); return; }
+      if (!Number.isInteger(timeout) || timeout < 0) {
+        say("log level: the timeout must be 0 or more whole seconds", true); return;
+      }
+      sendLevels(`Set logger ${name} to ${level} in the workers and executors of topology ` +
+                 `${ctx.topologyId} ` + (timeout ? `for ${UI.fmt.duration(timeout)}?` : "until it is cleared?"),
+                 {[name]: {target_level: level, timeout}});
+    });
+  }
+
+  /* The current levels (GET logconfig), with Clear buttons when the form is there. */
+  function showLogLevels(body) {
+    renderLogLevels(body, levelsPath ? clearLevel : null);
+  }
+
+  return {install, say, askToken, showDebug, setState, showLogLevels, suggestLoggers};
 })();

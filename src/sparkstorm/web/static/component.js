@@ -1,5 +1,6 @@
-/* The component page: window stats, charts of the recent windows, failures explained (spouts),
-input and output stats, executors and errors; refreshed every second. */
+/* The component page: window stats, debug sampling (actions.js), charts of the recent
+windows, failures explained (spouts), input and output stats, executors and errors; refreshed
+every second. */
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -89,11 +90,18 @@ input and output stats, executors and errors; refreshed every second. */
     try {
       c = await UI.getJson(UI.withWindow(api));
     } catch (e) {
-      if (e.status === 404) { gone = true; document.body.dataset.gone = "1"; throw new Error(goneMessage); }
+      if (e.status === 404) {
+        gone = true;
+        document.body.dataset.gone = "1";
+        Actions.setState("GONE");
+        throw new Error(goneMessage);
+      }
       throw e;
     }
     if (asked !== UI.currentWindow()) return;
     UI.showWindow(c);
+    Actions.setState(c.topologyStatus);
+    Actions.showDebug(c);
     renderSummary(c);
     renderStreams(c);
     renderExecutors(c);
@@ -106,6 +114,7 @@ input and output stats, executors and errors; refreshed every second. */
     document.body.dataset.refreshed = String(Date.now());
   }
 
+  if ($("actions")) Actions.install({topologyId, component, api, refresh});
   UI.windowSelect(() => refresh().catch((e) => UI.showError(e.message)));
   drawCharts();
   UI.poll(refresh, 1000);

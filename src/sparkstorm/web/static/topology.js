@@ -148,7 +148,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.fillBody(table, [UI.el("tr", {class: "gone"}, UI.el("td", {colSpan: cols, class: "muted"},
         "the topology was killed: no figures"))]);
     }
-    for (const id of ["failures-by-cause", "failure-reasons", "windows"]) {
+    for (const id of ["failures-by-cause", "failure-reasons", "windows", "log-levels"]) {
       if ($(id)) UI.fillBody($(id), []);
     }
     for (const label of document.querySelectorAll("#dag-svg text.load, #dag-svg tspan.rate")) {
@@ -162,15 +162,15 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
 
   /* Buttons that cannot apply in a status are disabled (all of them once KILLED). */
   function setActions(status) {
-    const off = {KILLED: ["activate", "deactivate", "rebalance", "kill", "stacktrace"],
-                 REBALANCING: ["activate", "deactivate", "rebalance"],
-                 ACTIVE: ["activate"], INACTIVE: ["deactivate"]}[status] || [];
-    for (const button of document.querySelectorAll("#actions button[data-action]")) {
-      button.disabled = off.includes(button.dataset.action);
-      button.title = button.disabled ? `not possible while the topology is ${status}` : "";
-    }
-    const wait = $("kill-wait");
-    if (wait) wait.disabled = status === "KILLED";
+    Actions.setState(status);
+  }
+
+  /* The logger levels set now (Storm's logconfig): read with each refresh, since they time
+  out. A failed read leaves the table as it was (the topology's own read says why). */
+  async function loadLogLevels() {
+    try {
+      Actions.showLogLevels(await UI.getJson(`${api}/logconfig`));
+    } catch (e) { /* shown by the next refresh */ }
   }
 
   /* The Spark UI of the topology's worker (its jobs are the windows), if it has one. */
@@ -223,11 +223,15 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     renderWorkers(t);
     renderWindows(t);
     setActions(t.status);
+    Actions.showDebug(t);
+    Actions.suggestLoggers(t);
+    const levels = loadLogLevels();
     const failed = (t.spouts || []).reduce((sum, s) => sum + (s.failed || 0), 0);
     UI.renderFailures(t, failed);
     series.merge(t.recentWindows);
     drawCharts();
     if (graph === null) await loadGraph(t); else Dag.update(t);
+    await levels;
     document.body.dataset.refreshed = String(Date.now());
   }
 
