@@ -136,7 +136,8 @@ class CheckpointCoordinator:
 
     def due(self, window: int) -> bool:
         """Whether a checkpoint is taken at the end of ``window`` (see the module
-        docstring); gives up a checkpoint that waited too long for its parts."""
+        docstring); gives up a checkpoint that waited too long for its parts.
+        """
         for taken in [w for w in self.pending if window - w > GIVE_UP_WINDOWS]:
             missing = sorted(self.expected - set(self.pending.pop(taken)))
             self._taken_at.pop(taken, None)
@@ -158,7 +159,8 @@ class CheckpointCoordinator:
 
     def commit_ready(self) -> int | None:
         """Commit the newest checkpoint whose parts are all durable (older pending ones are
-        superseded) and purge the older ones; return its window, or None."""
+        superseded) and purge the older ones; return its window, or None.
+        """
         ready = [w for w, parts in self.pending.items() if self.expected <= set(parts)]
         if not ready:
             return None

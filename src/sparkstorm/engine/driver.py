@@ -137,14 +137,16 @@ class TopologyDriver:
 
     def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends (the
-        window waits for that executor to come back)."""
+        window waits for that executor to come back).
+        """
         logger.error("topology %s component %s failed to start:\n%s", self.name,
                      error.component, error.error)
         self._error(error)
 
     def _error(self, error: ComponentError) -> None:
         """Keep ``error`` as its component's last and queue it for whoever reports errors
-        (the cluster worker sends them to Nimbus)."""
+        (the cluster worker sends them to Nimbus).
+        """
         # a megabyte message must not ride every heartbeat
         reported = shorten_error(error.to_wire())
         self.stats.last_errors[error.component] = reported
@@ -200,7 +202,7 @@ class TopologyDriver:
                 self.run_window()
                 self.stop_requested.wait(self.window_seconds - (time.monotonic() - started))
             self._drain()
-        except BaseException as exc:  # noqa: BLE001 - kept for whoever waits on us
+        except BaseException as exc:
             self.failure = exc
             logger.exception("topology %s: window loop stopped", self.name)
         finally:
@@ -307,7 +309,8 @@ class TopologyDriver:
 
     def _rollback_due(self) -> bool:
         """Whether the topology must roll back before its next window: an executor
-        restarted (its tasks' state is gone), was lost, or a window's job failed."""
+        restarted (its tasks' state is gone), was lost, or a window's job failed.
+        """
         if self.checkpoints is None:
             return False
         return self._needs_rollback or self.pool.restarts != self._seen_restarts
@@ -345,7 +348,8 @@ class TopologyDriver:
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
         """One item per spout partition: its executor's control, and records injected for
-        later stages (cycle deliveries and ticks, spread over the partitions)."""
+        later stages (cycle deliveries and ticks, spread over the partitions).
+        """
         verdicts, self._verdicts = self._verdicts, Verdicts()
         payloads: list[tuple[list[Any], list[tuple[int, bytes]]]] = [
             (self._control(verdicts, gid).to_wire(), []) for gid in stage.gids]
@@ -401,7 +405,8 @@ class TopologyDriver:
 
     def _executor_lost(self, window: int, meta: WindowMeta) -> None:
         """An executor did not answer window ``window``: kill it (the pool restarts it), fail
-        what it held and say so as its component's error."""
+        what it held and say so as its component's error.
+        """
         info = self.plan.executors[meta.gid]
         self.pool.kill(meta.gid)
         self._needs_rollback = self.checkpoints is not None
@@ -433,7 +438,8 @@ class TopologyDriver:
 def window_counters(metas: Iterable[WindowMeta]
                     ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
     """One window's executor counters added up per component and per executor (each
-    executor's errors counted)."""
+    executor's errors counted).
+    """
     counters: dict[str, ComponentCounters] = {}
     executors: dict[int, ComponentCounters] = {}
     for meta in metas:

@@ -92,7 +92,8 @@ class ExecutorHost:
     # -- checkpoints (see engine.executor_checkpoint) ------------------------------------
     def _stateful(self, instance: Any) -> Any:
         """The :class:`~sparkstorm.state.lifecycle.StatefulTask` of a StatefulBolt task
-        (its state started now if no tuple started it yet), or None for other components."""
+        (its state started now if no tuple started it yet), or None for other components.
+        """
         if not getattr(type(instance), "stateful", False):
             return None
         task = instance.__dict__.get("_stateful_task")
@@ -129,7 +130,8 @@ class ExecutorHost:
 
     def take_checkpoint(self, window: int | None) -> None:
         """At a checkpoint window's cut: keep the part in :attr:`taken_part` (an error is
-        the component's, reported with this window)."""
+        the component's, reported with this window).
+        """
         if window is None or self.must_restart:
             return
         try:
@@ -153,7 +155,8 @@ class ExecutorHost:
 
     def rollback_state(self) -> None:
         """The topology rolls back: stateful bolts hear ``pre_rollback`` and their state
-        drops what was not committed (before this executor is rebuilt from the checkpoint)."""
+        drops what was not committed (before this executor is rebuilt from the checkpoint).
+        """
         with self.lock:
             for task, instance in self.instances.items():
                 stateful = instance.__dict__.get("_stateful_task")
@@ -193,7 +196,8 @@ class ExecutorHost:
 
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window (emitted and transferred here, the rest by kind).
-        Called under ``self.lock``: a spout's producer thread keeps emitting meanwhile."""
+        Called under ``self.lock``: a spout's producer thread keeps emitting meanwhile.
+        """
         counters = ComponentCounters()
         emitted, transferred = counters.emitted, counters.transferred
         for collector in self.collectors.values():
@@ -205,7 +209,8 @@ class ExecutorHost:
 
     def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
         """``output``'s batches per target executor, serialized; a tuple the wire cannot
-        carry is refused there (see ``engine.row_encoding``)."""
+        carry is refused there (see ``engine.row_encoding``).
+        """
         component = self.info.component
         return encode_rows(output, component,
                            lambda stream: self.plan.fields_of(component, stream),
@@ -246,7 +251,8 @@ class BoltExecutor(ExecutorHost):
 
     def run_window(self, blobs: list[bytes], checkpoint: int | None = None) -> WindowOutput:
         """Process every input batch of this window (``blobs`` as packed by the senders);
-        take the part of checkpoint ``checkpoint`` once they are processed."""
+        take the part of checkpoint ``checkpoint`` once they are processed.
+        """
         with self.lock:
             started = time.perf_counter()
             batches = [batch for blob in blobs for batch in unpack(blob)]
@@ -271,14 +277,15 @@ class BoltExecutor(ExecutorHost):
 
     def _end_window(self) -> None:
         """Give instances with an ``end_window()`` hook (shell bolts) a chance to finish the
-        window's work, e.g. wait until their subprocess answered every tuple sent."""
+        window's work, e.g. wait until their subprocess answered every tuple sent.
+        """
         for task, instance in self.instances.items():
             hook = getattr(instance, "end_window", None)
             if hook is None:
                 continue
             try:
                 hook()
-            except Exception as exc:  # noqa: BLE001 - same treatment as a raising process()
+            except Exception as exc:
                 self.record_error(task, exc)
                 self.must_restart = True
                 raise ComponentFailure(str(exc)) from exc
@@ -323,7 +330,8 @@ class BoltExecutor(ExecutorHost):
     def _fail_rest(self, batches: list[list[Any]], reason: str) -> None:
         """Fail the window's tuples after the one that raised, so their trees replay now
         instead of timing out. They fail because of that error: same cause and reason as
-        the tuple that raised (not a crash)."""
+        the tuple that raised (not a crash).
+        """
         why = f"{self.info.component}: {reason}"
         for batch in batches:
             for anchors in batch[4]:
@@ -468,7 +476,8 @@ class SpoutExecutor(ExecutorHost):
                    ) -> WindowOutput:
         """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer; the
         part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted after
-        it is emitted again by a restored spout)."""
+        it is emitted again by a restored spout).
+        """
         with self.lock:
             if control.fail_all:
                 self._fail_everything()
@@ -559,7 +568,8 @@ class SpoutExecutor(ExecutorHost):
 def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
                   restore: RestorePoint | None = None) -> ExecutorHost:
     """The right executor class for ``gid``'s component kind, its tasks restored from
-    ``restore`` when given."""
+    ``restore`` when given.
+    """
     kind = plan.components[plan.executors[gid].component].kind
     host_class = SpoutExecutor if kind == "spout" else BoltExecutor
     return host_class(plan, gid, topology_name, restore)

@@ -125,7 +125,8 @@ class ExecutorServer:
 
     def _answer(self, conn: socket.socket, frame: bytes) -> None:
         """Reply to the request in ``frame``; an unexpected error (an undecodable request
-        included) gets an error reply and a restart."""
+        included) gets an error reply and a restart.
+        """
         request: Any = None
         try:
             request = unpack(frame)
@@ -187,7 +188,8 @@ class ExecutorServer:
 
     def _with_parts(self, meta: Any, window: int) -> Any:
         """``meta`` with the checkpoint part taken this window queued for writing and the
-        parts written since the last window (and why others were not) reported."""
+        parts written since the last window (and why others were not) reported.
+        """
         assert self.writer is not None
         host = self.host
         if host.taken_part is not None:
@@ -200,7 +202,8 @@ class ExecutorServer:
 
     def _restore(self, window: int | None) -> None:
         """Roll back: the current tasks hear ``pre_rollback`` and close; new ones start
-        from this executor's part of checkpoint ``window`` (from scratch when None)."""
+        from this executor's part of checkpoint ``window`` (from scratch when None).
+        """
         if self.rebuild is None:
             msg = "this executor cannot restore: checkpoints are off"
             raise ValueError(msg)

@@ -117,7 +117,8 @@ class ExecutorPool:
 
     def _restart(self, gid: int, code: int | None) -> None:
         """Restart a dead executor; one that keeps dying at start-up waits longer each time
-        (0.5 s doubling up to 30 s), so a broken ``initialize`` cannot spin the machine."""
+        (0.5 s doubling up to 30 s), so a broken ``initialize`` cannot spin the machine.
+        """
         now = time.monotonic()
         if gid not in self.restart_at:
             self._collect_startup_error(gid)
@@ -148,7 +149,8 @@ class ExecutorPool:
 
     def kill(self, gid: int) -> None:
         """Kill executor ``gid`` (SIGKILL works on a stopped process too); the monitor
-        restarts it."""
+        restarts it.
+        """
         process = self.processes.get(gid)
         if process is not None and process.poll() is None:
             process.kill()

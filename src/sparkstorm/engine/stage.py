@@ -125,7 +125,8 @@ def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index:
                     ) -> Iterator[tuple[int, Any]]:
     """The spout stage's partition function: ``partition`` holds one item, the executor's
     control (``SpoutControl.to_wire()``) and the records injected this window (ticks and
-    cycle deliveries, for later stages)."""
+    cycle deliveries, for later stages).
+    """
     for control, records in partition:
         yield from _call_stage(stage, window, flags, index, records, control)
 

@@ -117,7 +117,8 @@ class TopologyStats:
                      executors: dict[int, ComponentCounters],
                      seconds: float) -> dict[str, Any]:
         """One window's component summaries (capacity: the busiest executor's) and
-        executor rows."""
+        executor rows.
+        """
         rows: dict[str, Any] = {}
         busiest: dict[str, float] = {}
         for gid, counters in sorted(executors.items()):

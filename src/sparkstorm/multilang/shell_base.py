@@ -84,7 +84,8 @@ class ShellComponent:
 
     def __getstate__(self) -> dict[str, Any]:
         """Nothing of a shell component goes into a checkpoint: its state lives in its
-        child process, whose memory is not ours (a rollback restarts the child)."""
+        child process, whose memory is not ours (a rollback restarts the child).
+        """
         return {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

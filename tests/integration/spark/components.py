@@ -102,7 +102,8 @@ def _nested(levels: int) -> list[Any]:
 
 class PoisonSpout(NoReplaySpout):
     """Every tenth number carries a key the wire cannot encode: a set, a string with a
-    lone surrogate, a list nested too deep, in turn."""
+    lone surrogate, a list nested too deep, in turn.
+    """
 
     def values(self, n: int) -> list[Any]:
         if n % 10:
@@ -112,7 +113,8 @@ class PoisonSpout(NoReplaySpout):
 
 class SetEmittingBolt(Bolt):
     """Passes numbers on, but as a set (unencodable) for every number ending in 3; records
-    each tuple it runs."""
+    each tuple it runs.
+    """
 
     outputs = ["n", "key"]
 
@@ -209,7 +211,8 @@ class RaiseOnceBolt(Bolt):
 
 class StopOnceBolt(Bolt):
     """Passes numbers on; on number ``test.stop_on`` it stops its own process (SIGSTOP), the
-    first time only (a marker file survives the restart), holding its window's input."""
+    first time only (a marker file survives the restart), holding its window's input.
+    """
 
     outputs = ["n", "key"]
 
@@ -228,14 +231,16 @@ class StopOnceBolt(Bolt):
 
 class RaiseOnceNoAutoFailBolt(RaiseOnceBolt):
     """RaiseOnceBolt with pystorm's ``auto_fail = False``: the tuple it raised on is not
-    failed for it; its tree times out."""
+    failed for it; its tree times out.
+    """
 
     auto_fail = False
 
 
 class DirectBolt(Bolt):
     """Sends each number directly to task ``targets[n % len(targets)]`` of 'direct_sink'
-    and to every task via the 'everyone' stream (subscribed with ALL grouping)."""
+    and to every task via the 'everyone' stream (subscribed with ALL grouping).
+    """
 
     outputs = [Stream(["n", "target"], name="direct_out", direct=True),
                Stream(["n"], name="everyone")]
@@ -304,7 +309,8 @@ class FailSentenceOnceBolt(Bolt):
     """Fails a sentence the first time it sees it when ``crc32(sentence) % test.modulus``
     is 0; passes every other delivery on, anchored. Subscribe it with fields grouping on
     the sentence, so a replay reaches the task that remembers it. Records ``failed`` and
-    ``passed`` with the sentence."""
+    ``passed`` with the sentence.
+    """
 
     outputs = ["sentence"]
 
@@ -366,7 +372,8 @@ def _write_context(conf: dict[str, Any], context: dict[str, Any]) -> None:
 
 class ContextSpout(Spout):
     """Writes the ``context`` its task got to ``<test.dir>/context-<task>.json``; emits
-    nothing."""
+    nothing.
+    """
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         _write_context(storm_conf, context)

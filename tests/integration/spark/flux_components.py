@@ -10,7 +10,8 @@ from sparkstorm import Bolt, Spout, Stream
 
 class NumberSpout(Spout):
     """Emits ``flux.test.count`` numbers (tracked), each also on the direct stream to the
-    lowest task of the component ``flux.test.direct.target``."""
+    lowest task of the component ``flux.test.direct.target``.
+    """
 
     outputs = [Stream(["n", "key"]), Stream(["n", "key"], name="direct", direct=True)]
 

@@ -1,5 +1,6 @@
 """Storm Flux files run on Spark: one YAML file per grouping (included by one topology, so
-one run covers them all), each bolt's tasks recording what they received."""
+one run covers them all), each bolt's tasks recording what they received.
+"""
 
 from __future__ import annotations
 

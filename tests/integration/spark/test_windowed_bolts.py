@@ -1,6 +1,7 @@
 """The rolling-average example (a windowed bolt in event time) on Spark local mode: every
 average it emits is the average a reference computes here, for every window the
-watermark has passed, and no reading is late."""
+watermark has passed, and no reading is late.
+"""
 
 from __future__ import annotations
 
