@@ -7,16 +7,20 @@ ShellSpout -> the engine's collector, hosted by ``sparkstorm.testing``'s harness
 from __future__ import annotations
 
 import logging
+import re
+import shlex
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
 
+from sparkstorm import ShellSpout as TopLevelShellSpout
 from sparkstorm.multilang import ShellBolt, ShellSpout, python_command
 from sparkstorm.multilang.errors import MultilangError
 from sparkstorm.testing import BoltHarness, Emit, Fail, SpoutHarness
 from tests.unit.multilang.harness import PROBES
-from tests.unit.multilang.probes.py_components import CallsBolt, CallsSpout
+from tests.unit.multilang.probes.py_components import CallsBolt, CallsSpout, ReportingSpout
 
 SHELL_LOG = "sparkstorm.multilang.shell"
 
@@ -90,6 +94,46 @@ def test_a_raising_child_fails_its_tuple_with_the_error_then_exits(calls: BoltHa
     raised = calls.last
     assert raised.failed == [Fail(raised.input, "ValueError: raised on 3", "error")]
     assert raised.errors == ["ValueError: raised on 3"]
+
+
+def test_raise_exception_and_report_error_from_a_child_are_errors_it_survives(
+        calls: BoltHarness) -> None:
+    with_tuple = calls.process(["raise_exception", 3])
+    assert len(with_tuple.errors) == 1, with_tuple.errors
+    assert re.fullmatch(r"Python ValueError raised while processing Tuple\(id='-?\d+', "
+                        r"component='src', stream='default', task=0, "
+                        r"values=\['raise_exception', 3\]\)\nValueError: reported 3\n",
+                        with_tuple.errors[0]), with_tuple.errors
+    alone = calls.process(["raise_exception_alone", "k"])
+    assert alone.errors == ["KeyError: 'k'\n"]
+    reported = calls.process(["report_error", 9])
+    assert reported.errors == ["report_error 9"]
+    for result in (with_tuple, alone, reported):
+        assert result.failed == [] and result.acked == [result.input], \
+            "an error the component reports fails nothing; auto_ack acks the tuple"
+    still = calls.process(["emit_auto", "after"])
+    assert [e.values for e in still.emits] == [["after"]], "the child keeps running"
+
+
+def test_shell_spout_takes_streamparse_command_and_script() -> None:
+    """streamparse's ``ShellSpout.spec(command=..., script=...)``: the script's arguments,
+    split as a shell splits them, follow the command."""
+    script = (f"-m sparkstorm.multilang py_components:ReportingSpout --serializer json "
+              f"--path {shlex.quote(str(PROBES))}")
+    spec = TopLevelShellSpout.spec(command=sys.executable, script=script,
+                                   outputs=ReportingSpout.outputs)
+    assert spec.extra["command"] == [sys.executable, "-m", "sparkstorm.multilang",
+                                     "py_components:ReportingSpout", "--serializer", "json",
+                                     "--path", str(PROBES)]
+    with SpoutHarness(spec, name="reporting", target_tasks=1) as harness:
+        first = harness.next_tuple()
+        assert [(e.values, e.tup_id) for e in first.emits] == [([1], 1)]
+        assert first.errors == ["RuntimeError: spout trouble 1\n", "spout report 1"], \
+            "raise_exception, then report_error, both reported and survived"
+        harness.ack(1)
+        second = harness.next_tuple()
+        assert [(e.values, e.tup_id) for e in second.emits] == [([2], 2)]
+        assert harness.pending == [2]
 
 
 def test_spout_emits_tracked_untracked_direct_with_task_ids_and_gets_acks_and_fails(

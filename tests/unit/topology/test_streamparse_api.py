@@ -102,6 +102,21 @@ def test_dsl_forms_streamparse_accepts() -> None:
     assert shell.extra["command"] == ["node", "split.js", "--fast"]
 
 
+def test_shell_spout_takes_command_and_script_as_streamparse() -> None:
+    from sparkstorm import ShellSpout, Topology
+
+    class T(Topology):
+        sentences = ShellSpout.spec(command="node", script="sentences.js --fast",
+                                    outputs=["sentence"])
+        words = ShellSpout.spec(command=["python3", "-u"], script="'my words.py'",
+                                outputs=["word"])
+
+    assert T.topology_spec.component("sentences").extra["command"] == [
+        "node", "sentences.js", "--fast"]
+    assert T.topology_spec.component("words").extra["command"] == [
+        "python3", "-u", "my words.py"], "the script is split as a shell splits it"
+
+
 def test_per_environment_par(monkeypatch: pytest.MonkeyPatch) -> None:
     from sparkstorm import Bolt
 

@@ -104,6 +104,12 @@ class CallsBolt(Bolt):
         elif action == "raise":
             msg = f"raised on {arg}"
             raise ValueError(msg)
+        elif action == "raise_exception":
+            self.raise_exception(ValueError(f"reported {arg}"), tup)
+        elif action == "raise_exception_alone":
+            self.raise_exception(KeyError(arg))
+        elif action == "report_error":
+            self._collector.report_error(f"report_error {arg}")
 
     def process_tick(self, tup: Any) -> None:
         self.emit(["tick"])
@@ -140,3 +146,19 @@ class CallsSpout(Spout):
 
     def fail(self, tup_id: Any) -> None:
         self.logger.info("failed %r", tup_id)
+
+
+class ReportingSpout(Spout):
+    """Reports errors it survives on each ``next_tuple`` (pystorm's ``raise_exception`` and
+    the collector's ``report_error``), then emits ``[n]`` tracked by ``n``."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.n = 0
+
+    def next_tuple(self) -> None:
+        self.n += 1
+        self.raise_exception(RuntimeError(f"spout trouble {self.n}"))
+        self._collector.report_error(f"spout report {self.n}")
+        self.emit([self.n], tup_id=self.n)
