@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -778,6 +779,32 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/exclaim1")
     page.wait_for_selector("#executors tbody tr[data-id]")
     assert list(_table(page, "executors", "id")) == [merged]
+
+
+def test_the_committed_window_of_a_checkpointing_topology_is_shown(ui_cluster: UiCluster,
+                                                                    page: Any) -> None:
+    ui = ui_cluster
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#topology-summary td[data-field=committedWindow]:text('off')")
+    example = Path(__file__).parents[2] / "examples" / "exclamation.py"
+    result = ui.cluster.cli("submit", str(example), "--name", "checkpointed",
+                            "-c", "topology.checkpoint.windows=5")
+    assert result.returncode == 0, result.stderr + ui.cluster.logs()
+    topology_id = result.stdout.strip()
+    try:
+        committed = wait_for(lambda: isinstance(
+            w := ui.rest(f"/api/v1/topology/{topology_id}")["committedWindow"], int) and w, 120,
+            message=f"a checkpoint committed\n{ui.cluster.logs()}")
+        _open(page, f"{ui.ui_url}/topology/{topology_id}")
+        cell = "#topology-summary td[data-field=committedWindow]"
+        page.wait_for_selector(f"{cell}[data-value]")
+        assert int(page.get_attribute(cell, "data-value") or -1) >= committed
+        assert page.text_content(cell).endswith("(every 5)")
+    finally:
+        ui.cluster.cli("kill", "checkpointed", "-w", "0")
+        wait_for(lambda: all(t["name"] != "checkpointed" for t in
+                             ui.rest("/api/v1/topology/summary")["topologies"]), 60,
+                 message="the checkpointing topology is gone")
 
 
 def test_activate_then_kill_with_a_wait_time(ui_cluster: UiCluster, page: Any) -> None:

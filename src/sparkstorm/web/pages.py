@@ -209,7 +209,9 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 <p id="error" class="error" hidden></p>
 <section><h2>Summary</h2>
 <table id="topology-summary"><thead><tr><th>Name</th><th>Id</th><th>Owner</th><th>Status</th>
-<th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th><th>Message timeout</th></tr>
+<th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th><th>Message timeout</th>
+<th title="the newest committed checkpoint: what the topology rolls back to after a failure
+(topology.checkpoint.windows)">Committed window</th></tr>
 </thead><tbody></tbody></table>
 {action_block}
 </section>

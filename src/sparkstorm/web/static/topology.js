@@ -45,7 +45,9 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.cell(t, "uptime", {format: () => F.duration(t.uptimeSeconds), title: t.uptime}),
       UI.cell(t, "workersTotal", count), UI.cell(t, "executorsTotal", count),
       UI.cell(t, "tasksTotal", count),
-      UI.cell(t, "msgTimeout", {format: (v) => F.duration(v)}))]);
+      UI.cell(t, "msgTimeout", {format: (v) => F.duration(v)}),
+      UI.cell(t, "committedWindow", {format: (v) => `${v} (every ${t.checkpointWindows})`,
+                                     empty: t.checkpointWindows ? "none yet" : "off"}))]);
     const wait = $("kill-wait");
     if (wait && !wait.dataset.touched) wait.value = t.msgTimeout;
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",
