@@ -135,8 +135,9 @@ class CheckpointCoordinator:
         self._taken_at: dict[int, float] = {}
 
     def due(self, window: int) -> bool:
-        """Whether a checkpoint is taken at the end of ``window`` (see the module
-        docstring); gives up a checkpoint that waited too long for its parts.
+        """Whether a checkpoint is taken at the end of ``window`` (see the module docstring).
+
+        Gives up a checkpoint that waited too long for its parts.
         """
         for taken in [w for w in self.pending if window - w > GIVE_UP_WINDOWS]:
             missing = sorted(self.expected - set(self.pending.pop(taken)))
@@ -158,8 +159,9 @@ class CheckpointCoordinator:
             parts[info.name] = info
 
     def commit_ready(self) -> int | None:
-        """Commit the newest checkpoint whose parts are all durable (older pending ones are
-        superseded) and purge the older ones; return its window, or None.
+        """Commit the newest checkpoint whose parts are all durable and purge the older ones.
+
+        Older pending checkpoints are superseded by it. Returns its window, or None.
         """
         ready = [w for w, parts in self.pending.items() if self.expected <= set(parts)]
         if not ready:

@@ -136,16 +136,18 @@ class TopologyDriver:
                                                     for e in self.plan.executors])
 
     def _startup_error(self, error: ComponentError) -> None:
-        """An executor failed in ``initialize``: report it now, not when a window ends (the
-        window waits for that executor to come back).
+        """An executor failed in ``initialize``: report it now, not when a window ends.
+
+        The window waits for that executor to come back.
         """
         logger.error("topology %s component %s failed to start:\n%s", self.name,
                      error.component, error.error)
         self._error(error)
 
     def _error(self, error: ComponentError) -> None:
-        """Keep ``error`` as its component's last and queue it for whoever reports errors
-        (the cluster worker sends them to Nimbus).
+        """Keep ``error`` as its component's last and queue it for whoever reports errors.
+
+        The cluster worker sends them to Nimbus.
         """
         # a megabyte message must not ride every heartbeat
         reported = shorten_error(error.to_wire())
@@ -308,8 +310,10 @@ class TopologyDriver:
             logger.info("topology %s: checkpoint %d committed", self.name, committed)
 
     def _rollback_due(self) -> bool:
-        """Whether the topology must roll back before its next window: an executor
-        restarted (its tasks' state is gone), was lost, or a window's job failed.
+        """Whether the topology must roll back before its next window.
+
+        It must when an executor restarted (its tasks' state is gone), was lost, or a window's
+        job failed.
         """
         if self.checkpoints is None:
             return False
@@ -347,8 +351,10 @@ class TopologyDriver:
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
-        """One item per spout partition: its executor's control, and records injected for
-        later stages (cycle deliveries and ticks, spread over the partitions).
+        """One item per spout partition: its executor's control, and injected records.
+
+        The records are injected for later stages (cycle deliveries and ticks, spread over the
+        partitions).
         """
         verdicts, self._verdicts = self._verdicts, Verdicts()
         payloads: list[tuple[list[Any], list[tuple[int, bytes]]]] = [
@@ -404,8 +410,9 @@ class TopologyDriver:
         self.stats.restarts = self.pool.restarts
 
     def _executor_lost(self, window: int, meta: WindowMeta) -> None:
-        """An executor did not answer window ``window``: kill it (the pool restarts it), fail
-        what it held and say so as its component's error.
+        """An executor did not answer window ``window``: kill it (the pool restarts it).
+
+        Fail what it held and say so as its component's error.
         """
         info = self.plan.executors[meta.gid]
         self.pool.kill(meta.gid)
@@ -437,8 +444,9 @@ class TopologyDriver:
 
 def window_counters(metas: Iterable[WindowMeta]
                     ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
-    """One window's executor counters added up per component and per executor (each
-    executor's errors counted).
+    """One window's executor counters added up per component and per executor.
+
+    Each executor's errors are counted.
     """
     counters: dict[str, ComponentCounters] = {}
     executors: dict[int, ComponentCounters] = {}

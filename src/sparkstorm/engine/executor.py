@@ -91,8 +91,9 @@ class ExecutorHost:
 
     # -- checkpoints (see engine.executor_checkpoint) ------------------------------------
     def _stateful(self, instance: Any) -> Any:
-        """The :class:`~sparkstorm.state.lifecycle.StatefulTask` of a StatefulBolt task
-        (its state started now if no tuple started it yet), or None for other components.
+        """The :class:`~sparkstorm.state.lifecycle.StatefulTask` of a StatefulBolt task, or None.
+
+        The task's state is started now if no tuple started it yet; other components get None.
         """
         if not getattr(type(instance), "stateful", False):
             return None
@@ -100,9 +101,10 @@ class ExecutorHost:
         return task if task is not None else instance.start_state()
 
     def take_part(self, window: int) -> PartBuilder:
-        """This executor's part of checkpoint ``window``, taken now (call under
-        ``self.lock``, at the window's cut). Instance states are pickled here; stateful
-        bolts' states are copied here and pickled by the returned builder.
+        """This executor's part of checkpoint ``window``, taken now.
+
+        Call under ``self.lock``, at the window's cut. Instance states are pickled here;
+        stateful bolts' states are copied here and pickled by the returned builder.
 
         Raises:
             CheckpointError: ``CHECKPOINT_UNPICKLABLE`` naming component, task, attribute.
@@ -129,8 +131,9 @@ class ExecutorHost:
         return build
 
     def take_checkpoint(self, window: int | None) -> None:
-        """At a checkpoint window's cut: keep the part in :attr:`taken_part` (an error is
-        the component's, reported with this window).
+        """At a checkpoint window's cut: keep the part in :attr:`taken_part`.
+
+        An error is the component's, reported with this window.
         """
         if window is None or self.must_restart:
             return
@@ -154,8 +157,10 @@ class ExecutorHost:
                     self.must_restart = True
 
     def rollback_state(self) -> None:
-        """The topology rolls back: stateful bolts hear ``pre_rollback`` and their state
-        drops what was not committed (before this executor is rebuilt from the checkpoint).
+        """The topology rolls back: stateful bolts hear ``pre_rollback``.
+
+        Their state drops what was not committed (before this executor is rebuilt from the
+        checkpoint).
         """
         with self.lock:
             for task, instance in self.instances.items():
@@ -196,6 +201,7 @@ class ExecutorHost:
 
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window (emitted and transferred here, the rest by kind).
+
         Called under ``self.lock``: a spout's producer thread keeps emitting meanwhile.
         """
         counters = ComponentCounters()
@@ -208,8 +214,9 @@ class ExecutorHost:
         return counters
 
     def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
-        """``output``'s batches per target executor, serialized; a tuple the wire cannot
-        carry is refused there (see ``engine.row_encoding``).
+        """``output``'s batches per target executor, serialized.
+
+        A tuple the wire cannot carry is refused there (see ``engine.row_encoding``).
         """
         component = self.info.component
         return encode_rows(output, component,
@@ -250,8 +257,9 @@ class BoltExecutor(ExecutorHost):
         self.stats = BoltWindowStats()
 
     def run_window(self, blobs: list[bytes], checkpoint: int | None = None) -> WindowOutput:
-        """Process every input batch of this window (``blobs`` as packed by the senders);
-        take the part of checkpoint ``checkpoint`` once they are processed.
+        """Process every input batch of this window (``blobs`` as packed by the senders).
+
+        Take the part of checkpoint ``checkpoint`` once they are processed.
         """
         with self.lock:
             started = time.perf_counter()
@@ -276,8 +284,10 @@ class BoltExecutor(ExecutorHost):
             return self.output.take()
 
     def _end_window(self) -> None:
-        """Give instances with an ``end_window()`` hook (shell bolts) a chance to finish the
-        window's work, e.g. wait until their subprocess answered every tuple sent.
+        """Give instances with an ``end_window()`` hook (shell bolts) a chance to finish.
+
+        They finish the window's work there, e.g. wait until their subprocess answered every
+        tuple sent.
         """
         for task, instance in self.instances.items():
             hook = getattr(instance, "end_window", None)
@@ -328,9 +338,10 @@ class BoltExecutor(ExecutorHost):
                 stats.add_ms(stats.process_ms, key, spent_ms * auto_acked / done)
 
     def _fail_rest(self, batches: list[list[Any]], reason: str) -> None:
-        """Fail the window's tuples after the one that raised, so their trees replay now
-        instead of timing out. They fail because of that error: same cause and reason as
-        the tuple that raised (not a crash).
+        """Fail the window's tuples after the one that raised, so their trees replay now.
+
+        Otherwise they would time out. They fail because of that error: same cause and
+        reason as the tuple that raised (not a crash).
         """
         why = f"{self.info.component}: {reason}"
         for batch in batches:
@@ -395,6 +406,9 @@ def _keyed(counts: dict[tuple[str, str], Any]) -> dict[str, Any]:
 TIMED_OUT = Failure(FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)")
 JOB_LOST = Failure(FAIL_CRASH, "a window's job failed; its open trees were failed")
 UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
+
+IDLE_ROUNDS_BEFORE_SLOWER_POLL = 100
+"""Rounds without an emit after which an idle spout polls every 10 ms instead of every 1 ms."""
 
 
 class SpoutExecutor(ExecutorHost):
@@ -462,7 +476,7 @@ class SpoutExecutor(ExecutorHost):
                     self._flush_immediate_acks(task, collector)
                     emitted = emitted or self.output.count != before
                 if not emitted:
-                    self.wakeup.wait(0.001 if idle < 100 else 0.01)
+                    self.wakeup.wait(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01)
             idle = 0 if emitted else idle + 1
 
     def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
@@ -474,9 +488,10 @@ class SpoutExecutor(ExecutorHost):
 
     def run_window(self, control: SpoutControl, checkpoint: int | None = None
                    ) -> WindowOutput:
-        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer; the
-        part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted after
-        it is emitted again by a restored spout).
+        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer.
+
+        The part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted
+        after it is emitted again by a restored spout).
         """
         with self.lock:
             if control.fail_all:
@@ -567,8 +582,9 @@ class SpoutExecutor(ExecutorHost):
 
 def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
                   restore: RestorePoint | None = None) -> ExecutorHost:
-    """The right executor class for ``gid``'s component kind, its tasks restored from
-    ``restore`` when given.
+    """The right executor class for ``gid``'s component kind.
+
+    Its tasks are restored from ``restore`` when given.
     """
     kind = plan.components[plan.executors[gid].component].kind
     host_class = SpoutExecutor if kind == "spout" else BoltExecutor

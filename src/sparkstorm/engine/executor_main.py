@@ -124,8 +124,10 @@ class ExecutorServer:
                 return
 
     def _answer(self, conn: socket.socket, frame: bytes) -> None:
-        """Reply to the request in ``frame``; an unexpected error (an undecodable request
-        included) gets an error reply and a restart.
+        """Reply to the request in ``frame``.
+
+        An unexpected error (an undecodable request included) gets an error reply and a
+        restart.
         """
         request: Any = None
         try:
@@ -187,8 +189,10 @@ class ExecutorServer:
             return reply
 
     def _with_parts(self, meta: Any, window: int) -> Any:
-        """``meta`` with the checkpoint part taken this window queued for writing and the
-        parts written since the last window (and why others were not) reported.
+        """``meta`` with this window's checkpoint part queued and the parts written reported.
+
+        The checkpoint part taken this window is queued for writing; the parts written since
+        the last window are reported (and why others were not).
         """
         assert self.writer is not None
         host = self.host
@@ -201,8 +205,10 @@ class ExecutorServer:
         return replace(meta, parts=parts, errors=[*meta.errors, *errors])
 
     def _restore(self, window: int | None) -> None:
-        """Roll back: the current tasks hear ``pre_rollback`` and close; new ones start
-        from this executor's part of checkpoint ``window`` (from scratch when None).
+        """Roll back: the current tasks hear ``pre_rollback`` and close.
+
+        New ones start from this executor's part of checkpoint ``window`` (from scratch when
+        None).
         """
         if self.rebuild is None:
             msg = "this executor cannot restore: checkpoints are off"

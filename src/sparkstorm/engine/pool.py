@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,6 +27,8 @@ logger = logging.getLogger(__name__)
 HASH_SEED = "20140916"
 MONITOR_INTERVAL = 0.05
 """Seconds between two looks at the executor processes (a dead one restarts this soon)."""
+STABLE_LIFETIME = 10.0
+"""Seconds an executor must have lived to restart at once (no start-up backoff)."""
 
 
 class ExecutorPool:
@@ -116,14 +119,16 @@ class ExecutorPool:
                 self._restart(gid, process.returncode)
 
     def _restart(self, gid: int, code: int | None) -> None:
-        """Restart a dead executor; one that keeps dying at start-up waits longer each time
-        (0.5 s doubling up to 30 s), so a broken ``initialize`` cannot spin the machine.
+        """Restart a dead executor; one that keeps dying at start-up waits longer each time.
+
+        The wait is 0.5 s doubling up to 30 s, so a broken ``initialize`` cannot spin the
+        machine.
         """
         now = time.monotonic()
         if gid not in self.restart_at:
             self._collect_startup_error(gid)
             lived = now - self.spawned_at.get(gid, 0.0)
-            delay = 0.0 if lived > 10.0 else min(2 * self.backoff.get(gid, 0.25), 30.0)
+            delay = 0.0 if lived > STABLE_LIFETIME else min(2 * self.backoff.get(gid, 0.25), 30.0)
             self.backoff[gid] = delay
             self.restart_at[gid] = now + delay
             component = self.plan.executors[gid].component
@@ -148,8 +153,9 @@ class ExecutorPool:
 
 
     def kill(self, gid: int) -> None:
-        """Kill executor ``gid`` (SIGKILL works on a stopped process too); the monitor
-        restarts it.
+        """Kill executor ``gid``; the monitor restarts it.
+
+        SIGKILL works on a stopped process too.
         """
         process = self.processes.get(gid)
         if process is not None and process.poll() is None:
@@ -174,10 +180,9 @@ class ExecutorPool:
         self.monitor.stop()
         for gid, process in self.processes.items():
             if process.poll() is None:
-                try:
+                # killed below if still there
+                with contextlib.suppress(ConnectionError, EngineError):
                     self.call(gid, {"cmd": "close"}, timeout=1.0)
-                except (ConnectionError, EngineError):  # killed below if still there
-                    pass
         deadline = time.monotonic() + grace
         for process in self.processes.values():
             try:

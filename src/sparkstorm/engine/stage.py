@@ -123,9 +123,10 @@ def ping(path: str, bound: float) -> bool:
 def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
                     partition: Iterable[tuple[list[Any], list[tuple[int, Any]]]]
                     ) -> Iterator[tuple[int, Any]]:
-    """The spout stage's partition function: ``partition`` holds one item, the executor's
-    control (``SpoutControl.to_wire()``) and the records injected this window (ticks and
-    cycle deliveries, for later stages).
+    """The spout stage's partition function.
+
+    ``partition`` holds one item: the executor's control (``SpoutControl.to_wire()``) and the
+    records injected this window (ticks and cycle deliveries, for later stages).
     """
     for control, records in partition:
         yield from _call_stage(stage, window, flags, index, records, control)
@@ -140,8 +141,9 @@ def run_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
 def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
                 records: Iterable[tuple[int, Any]], control: list[Any] | None
                 ) -> Iterator[tuple[int, Any]]:
-    """Hand this partition's input to its executor (a spout's: ``control``; a bolt's: the
-    records keyed to it), forward its output.
+    """Hand this partition's input to its executor, forward its output.
+
+    The input is a spout's ``control``, or a bolt's records keyed to it.
 
     Called once per partition of each stage of window ``window``, in a Spark Python worker.
     Records for executors of later stages pass through unchanged. ``flags`` go into every

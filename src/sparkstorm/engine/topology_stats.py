@@ -1,6 +1,7 @@
-"""A running topology's statistics over time: the recent windows (for charts), rolling
-10-minute, 3-hour and 1-day windows and all-time totals, per component and per executor, as
-Storm's UI reports them. :meth:`TopologyStats.summary` is what heartbeats carry.
+"""A running topology's statistics over time, per component and per executor.
+
+The recent windows (for charts), rolling 10-minute, 3-hour and 1-day windows and all-time
+totals, as Storm's UI reports them. :meth:`TopologyStats.summary` is what heartbeats carry.
 """
 
 from __future__ import annotations
@@ -116,8 +117,9 @@ class TopologyStats:
     def _window_view(self, components: dict[str, ComponentCounters],
                      executors: dict[int, ComponentCounters],
                      seconds: float) -> dict[str, Any]:
-        """One window's component summaries (capacity: the busiest executor's) and
-        executor rows.
+        """One window's component summaries and executor rows.
+
+        A component's capacity is its busiest executor's.
         """
         rows: dict[str, Any] = {}
         busiest: dict[str, float] = {}

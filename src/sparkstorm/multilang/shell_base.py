@@ -83,8 +83,10 @@ class ShellComponent:
     _collector: Collector
 
     def __getstate__(self) -> dict[str, Any]:
-        """Nothing of a shell component goes into a checkpoint: its state lives in its
-        child process, whose memory is not ours (a rollback restarts the child).
+        """Nothing of a shell component goes into a checkpoint.
+
+        Its state lives in its child process, whose memory is not ours (a rollback restarts
+        the child).
         """
         return {}
 

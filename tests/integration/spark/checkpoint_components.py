@@ -52,8 +52,9 @@ class PositionSpout(Spout):
 
 
 class CheckpointedCount(StatefulBolt):
-    """Counts tuples per key in its state; raises once at ``test.raise_at`` (a marker file
-    under ``test.dir`` says it did, since its own attributes roll back).
+    """Counts tuples per key in its state; raises once at ``test.raise_at``.
+
+    A marker file under ``test.dir`` says it did, since its own attributes roll back.
     """
 
     outputs = ["key", "count"]

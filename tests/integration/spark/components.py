@@ -101,8 +101,9 @@ def _nested(levels: int) -> list[Any]:
 
 
 class PoisonSpout(NoReplaySpout):
-    """Every tenth number carries a key the wire cannot encode: a set, a string with a
-    lone surrogate, a list nested too deep, in turn.
+    """Every tenth number carries a key the wire cannot encode.
+
+    In turn: a set, a string with a lone surrogate, a list nested too deep.
     """
 
     def values(self, n: int) -> list[Any]:
@@ -112,8 +113,9 @@ class PoisonSpout(NoReplaySpout):
 
 
 class SetEmittingBolt(Bolt):
-    """Passes numbers on, but as a set (unencodable) for every number ending in 3; records
-    each tuple it runs.
+    """Passes numbers on, but as a set (unencodable) for every number ending in 3.
+
+    Records each tuple it runs.
     """
 
     outputs = ["n", "key"]
@@ -210,8 +212,10 @@ class RaiseOnceBolt(Bolt):
 
 
 class StopOnceBolt(Bolt):
-    """Passes numbers on; on number ``test.stop_on`` it stops its own process (SIGSTOP), the
-    first time only (a marker file survives the restart), holding its window's input.
+    """Passes numbers on; on number ``test.stop_on`` it stops its own process (SIGSTOP).
+
+    It does so the first time only (a marker file survives the restart), holding its
+    window's input.
     """
 
     outputs = ["n", "key"]
@@ -230,16 +234,18 @@ class StopOnceBolt(Bolt):
 
 
 class RaiseOnceNoAutoFailBolt(RaiseOnceBolt):
-    """RaiseOnceBolt with pystorm's ``auto_fail = False``: the tuple it raised on is not
-    failed for it; its tree times out.
+    """RaiseOnceBolt with pystorm's ``auto_fail = False``.
+
+    The tuple it raised on is not failed for it; its tree times out.
     """
 
     auto_fail = False
 
 
 class DirectBolt(Bolt):
-    """Sends each number directly to task ``targets[n % len(targets)]`` of 'direct_sink'
-    and to every task via the 'everyone' stream (subscribed with ALL grouping).
+    """Sends each number directly to task ``targets[n % len(targets)]`` of 'direct_sink'.
+
+    It also sends it to every task via the 'everyone' stream (subscribed with ALL grouping).
     """
 
     outputs = [Stream(["n", "target"], name="direct_out", direct=True),
@@ -306,9 +312,10 @@ class BrokenStartBolt(Bolt):
 
 
 class FailSentenceOnceBolt(Bolt):
-    """Fails a sentence the first time it sees it when ``crc32(sentence) % test.modulus``
-    is 0; passes every other delivery on, anchored. Subscribe it with fields grouping on
-    the sentence, so a replay reaches the task that remembers it. Records ``failed`` and
+    """Fails a sentence the first time it sees it when ``crc32(sentence) % test.modulus`` is 0.
+
+    Passes every other delivery on, anchored. Subscribe it with fields grouping on the
+    sentence, so a replay reaches the task that remembers it. Records ``failed`` and
     ``passed`` with the sentence.
     """
 
@@ -371,8 +378,9 @@ def _write_context(conf: dict[str, Any], context: dict[str, Any]) -> None:
 
 
 class ContextSpout(Spout):
-    """Writes the ``context`` its task got to ``<test.dir>/context-<task>.json``; emits
-    nothing.
+    """Writes the ``context`` its task got to ``<test.dir>/context-<task>.json``.
+
+    Emits nothing.
     """
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:

@@ -9,8 +9,10 @@ from sparkstorm import Bolt, Spout, Stream
 
 
 class NumberSpout(Spout):
-    """Emits ``flux.test.count`` numbers (tracked), each also on the direct stream to the
-    lowest task of the component ``flux.test.direct.target``.
+    """Emits ``flux.test.count`` numbers (tracked).
+
+    Each is also emitted on the direct stream to the lowest task of the component
+    ``flux.test.direct.target``.
     """
 
     outputs = [Stream(["n", "key"]), Stream(["n", "key"], name="direct", direct=True)]

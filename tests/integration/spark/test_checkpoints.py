@@ -44,8 +44,9 @@ class CountTopology(Topology):
 
 
 def _committed(runner: TopologyDriver) -> tuple[int | None, set[int], dict[str, int]]:
-    """The newest committed checkpoint: its window, the spout's acked ids, the counts
-    (an older one may be purged while it is read: then the one after it).
+    """The newest committed checkpoint: its window, the spout's acked ids, the counts.
+
+    An older one may be purged while it is read: then the one after it.
     """
     for _ in range(10):
         try:
@@ -99,8 +100,9 @@ def _finish_exactly(runner: TopologyDriver) -> tuple[set[int], dict[str, int]]:
 
 
 def _no_ack_twice(tmp_path: Path) -> None:
-    """The spout never heard ``ack`` for an id its (restored) state had seen acked: after a
-    rollback it hears it again only for the ids whose trees were rolled back.
+    """The spout never heard ``ack`` for an id its (restored) state had seen acked.
+
+    After a rollback it hears it again only for the ids whose trees were rolled back.
     """
     again = [e["n"] for e in read_events(tmp_path, "numbers")
              if e["event"] == "ack" and e["again"]]

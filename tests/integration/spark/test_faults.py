@@ -235,8 +235,9 @@ def test_a_topology_that_cannot_start_is_refused_and_leaves_nothing_behind(
 def test_a_window_whose_job_fails_fails_its_open_trees_and_they_replay(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    """An executor that cannot come back makes the window's Spark job fail for good: every
-    open tree fails at once (not after the message timeout) and replays once it is back.
+    """An executor that cannot come back makes the window's Spark job fail for good.
+
+    Every open tree fails at once (not after the message timeout) and replays once it is back.
     """
     runner = cluster.submit_topology("job-fails", KillTopology, conf={
         "test.dir": str(tmp_path), "test.count": 400, "topology.max.spout.pending": 20,

@@ -1,5 +1,7 @@
-"""Storm Flux files run on Spark: one YAML file per grouping (included by one topology, so
-one run covers them all), each bolt's tasks recording what they received.
+"""Storm Flux files run on Spark: one YAML file per grouping.
+
+The files are included by one topology, so one run covers them all; each bolt's tasks record
+what they received.
 """
 
 from __future__ import annotations

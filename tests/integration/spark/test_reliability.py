@@ -139,9 +139,10 @@ and the keeper's ack leave room for slow windows on a busy machine."""
 
 
 def _submit_warm(cluster: LocalCluster, name: str, conf: dict[str, Any]) -> Any:
-    """Submit inactive and activate after a few windows: the first window's job starts
-    Spark's Python workers (seconds), which would eat into the message timeout of the
-    first tuples before any bolt had them.
+    """Submit inactive and activate after a few windows.
+
+    The first window's job starts Spark's Python workers (seconds), which would eat into the
+    message timeout of the first tuples before any bolt had them.
     """
     runner = cluster.submit_topology(name, KeepTopology, conf=conf, active=False)
     wait_for(lambda: runner.window >= 3, timeout=60, message="three windows")
@@ -232,8 +233,9 @@ BUFFER = 5
 def test_spout_buffer_size_bounds_tuples_in_flight_to_twice_the_buffer(
     cluster: LocalCluster, tmp_path: Path, delay: float, count: int
 ) -> None:
-    """Without max pending, ``topology.spout.buffer.size`` (B) is the backpressure: the
-    producer stops when B tuples wait for the next window. The bolts get window w's B
+    """Without max pending, ``topology.spout.buffer.size`` (B) is the backpressure.
+
+    The producer stops when B tuples wait for the next window. The bolts get window w's B
     tuples and ack them within w; the spout learns that at the start of window w + 1,
     while it has buffered B more. So at most 2 B are ever in flight, and a slow bolt
     (longer windows) makes the spout reach that bound.

@@ -1,6 +1,7 @@
-"""A StatefulBolt on Spark local mode: its state is started from topology.state.provider in
-the executor process before the first tuple and counts every key exactly (no failures here;
-recovery needs the checkpoint wiring).
+"""A StatefulBolt on Spark local mode counts every key exactly.
+
+Its state is started from topology.state.provider in the executor process before the first
+tuple (no failures here; recovery needs the checkpoint wiring).
 """
 
 from __future__ import annotations

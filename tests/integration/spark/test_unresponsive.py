@@ -1,5 +1,7 @@
-"""Issue 14 §4: a stopped executor (SIGSTOP) is killed and restarted; the trees it held fail
-and replay and the rest of the topology goes on. Before, every window waited for it.
+"""Issue 14 §4: a stopped executor (SIGSTOP) is killed and restarted.
+
+The trees it held fail and replay and the rest of the topology goes on. Before, every window
+waited for it.
 """
 
 from __future__ import annotations

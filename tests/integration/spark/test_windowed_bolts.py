@@ -1,5 +1,6 @@
-"""The rolling-average example (a windowed bolt in event time) on Spark local mode: every
-average it emits is the average a reference computes here, for every window the
+"""The rolling-average example (a windowed bolt in event time) on Spark local mode.
+
+Every average it emits is the average a reference computes here, for every window the
 watermark has passed, and no reading is late.
 """
 
