@@ -177,10 +177,11 @@ class ExecutorServer:
             checkpoint = window if request.get("checkpoint") else None
             output = self._run(request, checkpoint)
             host = self.host
+            rows = host.encode_rows(output)  # first: a value it refuses is this window's error
             meta = host.window_meta(output)
             if self.writer is not None:
                 meta = self._with_parts(meta, window)
-            reply = host.encode_rows(output), meta.encode()
+            reply = rows, meta.encode()
             self.last_window, self.last_reply = window, reply
             if window % GC_EVERY_WINDOWS == 0:
                 gc.collect()
