@@ -116,8 +116,10 @@ def test_raise_exception_and_report_error_from_a_child_are_errors_it_survives(
 
 
 def test_shell_spout_takes_streamparse_command_and_script() -> None:
-    """streamparse's ``ShellSpout.spec(command=..., script=...)``: the script's arguments,
-    split as a shell splits them, follow the command."""
+    """A ShellSpout takes streamparse's ``spec(command=..., script=...)``.
+
+    The script's arguments, split as a shell splits them, follow the command.
+    """
     script = (f"-m sparkstorm.multilang py_components:ReportingSpout --serializer json "
               f"--path {shlex.quote(str(PROBES))}")
     spec = TopLevelShellSpout.spec(command=sys.executable, script=script,

@@ -30,8 +30,10 @@ class _FakeRunner:
 
     started: list[_FakeRunner] = []
 
-    def __init__(self, name: str, spec: Any, conf: dict[str, Any]) -> None:
+    def __init__(self, name: str, spec: Any, conf: dict[str, Any],
+                 topology_id: str | None = None) -> None:
         self.conf = conf
+        self.topology_id = topology_id
         self.spark_ui_url = None
         self.plan = type("Plan", (), {"executors": []})()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sparkstorm import Bolt, Spout, Stream
@@ -71,6 +72,10 @@ class CountSpout(Spout):
         self.logger.info("activated")
 
 
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
 class CallsBolt(Bolt):
     """Makes the collector call its input's ``action`` names (``arg`` as its argument).
 
@@ -81,35 +86,25 @@ class CallsBolt(Bolt):
 
     def process(self, tup: Any) -> None:
         action, arg = tup.values.action, tup.values.arg
-        if action == "ack":
-            self.ack(tup)
-        elif action == "fail":
-            self.fail(tup)
-        elif action == "fail_reason":
-            self.fail(tup, f"bad input {arg}")
-        elif action == "emit_auto":
-            self.emit([arg])
-        elif action == "emit_anchored":
-            self.emit([arg], anchors=[tup])
-        elif action == "emit_unanchored":
-            self.emit([arg], anchors=[])
-        elif action == "emit_direct":
-            self.emit([arg], stream="direct", direct_task=arg)
-        elif action == "need_task_ids":
-            self.emit([self.emit([arg], need_task_ids=True)])
-        elif action == "log":
-            self.logger.warning("logged %s", arg)
-        elif action == "reset_timeout":
-            self.reset_timeout(tup)
-        elif action == "raise":
-            msg = f"raised on {arg}"
-            raise ValueError(msg)
-        elif action == "raise_exception":
-            self.raise_exception(ValueError(f"reported {arg}"), tup)
-        elif action == "raise_exception_alone":
-            self.raise_exception(KeyError(arg))
-        elif action == "report_error":
-            self._collector.report_error(f"report_error {arg}")
+        calls: dict[str, Callable[[], Any]] = {
+            "ack": lambda: self.ack(tup),
+            "fail": lambda: self.fail(tup),
+            "fail_reason": lambda: self.fail(tup, f"bad input {arg}"),
+            "emit_auto": lambda: self.emit([arg]),
+            "emit_anchored": lambda: self.emit([arg], anchors=[tup]),
+            "emit_unanchored": lambda: self.emit([arg], anchors=[]),
+            "emit_direct": lambda: self.emit([arg], stream="direct", direct_task=arg),
+            "need_task_ids": lambda: self.emit([self.emit([arg], need_task_ids=True)]),
+            "log": lambda: self.logger.warning("logged %s", arg),
+            "reset_timeout": lambda: self.reset_timeout(tup),
+            "raise": lambda: _raise(ValueError(f"raised on {arg}")),
+            "raise_exception": lambda: self.raise_exception(ValueError(f"reported {arg}"), tup),
+            "raise_exception_alone": lambda: self.raise_exception(KeyError(arg)),
+            "report_error": lambda: self._collector.report_error(f"report_error {arg}"),
+        }
+        call = calls.get(action)
+        if call is not None:
+            call()
 
     def process_tick(self, tup: Any) -> None:
         self.emit(["tick"])
@@ -149,8 +144,10 @@ class CallsSpout(Spout):
 
 
 class ReportingSpout(Spout):
-    """Reports errors it survives on each ``next_tuple`` (pystorm's ``raise_exception`` and
-    the collector's ``report_error``), then emits ``[n]`` tracked by ``n``."""
+    """Reports errors it survives on each ``next_tuple``, then emits ``[n]`` tracked by ``n``.
+
+    The errors go through pystorm's ``raise_exception`` and the collector's ``report_error``.
+    """
 
     outputs = ["n"]
 
