@@ -91,8 +91,9 @@ def advertised_host(conf: Mapping[str, object]) -> str:
 
 
 def free_port(host: str) -> int:
-    """A TCP port on ``host`` that was free a moment ago (an executor keeps it for life,
-    restarts included, so that its endpoint never changes).
+    """A TCP port on ``host`` that was free a moment ago.
+
+    An executor keeps it for life, restarts included, so that its endpoint never changes.
     """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
