@@ -1,5 +1,6 @@
-"""An executor is reached over its Unix socket on its own host and over TCP, with the
-topology's token, from anywhere else; a TCP caller without the token gets nothing.
+"""An executor is reached over its Unix socket on its host and over TCP from elsewhere.
+
+A TCP caller sends the topology's token first; one without it gets nothing.
 """
 
 from __future__ import annotations
