@@ -666,6 +666,14 @@ KEYS: dict[str, ConfigKey] = _declare(
     ),
     _K("storm.local.dir", str, "storm-local", "local state directory of every daemon"),
     _K(
+        "storm.local.hostname",
+        str,
+        None,
+        "the address this host's daemons report and executors listen on for TCP callers "
+        "(unset: loopback with a local Spark master, else spark.driver.host or the host "
+        "name's address)",
+    ),
+    _K(
         "storm.cluster.mode",
         str,
         "distributed",

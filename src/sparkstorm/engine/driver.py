@@ -175,7 +175,8 @@ class TopologyDriver:
         timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
         answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
         components = {e.gid: e.component for e in self.plan.executors}
-        return [StageInfo(level, tuple(gids), levels, self.pool.sockets, timeout, answer,
+        return [StageInfo(level, tuple(gids), levels, self.pool.endpoints, self.pool.token,
+                          timeout, answer,
                           components)
                 for level, gids in enumerate(self.plan.stages)]
 

@@ -39,6 +39,7 @@ from typing import Any, BinaryIO
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.engine.collector import WindowOutput
+from sparkstorm.engine.endpoint import authenticated
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
 from sparkstorm.engine.executor_checkpoint import (
     ExecutorPart,
@@ -70,17 +71,20 @@ HostFactory = Callable[[RestorePoint | None], ExecutorHost]
 
 
 class ExecutorServer:
-    """Serves window requests for one executor over a Unix socket.
+    """Serves window requests for one executor over a Unix socket and over TCP.
 
     Args:
         host: the executor's tasks.
-        path: the Unix socket to listen on.
+        path: the Unix socket to listen on (callers on this host).
         rebuild: makes a fresh host for a rollback (None: restore refused).
         writer: writes checkpoint parts (None: checkpoints are off).
+        tcp: the address to listen on for callers on other hosts, and the token they must
+            send first (None: Unix socket only).
     """
 
     def __init__(self, host: ExecutorHost, path: str, rebuild: HostFactory | None = None,
-                 writer: PartWriter | None = None) -> None:
+                 writer: PartWriter | None = None,
+                 tcp: tuple[tuple[str, int], str] | None = None) -> None:
         self.host = host
         self.path = path
         self.rebuild = rebuild
@@ -93,6 +97,15 @@ class ExecutorServer:
         self.log_levels = LogLevels()
         if os.path.exists(path):
             os.unlink(path)
+        self.tcp_listener: socket.socket | None = None
+        self.token = ""
+        if tcp is not None:  # bound first: the Unix socket appearing means both accept
+            (tcp_host, tcp_port), self.token = tcp
+            self.tcp_listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            # a restarted executor takes its predecessor's port again (its endpoint is fixed)
+            self.tcp_listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.tcp_listener.bind((tcp_host, tcp_port))
+            self.tcp_listener.listen(16)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path + ".tmp")
         self.listener.listen(16)
@@ -100,20 +113,28 @@ class ExecutorServer:
 
     def serve_forever(self) -> int:
         """Accept connections until closed; returns the process exit code."""
-        threading.Thread(target=self._accept_loop, daemon=True).start()
+        threading.Thread(target=self._accept_loop, args=(self.listener, False),
+                         daemon=True).start()
+        if self.tcp_listener is not None:
+            threading.Thread(target=self._accept_loop, args=(self.tcp_listener, True),
+                             daemon=True).start()
         self.done.wait()
         return EXIT_COMPONENT_CRASHED if self.host.must_restart else 0
 
-    def _accept_loop(self) -> None:
+    def _accept_loop(self, listener: socket.socket, remote: bool) -> None:
         while not self.done.is_set():
             try:
-                conn, _ = self.listener.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            threading.Thread(target=self._serve, args=(conn, remote), daemon=True).start()
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, remote: bool = False) -> None:
         with conn:
+            if remote and not authenticated(conn, self.token):
+                logger.warning("executor %d: a TCP caller without the topology's token was "
+                               "refused", self.host.info.gid)
+                return
             try:
                 while True:
                     self._answer(conn, recv_frame(conn))
@@ -239,6 +260,8 @@ class ExecutorServer:
 
     def _shutdown(self) -> None:
         self.done.set()
+        if self.tcp_listener is not None:
+            self.tcp_listener.close()
         try:
             self.listener.close()
             os.unlink(self.path)
@@ -279,6 +302,7 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     parser.add_argument("--plan", required=True)
     parser.add_argument("--gid", type=int, required=True)
     parser.add_argument("--socket", required=True)
+    parser.add_argument("--tcp", default=None, help="HOST:PORT to serve other hosts on")
     args = parser.parse_args(argv)
     with open(args.plan, encoding="utf-8") as handle:
         data = json.load(handle)
@@ -305,7 +329,11 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
         writer = PartWriter(lambda: CheckpointStore(root, checkpoint_id), args.gid)
     gc.freeze()  # what initialize() built lives long: keep it out of every collection
     gc.disable()
-    return ExecutorServer(host, args.socket, rebuild, writer).serve_forever()
+    tcp = None
+    if args.tcp:
+        tcp_host, _, tcp_port = args.tcp.rpartition(":")
+        tcp = ((tcp_host, int(tcp_port)), str(data.get("token") or ""))
+    return ExecutorServer(host, args.socket, rebuild, writer, tcp).serve_forever()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import conf_float, conf_optional_str
+from sparkstorm.engine.endpoint import Endpoint, advertised_host, free_port
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stage import call_executor
@@ -43,6 +45,12 @@ class ExecutorPool:
         self.workdir = workdir
         self.plan_file = workdir / "plan.json"
         self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors}
+        self.token = secrets.token_hex(16)
+        """What a TCP caller sends first (the Spark tasks get it with their stage)."""
+        host = advertised_host(plan.conf)
+        self.endpoints = {gid: Endpoint(path, host, free_port(host))
+                          for gid, path in self.sockets.items()}
+        """Each executor's addresses, fixed for the pool's life (a restart keeps them)."""
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.restarts = 0
         # called from the monitor thread with each start-up failure report
@@ -65,7 +73,8 @@ class ExecutorPool:
             EngineError: ``EXECUTOR_START_FAILED`` when one exits or does not come up.
         """
         data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
-                "sys_path": [p for p in sys.path if p], "checkpoint_id": self.checkpoint_id}
+                "sys_path": [p for p in sys.path if p], "checkpoint_id": self.checkpoint_id,
+                "token": self.token}
         self.plan_file.write_text(json.dumps(data, default=str), encoding="utf-8")
         for gid in self.sockets:
             self._spawn(gid)
@@ -80,7 +89,8 @@ class ExecutorPool:
         log = open(self.log_path(gid), "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
-             str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid]],
+             str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid],
+             "--tcp", f"{self.endpoints[gid].host}:{self.endpoints[gid].port}"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             # a terminal's Ctrl-C must reach only the driver, which shuts executors down in
             # order; executors still exit when the driver dies (they watch their parent)
@@ -172,7 +182,8 @@ class ExecutorPool:
             ConnectionError: no answer within ``timeout``.
             EngineError: the executor could not answer, or stopped answering pings.
         """
-        return call_executor(self.sockets[gid], request, timeout, answer_timeout=timeout)[0]
+        return call_executor(self.endpoints[gid], self.token, request, timeout,
+                             answer_timeout=timeout)[0]
 
     def stop(self, grace: float = 5.0) -> None:
         """Close spouts and executors, then make sure no process is left behind."""

@@ -1,7 +1,8 @@
 """The Spark side of a window: the function each Spark task runs, and the executor client.
 
 Runs inside PySpark's Python workers, so it must be importable there and cheap to pickle:
-a :class:`StageInfo` carries only gids, levels and socket paths. Records are
+a :class:`StageInfo` carries only gids, levels, the executors' endpoints (Unix socket path,
+TCP address: see ``engine.endpoint``) and the topology's token. Records are
 ``(key, value)`` pairs: ``key`` is the target executor's gid, or :data:`DRIVER` for what
 the driver collects at the end of the job (each executor's encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` and its deliveries on edges closing a cycle).
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.failures import FAIL_CRASH, Failure
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
@@ -39,7 +41,8 @@ class StageInfo:
     level: int
     gids: tuple[int, ...]
     gid_levels: dict[int, int]
-    sockets: dict[int, str]
+    endpoints: dict[int, Endpoint]
+    token: str
     connect_timeout: float
     answer_timeout: float
     components: dict[int, str]
@@ -56,9 +59,11 @@ class ExecutorUnresponsive(EngineError):
     """An executor answered neither a request nor a liveness check in time."""
 
 
-def call_executor(path: str, request: dict[str, Any], timeout: float,
+def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeout: float,
                   answer_timeout: float | None = None) -> tuple[Any, bytes]:
-    """Send ``request`` to the executor at ``path``; return its reply's payload and body.
+    """Send ``request`` to the executor at ``endpoint``; return its reply's payload and body.
+
+    Over its Unix socket when the caller shares its host, else over TCP with ``token``.
 
     Reconnects and resends while the executor is being restarted (its socket missing or
     refusing), up to ``timeout`` seconds; the executor answers a resent window from memory.
@@ -76,22 +81,20 @@ def call_executor(path: str, request: dict[str, Any], timeout: float,
     delay = 0.01
     while True:
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(answer_timeout)
-                sock.connect(path)
+            with endpoint.connect(token, answer_timeout) as sock:
                 send_frame(sock, body)
                 if answer_timeout is not None:
-                    _await_answer(sock, path, answer_timeout)
+                    _await_answer(sock, endpoint, token, answer_timeout)
                 return recv_reply(sock)
         except (ConnectionError, FileNotFoundError, OSError) as exc:
             if time.monotonic() > deadline:
-                msg = f"executor at {path} did not answer within {timeout:.0f} s: {exc}"
+                msg = f"executor at {endpoint} did not answer within {timeout:.0f} s: {exc}"
                 raise ConnectionError(msg) from exc
             time.sleep(delay)  # waiting for the driver to restart the executor process
             delay = min(delay * 2, 0.5)
 
 
-def _await_answer(sock: socket.socket, path: str, bound: float) -> None:
+def _await_answer(sock: socket.socket, endpoint: Endpoint, token: str, bound: float) -> None:
     """Return once ``sock`` has a reply to read; check the executor's liveness meanwhile.
 
     Raises:
@@ -99,20 +102,18 @@ def _await_answer(sock: socket.socket, path: str, bound: float) -> None:
     """
     interval = min(1.0, bound)
     while not select.select([sock], [], [], interval)[0]:
-        if not ping(path, bound):
+        if not ping(endpoint, token, bound):
             msg = (
-                f"executor at {path} answered neither its request nor a ping within "
+                f"executor at {endpoint} answered neither its request nor a ping within "
                 f"{bound:g} s (topology.executor.answer.timeout.secs): stopped or hung"
             )
             raise ExecutorUnresponsive(msg, code="EXECUTOR_UNRESPONSIVE")
 
 
-def ping(path: str, bound: float) -> bool:
-    """Whether the executor at ``path`` answers a ping within ``bound`` seconds."""
+def ping(endpoint: Endpoint, token: str, bound: float) -> bool:
+    """Whether the executor at ``endpoint`` answers a ping within ``bound`` seconds."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(bound)
-            sock.connect(path)
+        with endpoint.connect(token, bound) as sock:
             send_frame(sock, pack({"cmd": "ping"}))
             recv_reply(sock)
     except (OSError, EngineError):
@@ -163,8 +164,8 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
     else:
         request["control"] = control
     try:
-        outputs, meta = call_executor(stage.sockets[gid], request, stage.connect_timeout,
-                                      stage.answer_timeout)
+        outputs, meta = call_executor(stage.endpoints[gid], stage.token, request,
+                                      stage.connect_timeout, stage.answer_timeout)
     except ExecutorUnresponsive as exc:
         yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {})
         return

@@ -43,12 +43,12 @@ def test_a_retried_window_is_answered_from_memory_not_run_twice(pool: ExecutorPo
     batch = pack([[sink_task, spout_task, "default", [[1, "k1"], [2, "k2"]], [None, None]]])
     request = {"cmd": "window", "w": 5, "rows": [batch]}
 
-    first = call_executor(pool.sockets[gid], request, 10)
-    retried = call_executor(pool.sockets[gid], request, 10)
+    first = call_executor(pool.endpoints[gid], pool.token, request, 10)
+    retried = call_executor(pool.endpoints[gid], pool.token, request, 10)
     assert retried == first
     received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
     assert received == [[1, "k1"], [2, "k2"]], "each tuple processed once"
 
-    call_executor(pool.sockets[gid], {**request, "w": 6}, 10)
+    call_executor(pool.endpoints[gid], pool.token, {**request, "w": 6}, 10)
     received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
     assert len(received) == 4, "a new window is processed"

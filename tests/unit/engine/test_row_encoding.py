@@ -15,6 +15,7 @@ import pytest
 
 from sparkstorm import Bolt, Spout, Topology
 from sparkstorm.engine.collector import WindowOutput
+from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.failures import FAIL_ERROR
@@ -144,13 +145,19 @@ def server(tmp_path: Path) -> Iterator[tuple[ExecutionPlan, ExecutorServer]]:
     thread.join(5)
 
 
+def _local(served: ExecutorServer) -> Endpoint:
+    """The server's endpoint for a caller on its host (its Unix socket)."""
+    return Endpoint(served.path, "127.0.0.1", 1)
+
+
 def test_the_executor_answers_a_window_with_an_unencodable_emit(
         server: tuple[ExecutionPlan, ExecutorServer]) -> None:
     """Before the fix the encoding error dropped the connection: the caller timed out."""
     plan, served = server
     emitter, spout = plan.component_tasks["emitter"][0], plan.component_tasks["numbers"][0]
     batch = pack([[emitter, spout, "default", [[1], [2], [3]], [{11: 5}, {12: 6}, {13: 7}]]])
-    rows, body = call_executor(served.path, {"cmd": "window", "w": 1, "rows": [batch]}, 5)
+    rows, body = call_executor(_local(served), "", {"cmd": "window", "w": 1, "rows": [batch]},
+                               5)
 
     (blob,) = rows.values()
     ((_, _, _, values, _),) = unpack(blob)
@@ -167,7 +174,7 @@ def test_a_request_the_executor_cannot_handle_gets_an_error_reply(
         server: tuple[ExecutionPlan, ExecutorServer]) -> None:
     _, served = server
     with pytest.raises(EngineError) as caught:
-        call_executor(served.path, {"cmd": "window"}, 5)  # no window number
+        call_executor(_local(served), "", {"cmd": "window"}, 5)  # no window number
     assert caught.value.code == "EXECUTOR_REQUEST_FAILED"
     assert "could not answer request 'window' of window None" in str(caught.value)
     assert served.host.must_restart, "an executor in an unknown state restarts"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.failures import FAIL_CRASH
@@ -33,26 +34,26 @@ from sparkstorm.engine.wire import pack
 
 
 @pytest.fixture
-def frozen(tmp_path: Path) -> Iterator[str]:
+def frozen(tmp_path: Path) -> Iterator[Endpoint]:
     """A socket that accepts connections into its backlog and never answers."""
     path = str(tmp_path / "frozen.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)
-    yield path
+    yield Endpoint(path, "127.0.0.1", 1)  # on this host: the Unix socket is used
     listener.close()
 
 
-def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: str) -> None:
+def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: Endpoint) -> None:
     started = time.monotonic()
     with pytest.raises(ExecutorUnresponsive) as caught:
-        call_executor(frozen, {"cmd": "window", "w": 1, "rows": []}, 10, answer_timeout=0.3)
+        call_executor(frozen, "", {"cmd": "window", "w": 1, "rows": []}, 10, answer_timeout=0.3)
     assert caught.value.code == "EXECUTOR_UNRESPONSIVE"
     assert time.monotonic() - started < 5
 
 
-def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: str) -> None:
-    stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, 10.0, 0.3, {4: "count"})
+def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: Endpoint) -> None:
+    stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, "", 10.0, 0.3, {4: "count"})
     rows = pack([[7, 3, "default", [["a"], ["b"], ["c"]], [{100: 1}, None, {200: 2, 300: 3}]]])
     ((key, (blob, deliveries)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
@@ -88,7 +89,8 @@ def test_a_slow_window_is_waited_for_while_the_executor_answers_pings(tmp_path: 
     try:
         task, src = plan.component_tasks["sleepy"][0], plan.component_tasks["numbers"][0]
         batch = pack([[task, src, "default", [[1]], [{5: 1}]]])
-        _, body = call_executor(server.path, {"cmd": "window", "w": 1, "rows": [batch]}, 10,
+        _, body = call_executor(Endpoint(server.path, "127.0.0.1", 1), "",
+                                {"cmd": "window", "w": 1, "rows": [batch]}, 10,
                                 answer_timeout=0.3)
     finally:
         server._shutdown()

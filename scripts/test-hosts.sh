@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Test hosts on one machine: three network namespaces on a bridge, for tests and demos of a
+# topology across hosts. Needs root (ip netns, veth, mounts).
+#
+#   scripts/test-hosts.sh up            hosts A, B, C (10.77.0.1-3) on bridge ssbr0
+#   scripts/test-hosts.sh spark         Spark standalone master on A, a worker on B and on C
+#   scripts/test-hosts.sh exec A CMD..  run CMD on host A (its network, hostname and /tmp)
+#   scripts/test-hosts.sh status        what runs
+#   scripts/test-hosts.sh down          stop everything started here, remove the hosts
+#
+# Each host has its own address, hostname (hostA...) and a private tmpfs /tmp, so no host
+# sees another's Unix sockets or temporary files, as on real machines; the rest of the file
+# system (the project, its .venv) is shared, and so is $TEST_HOSTS_DIR (default
+# /tmp/sparkstorm-hosts, seen as the same path inside every host) for logs and results.
+# Traffic goes only to the namespaces' addresses. Every wait is bounded.
+set -euo pipefail
+
+PROJECT=${PROJECT:-$(cd "$(dirname "$0")/.." && pwd)}
+SHARED=${TEST_HOSTS_DIR:-/tmp/sparkstorm-hosts}
+BRIDGE=${TEST_HOSTS_BRIDGE:-ssbr0}
+PREFIX=${TEST_HOSTS_PREFIX:-ss}
+SUBNET=${TEST_HOSTS_SUBNET:-10.77.0}
+PYTHON=${PYTHON:-$PROJECT/.venv/bin/python}
+[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
+export PYSPARK_PYTHON=$PYTHON PYSPARK_DRIVER_PYTHON=$PYTHON
+HOSTS=(A B C)
+declare -A IP=([A]=$SUBNET.1 [B]=$SUBNET.2 [C]=$SUBNET.3)
+
+die() { echo "test-hosts: $*" >&2; exit 1; }
+anchor() { cat "$SHARED/anchor.$1" 2>/dev/null || die "host $1 is not up (run: $0 up)"; }
+
+# run a command on host $1: its network, mount (private /tmp) and UTS namespaces
+run_in() {
+  local host=$1; shift
+  nsenter -t "$(anchor "$host")" -m -u -n --wd="$PWD" -- \
+    env SPARK_LOCAL_IP="${IP[$host]}" SPARKSTORM_TEST_HOST="$host" "$@"
+}
+
+is_host() { [ "$(run_in "$1" hostname 2>/dev/null)" = "host$1" ]; }
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds
+  local seconds=$1 what=$2; shift 2
+  for _ in $(seq $((seconds * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  die "gave up after ${seconds}s waiting for $what"
+}
+
+up() {
+  [ "$(id -u)" = 0 ] || die "needs root (ip netns, veth and mounts)"
+  command -v ip >/dev/null && command -v nsenter >/dev/null || die "needs iproute2 and util-linux"
+  ip link show "$BRIDGE" >/dev/null 2>&1 && die "already up (run: $0 down)"
+  mkdir -p "$SHARED"
+  : > "$SHARED/hosts"
+  for h in "${HOSTS[@]}"; do echo "${IP[$h]} host$h" >> "$SHARED/hosts"; done
+  echo "127.0.0.1 localhost" >> "$SHARED/hosts"
+  ip link add "$BRIDGE" type bridge
+  ip link set "$BRIDGE" up
+  for h in "${HOSTS[@]}"; do
+    ip netns add "$PREFIX$h"
+    ip link add "${PREFIX}v$h" type veth peer name eth0 netns "$PREFIX$h"
+    ip link set "${PREFIX}v$h" master "$BRIDGE" up
+    ip -n "$PREFIX$h" addr add "${IP[$h]}/24" dev eth0
+    ip -n "$PREFIX$h" link set lo up
+    ip -n "$PREFIX$h" link set eth0 up
+    # an anchor process holds the host's mount and UTS namespaces: hostname, a private
+    # /tmp (the shared folder bound back into it), its own /etc/hosts
+    ip netns exec "$PREFIX$h" unshare -m -u --propagation private sh -c "
+      hostname host$h
+      mount --bind '$SHARED' /mnt
+      mount -t tmpfs -o size=4g tmpfs /tmp
+      mkdir -p '$SHARED'
+      mount --move /mnt '$SHARED'
+      mount --bind '$SHARED/hosts' /etc/hosts
+      exec sleep infinity" </dev/null >/dev/null 2>&1 &
+    echo $! > "$SHARED/anchor.$h"
+  done
+  for h in "${HOSTS[@]}"; do wait_for 10 "host $h" is_host "$h"; done
+  echo "test hosts up: A=${IP[A]} B=${IP[B]} C=${IP[C]} (shared folder $SHARED)"
+
+}
+
+spark() {
+  SPARK_HOME=${SPARK_HOME:-$("$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
+  export SPARK_HOME
+  run_in A setsid "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
+    --host "${IP[A]}" --port 7077 --webui-port 8080 >"$SHARED/spark-master.log" 2>&1 </dev/null &
+  for h in B C; do
+    run_in "$h" setsid "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
+      --host "${IP[$h]}" --cores "${TEST_HOSTS_CORES:-1}" --memory 2g \
+      --work-dir /tmp/spark-work "spark://${IP[A]}:7077" >"$SHARED/spark-worker$h.log" 2>&1 </dev/null &
+  done
+  registered() { [ "$(grep -c 'Registering worker' "$SHARED/spark-master.log")" -ge 2 ]; }
+  wait_for 180 "two Spark workers registered with the master" registered
+  echo "spark://${IP[A]}:7077 with workers on B and C"
+}
+
+status() {
+  for h in "${HOSTS[@]}"; do
+    echo "host $h (${IP[$h]}): $(ip netns pids "$PREFIX$h" 2>/dev/null | wc -l) processes"
+  done
+}
+
+down() {
+  # everything in our namespaces was started through this script: stop it by pid
+  for signal in TERM KILL; do
+    for h in "${HOSTS[@]}"; do
+      for pid in $(ip netns pids "$PREFIX$h" 2>/dev/null); do kill -s "$signal" "$pid" 2>/dev/null || true; done
+    done
+    for _ in $(seq 25); do
+      left=0
+      for h in "${HOSTS[@]}"; do left=$((left + $(ip netns pids "$PREFIX$h" 2>/dev/null | wc -l))); done
+      [ "$left" = 0 ] && break
+      sleep 0.2
+    done
+  done
+  for h in "${HOSTS[@]}"; do
+    ip netns del "$PREFIX$h" 2>/dev/null || true
+    rm -f "$SHARED/anchor.$h"
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -f "$SHARED/hosts" "$SHARED"/spark-*.log
+  rmdir "$SHARED" 2>/dev/null || true
+}
+
+case "${1:-}" in
+  up) up ;;
+  spark) spark ;;
+  exec) [ $# -ge 3 ] || die "usage: $0 exec A|B|C COMMAND..."; h=$2; shift 2; run_in "$h" "$@" ;;
+  status) status ;;
+  down) down ;;
+  *) die "usage: $0 up | spark | exec A|B|C COMMAND... | status | down" ;;
+esac
