@@ -40,7 +40,8 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
 	$(PY) benchmarks/wordcount.py
 
-bench-chaos: $(STAMP)  ## time to recovery after kill -9 of each process (minutes)
+bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a ZooKeeper outage (minutes)
+	bash scripts/install-zookeeper.sh
 	$(PY) benchmarks/chaos_recovery.py
 
 clean:  ## remove the virtualenv and caches

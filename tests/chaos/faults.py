@@ -1,19 +1,22 @@
 """The chaos suite's machinery, shared with ``benchmarks/chaos_recovery.py``.
 
 A topology on a real cluster (Nimbus, a supervisor, the worker, Spark local[2], loopback
-only), the faults (kill -9 of one process each), and the checks (every id acked exactly
-once, the sink saw every id, no process or folder left).
+only), the faults (kill -9 of one process each, of all of them at once, or a ZooKeeper
+outage under a cluster on the ZooKeeper store), and the checks (every id acked exactly once,
+the sink saw every id, no process or folder left).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import tempfile
 import time
+import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ import psutil
 
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster
+from tests.integration.zookeeper.zkserver import ZooKeeperServer
 
 TOPOLOGY = Path(__file__).resolve().parent / "topology" / "chaos.py"
 COUNT = 600
@@ -28,6 +32,15 @@ COUNT = 600
 CONF: dict[str, Any] = {"topology.message.timeout.secs": 10,
                         "nimbus.task.timeout.secs": 20}
 """Cluster conf of the chaos runs: lost trees replay after 10 s."""
+ZOOKEEPER_SESSION_MS = 3000
+"""The daemons' ZooKeeper session timeout in the outage run (the cluster suite's)."""
+OUTAGE_SECS = 25.0
+"""How long ZooKeeper stays down: past the daemons' session timeout (3 s), past
+``storm.zookeeper.connection.timeout`` (15 s: their store calls fail, they do not only wait)
+and past ``nimbus.task.timeout.secs`` (20 s: no heartbeat reaches the store meanwhile)."""
+OUTAGE_COUNT = 2700
+"""Ids of the outage run: 45 seconds of stream, so that ids still flow (and are acked) once
+ZooKeeper is back, not only while it is down."""
 
 
 def acks(folder: Path) -> list[dict[str, Any]]:
@@ -47,10 +60,15 @@ def sink_ids(folder: Path) -> set[int]:
 class Run:
     """One chaos run: the cluster, the topology's folder, and every process it saw."""
 
-    def __init__(self, cluster: TestCluster, folder: Path, count: int = COUNT) -> None:
+    def __init__(self, cluster: TestCluster, folder: Path, count: int = COUNT,
+                 zookeeper: ZooKeeperServer | None = None) -> None:
         self.cluster = cluster
         self.folder = folder
         self.count = count
+        self.zookeeper = zookeeper
+        """The ZooKeeper server of a cluster on the ZooKeeper store (the outage stops it)."""
+        self.restored = 0.0
+        """When (epoch seconds) a fault that ends by itself ended (ZooKeeper answering)."""
         self.seen: dict[int, psutil.Process] = {}
         """Worker processes and their descendants (executors, JVM, Python workers)."""
         self.worker_pids: set[int] = set()
@@ -124,22 +142,30 @@ def _cmdline(process: psutil.Process) -> str:
         return ""
 
 
+def _sink_executor(run: Run) -> psutil.Process:
+    """One sink executor (the executor with the highest gid)."""
+    executors = [p for p in _descendants(run) if "sparkstorm.engine.executor_main" in _cmdline(p)]
+    return max(executors, key=lambda p: int(_cmdline(p).split("--gid")[1].split()[0]))
+
+
 def kill_executor(run: Run) -> float:
     """Kill -9 one sink executor (the executor with the highest gid)."""
-    executors = [p for p in _descendants(run) if "sparkstorm.engine.executor_main" in _cmdline(p)]
-    target = max(executors, key=lambda p: int(_cmdline(p).split("--gid")[1].split()[0]))
-    os.kill(target.pid, signal.SIGKILL)
+    os.kill(_sink_executor(run).pid, signal.SIGKILL)
     return time.time()
 
 
-def kill_python_worker(run: Run) -> float:
-    """Kill -9 the Spark Python workers (``pyspark.daemon`` and the workers it forked)."""
+def _python_workers(run: Run) -> list[psutil.Process]:
+    """The Spark Python workers (``pyspark.daemon`` and the workers it forked), once some run."""
     def targets() -> list[psutil.Process]:
         return [p for p in _descendants(run) if "pyspark.daemon" in _cmdline(p)
                 or "pyspark/daemon.py" in _cmdline(p)]
 
-    found = wait_for(targets, 30, message="a Spark Python worker runs")
-    for process in found:
+    return wait_for(targets, 30, message="a Spark Python worker runs")
+
+
+def kill_python_worker(run: Run) -> float:
+    """Kill -9 the Spark Python workers (``pyspark.daemon`` and the workers it forked)."""
+    for process in _python_workers(run):
         try:
             os.kill(process.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -170,10 +196,78 @@ def kill_nimbus(run: Run) -> float:
     return killed
 
 
+def kill_all_at_once(run: Run) -> float:
+    """Kill -9 an executor, the Python workers, the worker, the supervisor and Nimbus together.
+
+    Every target is found first, then all are killed back to back (within milliseconds,
+    daemons first, so no supervisor sees the worker die); then Nimbus and the supervisor
+    start again, as an operator would. The new supervisor finds its worker dead and launches
+    it again; the new Nimbus gives it a full timeout from its own start.
+    """
+    executor = _sink_executor(run)
+    python_workers = _python_workers(run)
+    (record,) = run.cluster.worker_records()
+    run.note_processes()  # the old worker's processes must all be gone at the end
+    killed = time.time()
+    run.cluster.kill9("supervisor")
+    run.cluster.kill9("nimbus")
+    for pid in [executor.pid, *(p.pid for p in python_workers), record["pid"]]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    run.cluster.start_nimbus()
+    run.cluster.start_supervisor()
+    return killed
+
+
+def zookeeper_outage(run: Run) -> float:
+    """Stop the ZooKeeper server for :data:`OUTAGE_SECS`, then start it on the same port.
+
+    Same data directory, so the cluster state survives, as after a real outage. Nimbus's
+    and the supervisor's stores lose their connection; the worker holds no store client
+    (its heartbeats go to Nimbus, its tuples and acks between its executors).
+    """
+    server = run.zookeeper
+    assert server is not None, "the zookeeper-outage fault needs a cluster on ZooKeeper"
+    stopped = time.time()
+    server.stop()
+    time.sleep(max(0.0, stopped + OUTAGE_SECS - time.time()))
+    server.start()
+    run.restored = time.time()
+    return stopped
+
+
 FAULTS: dict[str, Callable[[Run], float]] = {
     "executor": kill_executor, "python-worker": kill_python_worker, "worker": kill_worker,
-    "supervisor": kill_supervisor, "nimbus": kill_nimbus}
-"""Each fault: inject it, return when (epoch seconds) the process was killed."""
+    "supervisor": kill_supervisor, "nimbus": kill_nimbus, "all-at-once": kill_all_at_once,
+    "zookeeper-outage": zookeeper_outage}
+"""Each fault: inject it, return when (epoch seconds) the process was killed (the
+outage: ZooKeeper stopped)."""
+ZOOKEEPER_FAULTS = frozenset({"zookeeper-outage"})
+"""The faults that need a cluster on the ZooKeeper store (:func:`zookeeper_cluster_conf`)."""
+KILL_FAULTS = sorted(set(FAULTS) - ZOOKEEPER_FAULTS)
+"""The kill -9 faults, run on the default (embedded) store."""
+COUNTS = {"zookeeper-outage": OUTAGE_COUNT}
+"""Ids per run of the faults that need more than :data:`COUNT`."""
+
+
+@contextlib.contextmanager
+def zookeeper_server(workdir: Path) -> Iterator[ZooKeeperServer]:
+    """A ZooKeeper server of one run alone (a fault stops it), on a free loopback port."""
+    server = ZooKeeperServer(workdir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def zookeeper_cluster_conf(server: ZooKeeperServer) -> dict[str, Any]:
+    """The cluster conf keys that put its state on ``server`` (a root of its own)."""
+    return {"storm.state.store": "zookeeper",
+            "storm.zookeeper.servers": ["127.0.0.1"],
+            "storm.zookeeper.port": server.port,
+            "storm.zookeeper.root": f"/chaos-{uuid.uuid4().hex[:12]}",
+            "storm.zookeeper.session.timeout": ZOOKEEPER_SESSION_MS}
 
 
 def longest_ack_pause(folder: Path, since: float) -> float:
