@@ -31,6 +31,7 @@ from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
+from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
@@ -41,7 +42,7 @@ from sparkstorm.engine.stage import DRIVER, StageInfo, run_spout_stage, run_stag
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.errors import shorten_error
+from sparkstorm.errors import EngineError, shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -80,10 +81,14 @@ class TopologyDriver:
         topology_id: the id its checkpoints are kept under, so that a restarted driver
             resumes from them (a cluster worker passes Nimbus's topology id); None: a
             one-off run whose checkpoints are removed when it stops.
+        hosted: the executors this driver's process runs (None: all of them); the others
+            run in other workers, whose endpoints come through :meth:`set_remote_endpoints`.
+        token: the topology's token, shared with those workers (None: a new one).
     """
 
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any],
-                 topology_id: str | None = None) -> None:
+                 topology_id: str | None = None, *, hosted: set[int] | None = None,
+                 token: str | None = None) -> None:
         self.name = name
         self.conf = conf
         self.plan = ExecutionPlan(spec, conf)
@@ -93,7 +98,8 @@ class TopologyDriver:
         self.checkpoint_id = topology_id or f"{name}-{time.time_ns()}"
         self.checkpoints = self._coordinator()
         self.pool = ExecutorPool(self.plan, name, self.workdir,
-                                 self.checkpoint_id if self.checkpoints else None)
+                                 self.checkpoint_id if self.checkpoints else None,
+                                 hosted=hosted, token=token)
         self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            conf_float(conf, "topology.message.timeout.secs"))
@@ -116,6 +122,7 @@ class TopologyDriver:
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
+        self._stages_version = self.pool.endpoints_version
         # a driver restarted on a cluster resumes from its topology's committed checkpoint
         self._needs_rollback = (self.checkpoints is not None
                                 and self.checkpoints.store.latest_committed() is not None)
@@ -188,12 +195,39 @@ class TopologyDriver:
         self._spark = spark
         try:
             self.pool.start()
+            self._wait_for_endpoints()
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
+
+    def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
+        """Where the executors other workers run answer now, and their process ids.
+
+        The stages of the next window call them there.
+        """
+        self.pool.set_remote(reported)
+
+    def _wait_for_endpoints(self) -> None:
+        """Wait until every executor run by another worker has reported where it answers.
+
+        Raises:
+            EngineError: ``EXECUTOR_START_FAILED`` when some did not within
+                ``topology.executor.start.timeout.secs``.
+        """
+        deadline = time.monotonic() + conf_float(self.conf,
+                                                 "topology.executor.start.timeout.secs")
+        while self.pool.missing():
+            if time.monotonic() > deadline:
+                missing = ", ".join(f"{gid} ({self.plan.executors[gid].component})"
+                                    for gid in self.pool.missing())
+                msg = (f"topology {self.name}: executors {missing} run in other workers and "
+                       "did not report where they answer within "
+                       "topology.executor.start.timeout.secs; see those workers' logs")
+                raise EngineError(msg, code="EXECUTOR_START_FAILED")
+            self.stop_requested.wait(0.1)
 
     def _loop(self) -> None:
         try:
@@ -252,6 +286,9 @@ class TopologyDriver:
         sc = self._spark.sparkContext
         group = f"{self.name}-{window}"
         sc.setJobGroup(group, f"sparkstorm {self.name} window {window}")
+        if self._stages_version != self.pool.endpoints_version:  # an executor moved
+            self._stages_version = self.pool.endpoints_version
+            self._stages = self._stage_infos()
         first = self._stages[0]
         flags = self._window_flags(window)
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))

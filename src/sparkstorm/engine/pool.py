@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +34,41 @@ STABLE_LIFETIME = 10.0
 
 
 class ExecutorPool:
-    """One OS process per executor; a dead one is restarted (with a short backoff)."""
+    """One OS process per executor; a dead one is restarted (with a short backoff).
+
+    Args:
+        plan: the topology's plan.
+        name: the topology's name (in logs).
+        workdir: where sockets and the plan file go.
+        checkpoint_id: the id executors write checkpoint parts under (None: off).
+        hosted: the executors this pool runs (None: all); the others run in other worker
+            processes, and their endpoints arrive through :meth:`set_remote`.
+        token: what TCP callers send first (None: a new one; the workers of one topology
+            share theirs).
+    """
 
     def __init__(self, plan: ExecutionPlan, name: str, workdir: Path,
-                 checkpoint_id: str | None = None) -> None:
+                 checkpoint_id: str | None = None, *, hosted: Iterable[int] | None = None,
+                 token: str | None = None) -> None:
         self.plan = plan
         self.name = name
         self.checkpoint_id = checkpoint_id
-        """The id executors write checkpoint parts under (None: checkpoints are off)."""
         self.workdir = workdir
         self.plan_file = workdir / "plan.json"
-        self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors}
-        self.token = secrets.token_hex(16)
+        local = set(hosted) if hosted is not None else {e.gid for e in plan.executors}
+        self.sockets = {e.gid: str(workdir / f"e{e.gid}.sock") for e in plan.executors
+                        if e.gid in local}
+        """The Unix socket of each executor this pool runs."""
+        self.token = token or secrets.token_hex(16)
         """What a TCP caller sends first (the Spark tasks get it with their stage)."""
         host = advertised_host(plan.conf)
         self.endpoints = {gid: Endpoint(path, host, free_port(host))
                           for gid, path in self.sockets.items()}
-        """Each executor's addresses, fixed for the pool's life (a restart keeps them)."""
+        """Every executor's addresses (its own fixed for its life: a restart keeps them;
+        those of other workers as they last reported them)."""
+        self.endpoints_version = 0
+        """Changes whenever an endpoint does, so that callers rebuild what holds them."""
+        self.remote_pids: dict[int, int] = {}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.restarts = 0
         # called from the monitor thread with each start-up failure report
@@ -161,6 +179,37 @@ class ExecutorPool:
                 logger.warning("unreadable start-up error report %s", path)
             path.unlink(missing_ok=True)
 
+
+    def missing(self) -> list[int]:
+        """Executors whose endpoint is not known yet (another worker has not reported)."""
+        return [e.gid for e in self.plan.executors if e.gid not in self.endpoints]
+
+    def set_remote(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
+        """Endpoints and process ids of executors other workers run, as they report them.
+
+        A known executor whose process id changed was restarted (its state is gone): it
+        counts in :attr:`restarts`, as a restart here does.
+        """
+        with self.lock:
+            for gid, (endpoint, pid) in reported.items():
+                if gid in self.sockets:
+                    continue
+                if self.endpoints.get(gid) != endpoint:
+                    self.endpoints[gid] = endpoint
+                    self.endpoints_version += 1
+                known = self.remote_pids.get(gid)
+                if known is not None and known != pid:
+                    self.restarts += 1
+                self.remote_pids[gid] = pid
+
+    def hosted_endpoints(self) -> dict[int, list[Any]]:
+        """The endpoints and current process ids of this pool's executors.
+
+        For the heartbeat: ``{gid: [path, host, port, pid]}``.
+        """
+        pids = self.pids()
+        return {gid: [e.path, e.host, e.port, pids.get(gid, 0)]
+                for gid, e in self.endpoints.items() if gid in self.sockets}
 
     def kill(self, gid: int) -> None:
         """Kill executor ``gid``; the monitor restarts it.

@@ -94,7 +94,7 @@ def _runner_with_error(text: str) -> Any:
     error = {"component": "word", "task": 1, "error": text, "time": time.time()}
     stats.last_errors["word"] = error
     return SimpleNamespace(stats=stats, spark_ui_url=None, reported_errors=deque([error]),
-                           pool=SimpleNamespace(pids=dict))  # no executor processes
+                           pool=SimpleNamespace(pids=dict, hosted_endpoints=dict))  # no executors
 
 
 def test_an_oversize_error_is_shortened_and_the_heartbeat_stored_on_zookeeper(

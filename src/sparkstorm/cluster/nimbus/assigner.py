@@ -8,8 +8,9 @@ taken by one assignment thread: submissions, rebalances and the monitor's reassi
 never interleave, and they run in the order they were asked for. A submission waits for
 its event (JStorm's ``waitFinish``), so ``submit`` answers with the topology placed.
 
-One worker per topology in this version: the worker is the topology's Spark driver, and
-Spark spreads the executors; ``topology.workers`` is recorded but not honoured yet.
+A topology's executors are spread over ``topology.workers`` slots (the scheduler's order);
+the worker of the slot that holds the lowest executor also runs the topology's driver (its
+Spark driver), the others host their executors for it.
 """
 
 from __future__ import annotations
@@ -194,7 +195,8 @@ class Assigner:
             free = self._free_slots(topology_id, supervisors)
             spec = self.stormdist.spec(topology_id)
             executors = topology_executors(spec, self.stormdist.conf(topology_id))
-            placed = self.scheduler.schedule(executors, 1, free)
+            base = self.state.get_storm(topology_id)
+            placed = self.scheduler.schedule(executors, base.num_workers if base else 1, free)
             if not placed:
                 logger.warning("no free slot for topology %s (supervisors: %s)", topology_id,
                                sorted(supervisors) or "none")

@@ -173,12 +173,9 @@ class Nimbus:
     @staticmethod
     def _storm_base(name: str, spec: TopologySpec, conf: Mapping[str, object], now: int,
                     active: bool, owner: str) -> StormBase:
-        workers = conf_int(conf, "topology.workers")
-        if workers > 1:
-            logger.warning("topology %s asks for %s workers; this version runs one worker "
-                           "per topology (its Spark driver)", name, workers)
+        workers = max(1, conf_int(conf, "topology.workers"))
         return StormBase(name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE,
-                         now, 1, {c.name or "?": c.par for c in spec.components}, owner)
+                         now, workers, {c.name or "?": c.par for c in spec.components}, owner)
 
     # --- actions ------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 CODE = "stormjar.zip"
 SPEC = "stormcode.json"
 CONF = "stormconf.json"
+TOKEN = "executor.token"
 PARTS = {"code": CODE, "spec": SPEC, "conf": CONF}
 """Download names (``GET /api/v1/topology/{id}/code?part=...``) and their files."""
 
@@ -63,6 +65,23 @@ class StormDist:
     def conf(self, topology_id: str) -> dict[str, Any]:
         """The effective conf the topology runs with."""
         return self.read_json(topology_id, CONF)
+
+    def executor_token(self, topology_id: str) -> str:
+        """The secret a topology's executors ask of TCP callers (made at first use).
+
+        Workers get it in their init context; it never leaves Nimbus otherwise (the
+        ``code`` download serves the code, spec and conf only).
+        """
+        path = self.folder(topology_id) / TOKEN
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            token = secrets.token_hex(16)
+            staging = path.with_name(f".{TOKEN}.tmp")
+            staging.write_text(token)
+            staging.chmod(0o600)
+            os.replace(staging, path)
+            return token
 
     def write_json(self, topology_id: str, name: str, data: dict[str, Any]) -> None:
         """Replace the spec or conf of a topology atomically (a rebalance's new counts)."""

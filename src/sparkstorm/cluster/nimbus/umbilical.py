@@ -131,6 +131,10 @@ class Umbilical:
         return {
             "topology_id": tid, "topology_name": base.name, "worker_id": worker_id,
             "node": slot.node, "port": slot.port,
+            # the worker of the lowest executor's slot is the driver; each hosts its slot's
+            "driver": slot == assignment.driver_slot(),
+            "executors": [list(e) for e in assignment.executors_in(slot)],
+            "token": self.stormdist.executor_token(tid),
             "spec": self.stormdist.spec(tid), "conf": conf,
             "active": base.status == TopologyStatus.ACTIVE,
             "heartbeat_interval_secs": conf_float(conf, "worker.heartbeat.frequency.secs"),
@@ -157,6 +161,8 @@ class Umbilical:
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))
         response = _response(shutdown=False, active=base.status == TopologyStatus.ACTIVE)
         response["committed_window"] = self._committed_window(assignment.topology_id, bounded)
+        if slot == assignment.driver_slot() and len(assignment.worker_ids) > 1:
+            response["endpoints"] = self._endpoints(assignment, worker_id)
         if worker_id in self.stack_requests:
             self.stack_requests.discard(worker_id)
             response["stack_trace"] = True
@@ -168,6 +174,20 @@ class Umbilical:
                                      "num_workers": options.get("num_workers"),
                                      "rebalance_at": options.get("rebalance_at")}
         return response
+
+    def _endpoints(self, assignment: Assignment, driver_worker: str) -> dict[str, Any]:
+        """Where the executors of the topology's other workers answer, for its driver.
+
+        As their latest heartbeats say: ``{gid: [path, host, port, pid]}``.
+        """
+        current = set(assignment.worker_ids.values()) - {driver_worker}
+        merged: dict[str, Any] = {}
+        beats = self.state.get_worker_heartbeats(assignment.topology_id)
+        for worker_id, beat in beats.items():
+            if worker_id in current:
+                reported = beat.executor_stats.get("endpoints")
+                merged.update(reported if isinstance(reported, dict) else {})
+        return merged
 
     def _committed_window(self, topology_id: str, stats: dict[str, Any]) -> int | None:
         """Record the committed window the driver reports; answer the one on record.

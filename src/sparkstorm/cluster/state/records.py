@@ -189,6 +189,16 @@ class Assignment:
         """Return the executors assigned to ``slot``, sorted."""
         return sorted(e for e, s in self.executor_slots.items() if s == slot)
 
+    def driver_slot(self) -> WorkerSlot | None:
+        """Return the slot whose worker runs the topology's driver.
+
+        It is the slot of the lowest executor, so every reader of the assignment agrees
+        without another field.
+        """
+        if not self.executor_slots:
+            return None
+        return self.executor_slots[min(self.executor_slots)]
+
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (executors and slots as lists: JSON keys are strings)."""
         return {

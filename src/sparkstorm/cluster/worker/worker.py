@@ -108,6 +108,7 @@ class ClusterWorker:
         return self._shutdown()
 
     def _start_runner(self, context: dict[str, Any]) -> None:
+        from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
         from sparkstorm.engine.driver import TopologyDriver  # starts the JVM: import late
         from sparkstorm.topology.spec import TopologySpec
 
@@ -119,8 +120,17 @@ class ClusterWorker:
             conf["topology.executor.log.dir"] = os.getcwd()
         if self.local_dir is not None:  # Spark's scratch files go with the worker's folder
             conf.setdefault("spark.local.dir", str(self.local_dir / "spark-local"))
-        # checkpoints under the topology's id: a restarted worker resumes from them
-        runner = TopologyDriver(context["topology_name"], spec, conf, self.topology_id)
+        hosted = _hosted_gids(spec, conf, context.get("executors"))
+        token = context.get("token") or None
+        runner: Any
+        if context.get("driver", True):
+            # checkpoints under the topology's id: a restarted worker resumes from them
+            runner = TopologyDriver(context["topology_name"], spec, conf, self.topology_id,
+                                    hosted=hosted, token=token)
+        else:  # the driver runs in another worker; this one hosts some executors
+            checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
+            runner = ExecutorHostRunner(context["topology_name"], spec, conf, hosted or set(),
+                                        str(token), self.topology_id if checkpoints else None)
         self._starting = runner
         runner.set_active(self.active)
         runner.start()
@@ -128,8 +138,9 @@ class ClusterWorker:
             self.runner = runner
             runner.set_active(self.active)  # an order may have come while Spark started
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
-        self._log("info", f"running: Spark {runner.spark_ui_url or '(UI off)'}, "
-                          f"{len(runner.plan.executors)} executors")
+        role = "driver" if context.get("driver", True) else "executor host"
+        self._log("info", f"running ({role}): Spark {runner.spark_ui_url or '(UI off)'}, "
+                          f"{len(runner.pool.sockets)} executors")
 
     def _start_failed(self, failure: Exception) -> None:
         """Tell Nimbus the topology could not start here.
@@ -184,6 +195,10 @@ class ClusterWorker:
                              daemon=True).start()
         if orders.get("send_logs"):  # someone reads these logs in the UI now
             self._send_log_tails(list(orders["send_logs"]))
+        endpoints = orders.get("endpoints")
+        runner = self.runner or self._starting  # a starting driver waits for them
+        if isinstance(endpoints, dict) and hasattr(runner, "set_remote_endpoints"):
+            runner.set_remote_endpoints(remote_endpoints(endpoints))
         if isinstance(orders.get("log_control"), dict):
             self._log_control(orders["log_control"])
         if "active" in orders:
@@ -199,6 +214,9 @@ class ClusterWorker:
             stats = runner.stats.summary()
             stats["spark_ui_url"] = runner.spark_ui_url
             stats["resources"] = self.resources.sample(os.getpid(), runner.pool.pids())
+            # where this worker's executors answer, for the driver (through Nimbus)
+            stats["endpoints"] = {str(gid): where for gid, where in
+                                  runner.pool.hosted_endpoints().items()}
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
@@ -240,7 +258,7 @@ class ClusterWorker:
                               self._log_control_sent == (levels, sampling)):
             return
         self._log_control_sent = (levels, sampling)
-        for executor in runner.plan.executors:
+        for executor in _hosted(runner):
             pct = sampling.get(executor.component, sampling.get("*", 0.0))
             try:
                 runner.pool.call(executor.gid, {"cmd": "log_control", "levels": levels,
@@ -252,8 +270,7 @@ class ClusterWorker:
         """Send the tails of the logs Nimbus asked for, with the list of every log."""
         runner = self.runner
         executors = {} if runner is None else {
-            e.gid: (e.component, runner.pool.log_path(e.gid))
-            for e in runner.plan.executors}
+            e.gid: (e.component, runner.pool.log_path(e.gid)) for e in _hosted(runner)}
         sources = log_sources(self.local_dir, executors)
         body = {"topology_id": self.topology_id,
                 "sources": {name: label for name, (label, _) in sources.items()},
@@ -309,6 +326,43 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.warning("could not report the failure to nimbus: %s", exc)
         return EXIT_FAILED
+
+
+def _hosted(runner: Any) -> list[Any]:
+    """The plan's executors this worker's pool runs."""
+    return [e for e in runner.plan.executors if e.gid in runner.pool.sockets]
+
+
+def _hosted_gids(spec: Any, conf: dict[str, Any], executors: Any) -> set[int] | None:
+    """The gids of the executors Nimbus assigned to this worker's slot.
+
+    Nimbus names them by executor id (first and last task); None when the context does not
+    say (all of them).
+    """
+    if not isinstance(executors, list):
+        return None
+    from sparkstorm.engine.plan import ExecutionPlan
+
+    wanted = {(int(first), int(last)) for first, last in executors}
+    return {e.gid for e in ExecutionPlan(spec, conf).executors
+            if (min(e.tasks), max(e.tasks)) in wanted}
+
+
+def remote_endpoints(reported: dict[str, Any]) -> dict[int, tuple[Any, int]]:
+    """The heartbeat answer's ``endpoints`` as the driver takes them.
+
+    They arrive as ``{gid: [path, host, port, pid]}``.
+    """
+    from sparkstorm.engine.endpoint import Endpoint
+
+    found = {}
+    for gid, where in reported.items():
+        try:
+            path, host, port, pid = where
+            found[int(gid)] = (Endpoint(str(path), str(host), int(port)), int(pid))
+        except (TypeError, ValueError):
+            logger.warning("ignoring a malformed endpoint of executor %s: %r", gid, where)
+    return found
 
 
 def _heartbeat_interval(context: dict[str, Any]) -> float:

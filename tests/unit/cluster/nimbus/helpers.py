@@ -38,7 +38,7 @@ def register(state: ClusterState, sid: str, *ports: int) -> None:
     state.register_supervisor(SupervisorInfo(sid, "host-" + sid, ports))
 
 
-def submit(nimbus: Nimbus, name: str = "t") -> str:
+def submit(nimbus: Nimbus, name: str = "t", conf: dict[str, Any] | None = None) -> str:
     """Upload a one-file code zip and submit :data:`SPEC` as ``name``; return its id."""
     upload_id = nimbus.inbox.begin()
     buffer = io.BytesIO()
@@ -46,7 +46,8 @@ def submit(nimbus: Nimbus, name: str = "t") -> str:
         archive.writestr("t.py", "")
     nimbus.inbox.chunk(upload_id, buffer.getvalue())
     nimbus.inbox.finish(upload_id, hashlib.sha256(buffer.getvalue()).hexdigest())
-    return nimbus.submit(name, upload_id, SPEC, {"storm.cluster.token": "secret"})
+    return nimbus.submit(name, upload_id, SPEC, {"storm.cluster.token": "secret",
+                                                 **(conf or {})})
 
 
 def only_worker(state: ClusterState, topology_id: str) -> str:

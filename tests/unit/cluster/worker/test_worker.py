@@ -31,11 +31,13 @@ class _FakeRunner:
     started: list[_FakeRunner] = []
 
     def __init__(self, name: str, spec: Any, conf: dict[str, Any],
-                 topology_id: str | None = None) -> None:
+                 topology_id: str | None = None, *, hosted: set[int] | None = None,
+                 token: str | None = None) -> None:
         self.conf = conf
         self.topology_id = topology_id
         self.spark_ui_url = None
         self.plan = type("Plan", (), {"executors": []})()
+        self.pool = type("Pool", (), {"sockets": {}})()
 
     def set_active(self, active: bool) -> None:
         pass
@@ -81,6 +83,9 @@ class _RunningRunner:
         self.plan = type("Plan", (), {"executors": [_Executor(3, "count")]})()
         self.pool = type("Pool", (), {
             "workdir": workdir, "pids": lambda _: {3: os.getpid()},
+            "sockets": {3: str(workdir / "e3.sock"), 4: str(workdir / "e4.sock")},
+            "hosted_endpoints": lambda _: {3: [str(workdir / "e3.sock"), "127.0.0.1", 4003,
+                                               os.getpid()]},
             "log_path": lambda _, gid: workdir / f"executor-{gid}.log"})()
 
 
@@ -107,6 +112,7 @@ def test_heartbeats_carry_resources_and_the_logs_asked_for_are_sent(tmp_path: Pa
     worker = ClusterWorker(client, "w1", "t-1-1", tmp_path, folder)  # type: ignore[arg-type]
     worker.runner = _RunningRunner(workdir)
     orders = worker._beat()
+    assert client.beats[-1]["stats"]["endpoints"]["3"][1:3] == ["127.0.0.1", 4003]
     resources = client.beats[-1]["stats"]["resources"]
     assert resources["worker"]["memoryMb"] > 0 and resources["executors"]["3"]["memoryMb"] > 0
     worker._send_log_tails(orders["send_logs"])

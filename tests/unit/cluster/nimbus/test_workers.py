@@ -1,0 +1,68 @@
+"""``topology.workers``: Nimbus spreads the executors over that many slots.
+
+It names the one worker that runs the driver and passes the other workers' endpoints to it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from tests.unit.cluster.nimbus.helpers import register, submit
+
+pytestmark = pytest.mark.usefixtures("two_components")  # a spout and a bolt executor
+
+
+def test_two_workers_split_the_executors_and_one_runs_the_driver(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    register(state, "s1", 6700)
+    register(state, "s2", 6700)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None and len(assignment.worker_ids) == 2
+    assert {s.node for s in assignment.worker_ids} == {"s1", "s2"}, "one per supervisor"
+    contexts = [nimbus.umbilical.init_context(w, topology_id)
+                for w in assignment.worker_ids.values()]
+    assert sorted(c["driver"] for c in contexts) == [False, True]
+    hosted = sorted(tuple(e) for c in contexts for e in c["executors"])
+    assert hosted == sorted(assignment.executor_slots), "each executor in exactly one worker"
+    assert all(c["executors"] for c in contexts)
+    tokens = {c["token"] for c in contexts}
+    assert len(tokens) == 1 and len(tokens.pop()) >= 32, "one secret token per topology"
+    driver = next(c for c in contexts if c["driver"])
+    assert (driver["node"], driver["port"]) == (assignment.driver_slot().node,
+                                                 assignment.driver_slot().port)
+
+
+def test_the_driver_hears_where_the_other_workers_executors_answer(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    register(state, "s1", 6700)
+    register(state, "s2", 6700)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None
+    driver_slot = assignment.driver_slot()
+    driver = assignment.worker_ids[driver_slot]  # type: ignore[index]
+    (host,) = [w for s, w in assignment.worker_ids.items() if s != driver_slot]
+    where = {"1": ["/tmp/x/e1.sock", "127.0.0.1", 40001, 4242]}
+    umbilical = nimbus.umbilical
+    answer = umbilical.heartbeat(host, {"topology_id": topology_id,
+                                        "stats": {"endpoints": where}})
+    assert "endpoints" not in answer, "only the driver needs them"
+    answer = umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    assert answer["endpoints"] == where
+
+
+def test_one_worker_runs_everything_and_hears_of_no_endpoints(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    register(state, "s1", 6700, 6701)
+    topology_id = submit(nimbus)
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None
+    (worker,) = assignment.worker_ids.values()
+    context = nimbus.umbilical.init_context(worker, topology_id)
+    assert context["driver"] is True
+    assert sorted(tuple(e) for e in context["executors"]) == sorted(assignment.executor_slots)
+    answer = nimbus.umbilical.heartbeat(worker, {"topology_id": topology_id, "stats": {}})
+    assert "endpoints" not in answer

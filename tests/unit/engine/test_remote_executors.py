@@ -1,0 +1,63 @@
+"""A driver's pool that runs only some executors.
+
+The others' endpoints arrive as their workers report them; a changed process id is a
+restart (their state is gone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.pool import ExecutorPool
+
+
+class Numbers(Spout):
+    outputs = ["n"]
+
+
+class Sink(Bolt):
+    outputs: list[Any] = []
+
+
+class Pair(Topology):
+    numbers = Numbers.spec()
+    sink = Sink.spec(inputs=[numbers], par=2)
+
+
+def _pool(tmp_path: Path) -> ExecutorPool:
+    plan = ExecutionPlan(Pair.topology_spec, {"topology.acker.executors": 1})
+    spout = next(e.gid for e in plan.executors if e.component == "numbers")
+    return ExecutorPool(plan, "pair", tmp_path, hosted={spout}, token="shared")
+
+
+def test_remote_executors_are_missing_until_reported(tmp_path: Path) -> None:
+    pool = _pool(tmp_path)
+    assert set(pool.sockets) == {0} and pool.token == "shared"
+    assert pool.missing() == [1, 2]
+    version = pool.endpoints_version
+    pool.set_remote({1: (Endpoint("/elsewhere/e1.sock", "10.0.0.2", 4001), 11),
+                     2: (Endpoint("/elsewhere/e2.sock", "10.0.0.2", 4002), 12)})
+    assert pool.missing() == [] and pool.endpoints_version > version
+    assert pool.endpoints[1].host == "10.0.0.2"
+    assert pool.hosted_endpoints().keys() == {0}, "only its own go into its heartbeat"
+
+
+def test_a_moved_or_restarted_remote_executor_is_noticed(tmp_path: Path) -> None:
+    pool = _pool(tmp_path)
+    first = Endpoint("/elsewhere/e1.sock", "10.0.0.2", 4001)
+    pool.set_remote({1: (first, 11)})
+    version, restarts = pool.endpoints_version, pool.restarts
+    pool.set_remote({1: (first, 11)})
+    assert (pool.endpoints_version, pool.restarts) == (version, restarts), "nothing changed"
+    pool.set_remote({1: (first, 99)})  # restarted in place: same address, new process
+    assert pool.restarts == restarts + 1 and pool.endpoints_version == version
+    moved = Endpoint("/other/e1.sock", "10.0.0.3", 4009)
+    pool.set_remote({1: (moved, 100)})  # a worker moved to another host
+    assert pool.endpoints[1] == moved and pool.endpoints_version == version + 1
+    assert pool.restarts == restarts + 2
+    pool.set_remote({0: (moved, 5)})  # its own executor is never overwritten
+    assert pool.endpoints[0] != moved
