@@ -52,6 +52,11 @@ up() {
   : > "$SHARED/hosts"
   for h in "${HOSTS[@]}"; do echo "${IP[$h]} host$h" >> "$SHARED/hosts"; done
   echo "127.0.0.1 localhost" >> "$SHARED/hosts"
+  # what the hosts must still see under their private /tmp (paths without spaces)
+  KEEP="$SHARED"
+  for path in "$PROJECT" "$(dirname "$(dirname "$PYTHON")")"; do
+    case "$path" in /tmp/*) KEEP="$KEEP $path" ;; esac
+  done
   ip link add "$BRIDGE" type bridge
   ip link set "$BRIDGE" up
   for h in "${HOSTS[@]}"; do
@@ -62,13 +67,17 @@ up() {
     ip -n "$PREFIX$h" link set lo up
     ip -n "$PREFIX$h" link set eth0 up
     # an anchor process holds the host's mount and UTS namespaces: hostname, a private
-    # /tmp (the shared folder bound back into it), its own /etc/hosts
+    # /tmp (with the shared folder, and the project and its Python when they live under
+    # /tmp, bound back into it at their paths), its own /etc/hosts
     ip netns exec "$PREFIX$h" unshare -m -u --propagation private sh -c "
+      set -e
       hostname host$h
-      mount --bind '$SHARED' /mnt
+      mount -t tmpfs tmpfs /mnt
+      i=0
+      for keep in $KEEP; do mkdir -p /mnt/\$i; mount --bind \$keep /mnt/\$i; i=\$((i+1)); done
       mount -t tmpfs -o size=4g tmpfs /tmp
-      mkdir -p '$SHARED'
-      mount --move /mnt '$SHARED'
+      i=0
+      for keep in $KEEP; do mkdir -p \$keep; mount --move /mnt/\$i \$keep; i=\$((i+1)); done
       mount --bind '$SHARED/hosts' /etc/hosts
       exec sleep infinity" </dev/null >/dev/null 2>&1 &
     echo $! > "$SHARED/anchor.$h"

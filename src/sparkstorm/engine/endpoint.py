@@ -88,13 +88,3 @@ def advertised_host(conf: Mapping[str, object]) -> str:
     if isinstance(driver_host, str) and driver_host:
         return driver_host
     return socket.gethostbyname(socket.gethostname())
-
-
-def free_port(host: str) -> int:
-    """A TCP port on ``host`` that was free a moment ago.
-
-    An executor keeps it for life, restarts included, so that its endpoint never changes.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])

@@ -101,11 +101,11 @@ class ExecutorServer:
         self.token = ""
         if tcp is not None:  # bound first: the Unix socket appearing means both accept
             (tcp_host, tcp_port), self.token = tcp
-            self.tcp_listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            # a restarted executor takes its predecessor's port again (its endpoint is fixed)
-            self.tcp_listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.tcp_listener.bind((tcp_host, tcp_port))
-            self.tcp_listener.listen(16)
+            self.tcp_listener = _tcp_listener(tcp_host, tcp_port)
+            port = self.tcp_listener.getsockname()[1]
+            with open(path + ".port.tmp", "w", encoding="utf-8") as handle:
+                handle.write(str(port))
+            os.replace(path + ".port.tmp", path + ".port")  # read once the socket exists
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path + ".tmp")
         self.listener.listen(16)
@@ -267,6 +267,25 @@ class ExecutorServer:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+def _tcp_listener(host: str, port: int) -> socket.socket:
+    """Listen on ``host:port``, or on any free port when that one is taken.
+
+    A restarted executor asks for its predecessor's port, so that callers keep its address.
+    """
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError:
+        if not port:
+            listener.close()
+            raise
+        logger.warning("TCP port %s:%d is taken; listening on another one", host, port)
+        listener.bind((host, 0))
+    listener.listen(16)
+    return listener
 
 
 def _describe(request: Any) -> str:

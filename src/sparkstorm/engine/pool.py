@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import conf_float, conf_optional_str
-from sparkstorm.engine.endpoint import Endpoint, advertised_host, free_port
+from sparkstorm.engine.endpoint import Endpoint, advertised_host
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stage import call_executor
@@ -61,11 +61,11 @@ class ExecutorPool:
         """The Unix socket of each executor this pool runs."""
         self.token = token or secrets.token_hex(16)
         """What a TCP caller sends first (the Spark tasks get it with their stage)."""
-        host = advertised_host(plan.conf)
-        self.endpoints = {gid: Endpoint(path, host, free_port(host))
-                          for gid, path in self.sockets.items()}
-        """Every executor's addresses (its own fixed for its life: a restart keeps them;
-        those of other workers as they last reported them)."""
+        self.host = advertised_host(plan.conf)
+        self.endpoints: dict[int, Endpoint] = {}
+        """Every executor's addresses: this pool's as each executor reported its TCP port
+        (a restarted one keeps its port when it is still free), other workers' as they
+        last reported them."""
         self.endpoints_version = 0
         """Changes whenever an endpoint does, so that callers rebuild what holds them."""
         self.remote_pids: dict[int, int] = {}
@@ -108,7 +108,8 @@ class ExecutorPool:
         self.processes[gid] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid],
-             "--tcp", f"{self.endpoints[gid].host}:{self.endpoints[gid].port}"],
+             # the port it had (kept if still free); 0 the first time: the OS picks one
+             "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             # a terminal's Ctrl-C must reach only the driver, which shuts executors down in
             # order; executors still exit when the driver dies (they watch their parent)
@@ -129,6 +130,22 @@ class ExecutorPool:
                 )
                 raise EngineError(msg, code="EXECUTOR_START_FAILED")
             time.sleep(0.02)
+        self._note_port(gid)
+
+    def _note_port(self, gid: int) -> None:
+        """Take the TCP port executor ``gid`` reported; a changed one changes its endpoint.
+
+        The executor writes it to ``<socket>.port`` before its socket appears.
+        """
+        try:
+            port = int(Path(self.sockets[gid] + ".port").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # not written yet: a restarting executor
+        endpoint = Endpoint(self.sockets[gid], self.host, port)
+        if self.endpoints.get(gid) != endpoint:
+            with self.lock:
+                self.endpoints[gid] = endpoint
+                self.endpoints_version += 1
 
     def log_path(self, gid: int) -> Path:
         """Where executor ``gid`` writes its log."""
@@ -145,6 +162,8 @@ class ExecutorPool:
         for gid, process in list(self.processes.items()):
             if process.poll() is not None and not self.stopping.is_set():
                 self._restart(gid, process.returncode)
+            elif os.path.exists(self.sockets[gid]):
+                self._note_port(gid)  # a restarted executor may have had to take another
 
     def _restart(self, gid: int, code: int | None) -> None:
         """Restart a dead executor; one that keeps dying at start-up waits longer each time.
@@ -181,8 +200,9 @@ class ExecutorPool:
 
 
     def missing(self) -> list[int]:
-        """Executors whose endpoint is not known yet (another worker has not reported)."""
-        return [e.gid for e in self.plan.executors if e.gid not in self.endpoints]
+        """Executors of other workers whose endpoint is not known yet (not reported)."""
+        return [e.gid for e in self.plan.executors
+                if e.gid not in self.sockets and e.gid not in self.endpoints]
 
     def set_remote(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
         """Endpoints and process ids of executors other workers run, as they report them.

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.endpoint import Endpoint, advertised_host, free_port
+from sparkstorm.engine.endpoint import Endpoint, advertised_host
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
@@ -47,9 +47,11 @@ def served(tmp_path: Path) -> Iterator[tuple[ExecutionPlan, ExecutorServer, int]
     """The ``double`` executor serving a Unix socket and TCP on loopback."""
     plan = ExecutionPlan(Doubling.topology_spec, {"topology.acker.executors": 1})
     gid = next(e.gid for e in plan.executors if e.component == "double")
-    port = free_port("127.0.0.1")
     server = ExecutorServer(BoltExecutor(plan, gid, "tcp"), str(tmp_path / "e.sock"),
-                            tcp=(("127.0.0.1", port), TOKEN))
+                            tcp=(("127.0.0.1", 0), TOKEN))  # the OS picks the port
+    port = int((tmp_path / "e.sock.port").read_text())  # as the pool reads it
+    assert server.tcp_listener is not None
+    assert port == server.tcp_listener.getsockname()[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield plan, server, port
@@ -99,3 +101,20 @@ def test_executors_listen_on_loopback_for_a_local_master() -> None:
                             "spark.driver.host": "10.77.0.1"}) == "10.77.0.1"
     assert advertised_host({"spark.master": "local[*]",
                             "storm.local.hostname": "10.0.0.5"}) == "10.0.0.5"
+
+
+def test_a_restarted_executor_asks_for_its_port_and_takes_another_when_it_is_taken(
+        tmp_path: Path) -> None:
+    plan = ExecutionPlan(Doubling.topology_spec, {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "double")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        busy = taken.getsockname()[1]
+        server = ExecutorServer(BoltExecutor(plan, gid, "tcp"), str(tmp_path / "e.sock"),
+                                tcp=(("127.0.0.1", busy), TOKEN))
+        try:
+            port = int((tmp_path / "e.sock.port").read_text())
+            assert port != busy and port > 0
+        finally:
+            server._shutdown()
