@@ -9,7 +9,6 @@ the new ones, and every id is still acked exactly once.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,14 @@ from typing import Any
 import pytest
 
 from sparkstorm.testing.polling import wait_for
+from tests.chaos.faults import COUNT, TOPOLOGY, acks
 from tests.integration.cluster.harness import TestCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
-TOPOLOGY = Path(__file__).parents[1] / "hosts" / "numbers.py"
-COUNT = 600
-
 
 def _acks(folder: Path) -> Counter[int]:
-    return Counter(json.loads(line) for path in folder.glob("acks-*.jsonl")
-                   for line in path.read_text().splitlines() if line.strip())
+    return Counter(a["id"] for a in acks(folder))
 
 
 def _beats(cluster: TestCluster) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -63,8 +59,8 @@ def test_two_workers_share_the_executors_and_survive_a_kill(zk_cluster: TestClus
     results = tmp_path / "results"
     results.mkdir()
     submitted = cluster.cli("submit", str(TOPOLOGY), "--name", "spread",
-                            "-c", "topology.workers=2", "-c", f"hosts.dir={results}",
-                            "-c", f"hosts.count={COUNT}", "-c", "hosts.per_second=40")
+                            "-c", "topology.workers=2", "-c", f"chaos.dir={results}",
+                            "-c", f"chaos.count={COUNT}")
     assert submitted.returncode == 0, submitted.stderr + cluster.logs()
     driver, host = wait_for(lambda: _roles(cluster), 120,
                             message=f"a driver and an executor host run\n{cluster.logs()}")
