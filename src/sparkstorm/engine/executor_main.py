@@ -172,8 +172,7 @@ class ExecutorServer:
         if cmd == "ping":  # a liveness check while a long window runs: no window lock
             return "ok", b""
         if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
-            self.log_levels.apply(dict(request.get("levels") or {}))
-            self.host.sample_pct = float(request.get("sample_pct") or 0.0)
+            self.apply_log_control(request)
             return "ok", b""
         if cmd == "restore":
             self._restore(request.get("window"))
@@ -209,6 +208,25 @@ class ExecutorServer:
             if host.must_restart:
                 self.exit_requested = True
             return reply
+
+    def apply_log_control(self, control: dict[str, Any]) -> None:
+        """Apply log levels and this executor's debug sampling percentage."""
+        self.log_levels.apply(dict(control.get("levels") or {}))
+        self.host.sample_pct = float(control.get("sample_pct") or 0.0)
+
+    def apply_saved_log_control(self) -> None:
+        """Start with the log control the pool kept for this executor (``<socket>.control``).
+
+        So a restarted executor samples and logs as its predecessor did from its first
+        window, not only from the worker's next heartbeat.
+        """
+        try:
+            with open(self.path + ".control", encoding="utf-8") as handle:
+                control = json.load(handle)
+        except (OSError, ValueError):
+            return
+        if isinstance(control, dict):
+            self.apply_log_control(control)
 
     def _with_parts(self, meta: Any, window: int) -> Any:
         """``meta`` with this window's checkpoint part queued and the parts written reported.
@@ -352,7 +370,9 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     if args.tcp:
         tcp_host, _, tcp_port = args.tcp.rpartition(":")
         tcp = ((tcp_host, int(tcp_port)), str(data.get("token") or ""))
-    return ExecutorServer(host, args.socket, rebuild, writer, tcp).serve_forever()
+    server = ExecutorServer(host, args.socket, rebuild, writer, tcp)
+    server.apply_saved_log_control()
+    return server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -254,6 +254,22 @@ class ExecutorPool:
         return call_executor(self.endpoints[gid], self.token, request, timeout,
                              answer_timeout=timeout)[0]
 
+    def log_control(self, gid: int, levels: dict[str, str], sample_pct: float) -> None:
+        """Set an executor's log levels and debug sampling, now and for its restarts.
+
+        Kept in ``<socket>.control``, which a (re)started executor applies before it serves.
+
+        Raises:
+            ConnectionError: the executor did not answer (it gets the setting when it
+                starts again).
+        """
+        control = {"cmd": "log_control", "levels": levels, "sample_pct": sample_pct}
+        path = Path(self.sockets[gid] + ".control")
+        staging = path.with_name(path.name + ".tmp")
+        staging.write_text(json.dumps(control), encoding="utf-8")
+        os.replace(staging, path)
+        self.call(gid, control, timeout=2.0)
+
     def stop(self, grace: float = 5.0) -> None:
         """Close spouts and executors, then make sure no process is left behind."""
         self.stopping.set()

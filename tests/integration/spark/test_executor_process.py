@@ -13,6 +13,7 @@ from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.wire import pack
+from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import NumberSpout, RecordingBolt, read_events
 
 
@@ -52,3 +53,20 @@ def test_a_retried_window_is_answered_from_memory_not_run_twice(pool: ExecutorPo
     call_executor(pool.endpoints[gid], pool.token, {**request, "w": 6}, 10)
     received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
     assert len(received) == 4, "a new window is processed"
+
+
+def test_a_restarted_executor_starts_with_its_log_control(pool: ExecutorPool) -> None:
+    plan = pool.plan
+    sink_task = plan.component_tasks["sink"][0]
+    spout_task = plan.component_tasks["numbers"][0]
+    gid = plan.task_executor[sink_task]
+    pool.log_control(gid, {}, 100.0)  # debug sampling of every tuple
+    before = pool.pids()[gid]
+    pool.kill(gid)
+    wait_for(lambda: pool.pids()[gid] != before and Path(pool.sockets[gid]).exists(), 30,
+             message="the executor restarted")
+    batch = pack([[sink_task, spout_task, "default", [[7, "k0"]], [None]]])
+    call_executor(pool.endpoints[gid], pool.token, {"cmd": "window", "w": 1, "rows": [batch]},
+                  10)
+    log = pool.log_path(gid).read_text()
+    assert "sampled received tuple on stream default: [7, 'k0']" in log, log[-2000:]

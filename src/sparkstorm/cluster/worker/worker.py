@@ -261,9 +261,8 @@ class ClusterWorker:
         for executor in _hosted(runner):
             pct = sampling.get(executor.component, sampling.get("*", 0.0))
             try:
-                runner.pool.call(executor.gid, {"cmd": "log_control", "levels": levels,
-                                                "sample_pct": pct}, timeout=2.0)
-            except OSError as exc:  # restarting: the next heartbeat tries again
+                runner.pool.log_control(executor.gid, levels, pct)
+            except OSError as exc:  # restarting: it starts with the setting
                 logger.info("log control not delivered to executor %s: %s", executor.gid, exc)
 
     def _send_log_tails(self, wanted: list[str]) -> None:

@@ -128,7 +128,8 @@ def test_log_control_is_applied_here_and_passed_to_each_executor(tmp_path: Path)
     worker = ClusterWorker(_RecordingClient(), "w1", "t-1-1", tmp_path)  # type: ignore[arg-type]
     runner = _RunningRunner(tmp_path)
     runner.plan.executors = [_Executor(3, "count"), _Executor(4, "split")]
-    runner.pool.call = lambda gid, request, timeout: calls.append((gid, request))
+    runner.pool.log_control = lambda gid, levels, pct: calls.append(
+        (gid, {"cmd": "log_control", "levels": levels, "sample_pct": pct}))
     worker.runner = runner
     worker._log_control({"levels": {"sparkstorm.test.quiet": "WARN"},
                          "sampling": {"split": 25.0}})
