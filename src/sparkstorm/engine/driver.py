@@ -15,6 +15,7 @@ a failure fails the trees it touched and the spouts replay them (at least once).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -265,8 +266,8 @@ class TopologyDriver:
             self._spark.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.checkpoints is not None and self._one_off:  # nobody resumes a one-off run
-            self.checkpoints.store.discard_after(None)
-            self.checkpoints.store.fs.rm(self.checkpoints.store.base, recursive=True)
+            with contextlib.suppress(OSError):
+                self.checkpoints.store.fs.rm(self.checkpoints.store.base, recursive=True)
         self.stopped.set()
 
     def stop(self, timeout: float | None = None) -> None:
@@ -305,7 +306,8 @@ class TopologyDriver:
         # the window's Spark job(s), so that the UI links each chart point to its job
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(group)]
         self._absorb(window, started, results, jobs)
-        if flags.get("checkpoint") and results and not self._needs_rollback:
+        # not when an executor restarted meanwhile: it answered this window from scratch
+        if flags.get("checkpoint") and results and not self._rollback_due():
             self._take_checkpoint(window)
 
     # -- checkpoints ------------------------------------------------------------------
