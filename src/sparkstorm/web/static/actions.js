@@ -8,11 +8,13 @@ session). */
 const Actions = (() => {
   const $ = (id) => document.getElementById(id);
 
-  function say(text, bad) {
+  /* The action's outcome in the status line; data-result is "pending" while the request is
+  out, so that "ok" means Nimbus answered (tests and people read it). */
+  function say(text, bad, pending) {
     const status = $("action-status");
     status.textContent = text;
     status.classList.toggle("bad", !!bad);
-    status.dataset.result = bad ? "refused" : "ok";
+    status.dataset.result = pending ? "pending" : bad ? "refused" : "ok";
   }
 
   /* The one dialog of an action: its question and, when the session has no token yet (or
@@ -73,7 +75,7 @@ const Actions = (() => {
         const stored = await UI.postJson("/ui/session/token", {token: answer.token});
         if (!stored.ok) { say(`could not keep the token: ${stored.body && stored.body.error}`, true); return null; }
       }
-      say(`${action}…`, false);
+      say(`${action}…`, false, true);
       const result = await UI.postJson(path, payload);
       if (result.ok) {
         say(`${action}: ${result.body && result.body.status || "done"}`, false);
