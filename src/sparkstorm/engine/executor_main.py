@@ -48,7 +48,7 @@ from sparkstorm.engine.executor_checkpoint import (
     part_name,
 )
 from sparkstorm.engine.log_control import LogLevels
-from sparkstorm.engine.messages import ComponentError, SpoutControl
+from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
@@ -228,7 +228,7 @@ class ExecutorServer:
         if isinstance(control, dict):
             self.apply_log_control(control)
 
-    def _with_parts(self, meta: Any, window: int) -> Any:
+    def _with_parts(self, meta: WindowMeta, window: int) -> WindowMeta:
         """``meta`` with this window's checkpoint part queued and the parts written reported.
 
         The checkpoint part taken this window is queued for writing; the parts written since
