@@ -103,7 +103,10 @@ class ExecutorPool:
 
     def _spawn(self, gid: int) -> None:
         env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
-                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+                   # temporary files of the executor and its shell children (multilang pid
+                   # dirs) go in our folder, which goes when we stop, even after a kill -9
+                   TMPDIR=str(self.workdir))
         log = open(self.log_path(gid), "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",

@@ -7,7 +7,10 @@ untouched.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,7 @@ def _component(runner: Any, name: str) -> dict[str, Any]:
 def test_a_faulty_shell_bolt_is_reported_restarted_and_replayed(
         cluster: LocalCluster, tmp_path: Path, fault: str, code: str) -> None:
     marker = tmp_path / "fault.marker"
+    pid_dirs = set(Path(tempfile.gettempdir()).glob("sparkstorm-pids-*"))
     # a long message timeout: only the host failing what the child held replays in time
     runner = cluster.submit_topology("faults", _topology(fault, marker), conf={
         "test.dir": str(tmp_path), "test.count": COUNT, "topology.message.timeout.secs": 300})
@@ -75,7 +79,11 @@ def test_a_faulty_shell_bolt_is_reported_restarted_and_replayed(
                  message=f"{name}: acked count in the statistics")
     summary = runner.stats.summary()
     restarts, pids_after = runner.stats.restarts, runner.pool.pids()
+    shell_gid = runner.plan.task_executor[runner.plan.component_tasks["shell"][0]]
+    os.kill(pids_after[shell_gid], signal.SIGKILL)  # no clean-up of its own
     cluster.kill_topology("faults")
+    # the children's pid dirs went with the driver's folder, those of killed executors too
+    assert set(Path(tempfile.gettempdir()).glob("sparkstorm-pids-*")) <= pid_dirs
 
     assert marker.exists(), "the fault happened"
     error = summary["last_errors"]["shell"]
