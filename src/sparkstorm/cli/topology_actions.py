@@ -32,7 +32,7 @@ def register(commands: Any) -> None:
                         help="seconds the spouts stay deactivated before the rebalance "
                              "(default: the topology's topology.message.timeout.secs)")
     parser.add_argument("-n", "--num-workers", type=int, default=None,
-                        help="number of workers (recorded; one worker per topology runs)")
+                        help="number of worker processes to spread the executors over")
     parser.add_argument("-e", "--executor", action="append", default=[],
                         metavar="COMPONENT=N", help="new executor count of a component")
     _common(parser)

@@ -217,8 +217,8 @@ class Nimbus:
 
         The new counts and the due time are kept in the StormBase (status REBALANCING), so a
         restarted Nimbus finishes the rebalance. Executors change up to the component's task
-        count (tasks are fixed for the topology's life); ``num_workers`` is recorded, but one
-        worker per topology runs in this version.
+        count (tasks are fixed for the topology's life); ``num_workers`` changes how many
+        worker processes the executors are spread over (every worker is replaced).
 
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``, ``TOPOLOGY_BEING_KILLED``,

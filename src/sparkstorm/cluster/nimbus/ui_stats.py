@@ -53,7 +53,7 @@ def merge(into: dict[str, Any], stats: dict[str, Any]) -> None:
         into[key] = into.get(key, 0) + int(stats.get(key) or 0)
     for key in _LATENCIES:
         if stats.get(key) is not None:
-            into[key] = stats[key]  # one worker per topology: latencies are its own
+            into[key] = stats[key]  # only the driver's worker reports statistics: its own
     into["capacity"] = max(into.get("capacity") or 0.0, stats.get("capacity") or 0.0)
     for key in ("buffered_max", "buffer_bound"):
         into[key] = max(int(into.get(key) or 0), int(stats.get(key) or 0))
@@ -61,7 +61,7 @@ def merge(into: dict[str, Any], stats: dict[str, Any]) -> None:
     for key, values in (stats.get("by_stream") or {}).items():
         mine = streams.setdefault(key, {})
         for stream, value in values.items():
-            if key in _LATENCIES:  # per stream: one worker per topology, its own
+            if key in _LATENCIES:  # per stream: the driver's worker's, its own
                 mine[stream] = value
             else:
                 mine[stream] = mine.get(stream, 0) + int(value)
