@@ -36,14 +36,14 @@ Example:
 from __future__ import annotations
 
 import logging
-import pickle
 import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkstorm.checkpoint import CheckpointError, CheckpointStore, PartInfo
+from sparkstorm.checkpoint import CheckpointStore, PartInfo
+from sparkstorm.checkpoint.versioned import dump_versioned, load_versioned
 from sparkstorm.engine.acking import Acker, LedgerEntry, Verdicts
 
 logger = logging.getLogger(__name__)
@@ -90,9 +90,9 @@ class EngineState:
     def encode(self) -> bytes:
         """The driver's part, as written to the checkpoint."""
         verdicts = self.verdicts
-        return pickle.dumps([ENGINE_FORMAT, self.ledger, dict(verdicts.ack),
-                             dict(verdicts.fail), dict(verdicts.reset), verdicts.reasons,
-                             self.deliveries], protocol=pickle.HIGHEST_PROTOCOL)
+        return dump_versioned(ENGINE_FORMAT, self.ledger, dict(verdicts.ack),
+                              dict(verdicts.fail), dict(verdicts.reset), verdicts.reasons,
+                              self.deliveries)
 
     @classmethod
     def decode(cls, blob: bytes) -> EngineState:
@@ -101,14 +101,8 @@ class EngineState:
         Raises:
             CheckpointError: ``CHECKPOINT_CORRUPT`` for bytes of another kind.
         """
-        try:
-            version, ledger, ack, fail, reset, reasons, deliveries = pickle.loads(blob)
-        except Exception as exc:
-            msg = f"the driver's checkpoint part cannot be read ({type(exc).__name__}: {exc})"
-            raise CheckpointError(msg, code="CHECKPOINT_CORRUPT") from exc
-        if version != ENGINE_FORMAT:
-            msg = f"the driver's checkpoint part has format {version!r}, not {ENGINE_FORMAT}"
-            raise CheckpointError(msg, code="CHECKPOINT_CORRUPT")
+        ledger, ack, fail, reset, reasons, deliveries = load_versioned(
+            blob, ENGINE_FORMAT, 6, "the driver's checkpoint part")
         verdicts = Verdicts(defaultdict(list, ack), defaultdict(list, fail),
                             defaultdict(list, reset), reasons)
         return cls(ledger, verdicts, deliveries)

@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import pickle
 import queue
 import threading
 import traceback
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, CheckpointStore, PartInfo
+from sparkstorm.checkpoint.versioned import dump_versioned, load_versioned
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +55,7 @@ class ExecutorPart:
 
     def encode(self) -> bytes:
         """The bytes written to the checkpoint."""
-        return pickle.dumps([PART_FORMAT, self.tasks, self.pending],
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        return dump_versioned(PART_FORMAT, self.tasks, self.pending)
 
     @classmethod
     def decode(cls, blob: bytes) -> ExecutorPart:
@@ -65,14 +64,7 @@ class ExecutorPart:
         Raises:
             CheckpointError: ``CHECKPOINT_CORRUPT`` for bytes of another kind.
         """
-        try:
-            version, tasks, pending = pickle.loads(blob)
-        except Exception as exc:
-            msg = f"an executor's checkpoint part cannot be read ({type(exc).__name__}: {exc})"
-            raise CheckpointError(msg, code="CHECKPOINT_CORRUPT") from exc
-        if version != PART_FORMAT:
-            msg = f"an executor's checkpoint part has format {version!r}, not {PART_FORMAT}"
-            raise CheckpointError(msg, code="CHECKPOINT_CORRUPT")
+        tasks, pending = load_versioned(blob, PART_FORMAT, 2, "an executor's checkpoint part")
         return cls(tasks, pending)
 
 
