@@ -20,8 +20,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "test-hosts.sh"
-SHARED = Path("/tmp/sparkstorm-hosts-tests")
-MASTER = "spark://10.77.0.1:7077"
+SHARED = Path(os.environ.get("TEST_HOSTS_DIR", "/tmp/sparkstorm-hosts-tests"))
+# TEST_HOSTS_SUBNET / _BRIDGE / _PREFIX (the script's own knobs) let two runs coexist
+SUBNET = os.environ.get("TEST_HOSTS_SUBNET", "10.77.0")
+HOST_A, HOST_B, HOST_C = (f"{SUBNET}.{n}" for n in (1, 2, 3))
+MASTER = f"spark://{HOST_A}:7077"
 
 
 class TestHosts:

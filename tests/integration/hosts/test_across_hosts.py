@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 
 from tests.chaos.faults import TOPOLOGY, acks, sink_ids
-from tests.integration.hosts.conftest import MASTER, ROOT, TestHosts
+from tests.integration.hosts.conftest import HOST_A, HOST_B, HOST_C, MASTER, ROOT, TestHosts
 
 COUNT = 300  # five seconds of the chaos topology's stream
 
@@ -25,7 +25,7 @@ def test_spark_tasks_on_other_hosts_reach_the_executors_over_tcp(hosts: TestHost
     results.mkdir(parents=True)
     run = hosts.run(
         "A", sys.executable, "-m", "sparkstorm.cli.main", "run", str(TOPOLOGY), "--time", "30",
-        "-c", f"spark.master={MASTER}", "-c", "spark.driver.host=10.77.0.1",
+        "-c", f"spark.master={MASTER}", "-c", f"spark.driver.host={HOST_A}",
         "-c", "spark.executor.memory=1g", "-c", f"spark.executorEnv.PYTHONPATH={ROOT / 'src'}",
         "-c", f"chaos.dir={results}", "-c", f"chaos.count={COUNT}",
         "-c", f"storm.local.dir={hosts.shared / 'local-A'}", timeout=240)
@@ -35,4 +35,4 @@ def test_spark_tasks_on_other_hosts_reach_the_executors_over_tcp(hosts: TestHost
     assert [i for i, n in acked.items() if n > 1] == [], "ids acked twice"
     assert sink_ids(results) >= set(range(COUNT))
     master_log = (hosts.shared / "spark-master.log").read_text()
-    assert "10.77.0.2" in master_log and "10.77.0.3" in master_log  # workers on B and C
+    assert HOST_B in master_log and HOST_C in master_log  # workers on B and C
