@@ -38,6 +38,7 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) benchmarks/wordcount.py
 
 bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a ZooKeeper outage (minutes)

@@ -27,6 +27,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from _cpu_breakdown import CpuBreakdownSampler, format_breakdown, measure_core_time  # noqa: E402
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
@@ -110,6 +111,7 @@ class Run:
         self.finished = 0.0
         self.first_ack: float | None = None
         self.completed = False
+        self.cpu: CpuBreakdownSampler | None = None  # set by run_topology
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
         spout = _component(stats, SPOUT)
@@ -141,7 +143,7 @@ def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
-    with peak_rss_sampler() as mem:
+    with peak_rss_sampler() as mem, CpuBreakdownSampler() as run.cpu:
         run.submitted = time.monotonic()
         runner = cluster.submit_topology(TOPOLOGY_NAME, TOPOLOGY, conf=conf)
         run.started = time.monotonic()
@@ -248,6 +250,10 @@ def analyse(run: Run, n: int) -> dict[str, Any]:
             acked_lo, acked_hi, words_lo, words_hi = first[1], last[1], first[2], last[2]
             out["steady_seconds"] = t_hi - t_lo
     secs = out["steady_seconds"] or float("nan")
+    # the CPU breakdown's clock is time.time(), the window records' too; the polls' is monotonic
+    to_wall = 0.0 if out["steady_source"] != "polls" else time.time() - time.monotonic()
+    out["steady_wall_span"] = (t_lo + to_wall, t_hi + to_wall)
+    out["steady_sentences"] = acked_hi - acked_lo
     out["steady_sentences_per_sec"] = (acked_hi - acked_lo) / secs
     out["steady_words_per_sec"] = (words_hi - words_lo) / secs
     total = (run.finished - run.started) or float("nan")
@@ -382,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         res = analyse(run, n)
         report(run, mem, res, n, words)
         if args.skip_references:
+            _print_cpu_breakdown(run, res, [])
             return 0 if run.completed else 1
         print()
         print("=== references (same sentences, same SparkSession) ===", flush=True)
@@ -389,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         print(_line("plain python (1 core, dict loop)", plain), flush=True)
         with peak_rss_sampler() as ref_mem:
             structured_streaming_wordcount(spark, sentences[:2_000], rows_per_batch=1_000)
-            udf = structured_streaming_wordcount(spark, sentences, args.rows_per_batch)
+            udf, udf_cpu = measure_core_time(
+                lambda: structured_streaming_wordcount(spark, sentences, args.rows_per_batch))
         print(_line("structured streaming (Python UDF)", udf))
         print(_line("sparkstorm steady state", {
             "sentences_per_sec": res["steady_sentences_per_sec"],
@@ -406,9 +414,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
+        print()
+        _print_cpu_breakdown(run, res, [
+            ("reference: plain python (1 core)", 1e6 / plain["sentences_per_sec"]),
+            ("reference: structured streaming UDF, busy", 1e6 * udf_cpu.busy / n),
+            ("reference: structured streaming UDF, 2 x wall", 2e6 / udf["sentences_per_sec"])])
     finally:
         spark.stop()
     return 0 if run.completed else 1
+
+
+def _print_cpu_breakdown(run: Run, res: dict[str, Any], references: list[tuple[str, float]],
+                         ) -> None:
+    """Issue 12 section 1: core-microseconds per sentence by process class, steady state."""
+    if run.cpu is not None:
+        t_lo, t_hi = res["steady_wall_span"]
+        print(format_breakdown(run.cpu.breakdown(t_lo, t_hi), res["steady_sentences"],
+                               references), flush=True)
 
 
 if __name__ == "__main__":
