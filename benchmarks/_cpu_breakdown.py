@@ -82,6 +82,13 @@ def read_cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
 
 
+def read_machine_idle_seconds() -> float:
+    """Idle core seconds of the whole machine since boot (``/proc/stat``: idle + iowait)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = stat.readline().split()
+    return (int(fields[4]) + int(fields[5])) / _TICKS_PER_SECOND
+
+
 def classify_stack(frames: list[str], user_dirs: tuple[str, ...]) -> str:
     """USER or ENGINE for one py-spy raw stack (outermost first).
 
@@ -129,6 +136,8 @@ class Breakdown:
     engine_samples: float = 0.0
     split_note: str = ""
     dead_pids: int = 0
+    machine_idle: float | None = None
+    """Core seconds no process on the machine used (``/proc/stat``), None if unknown."""
 
     @property
     def busy(self) -> float:
@@ -136,9 +145,21 @@ class Breakdown:
         return sum(self.by_class.values())
 
     @property
-    def idle(self) -> float:
-        """Core seconds nobody used: cores x wall time minus all the classes (>= 0)."""
+    def unused(self) -> float:
+        """Core seconds this benchmark did not use: cores x wall time minus its classes."""
         return max(0.0, self.cores * self.seconds - self.busy)
+
+    @property
+    def idle(self) -> float:
+        """Core seconds no process used (the machine's idle, at most ``unused``)."""
+        if self.machine_idle is None:
+            return self.unused
+        return min(self.unused, self.machine_idle)
+
+    @property
+    def elsewhere(self) -> float:
+        """Core seconds other processes on the machine (not this benchmark's) used."""
+        return self.unused - self.idle
 
     @property
     def user_share(self) -> float | None:
@@ -192,6 +213,7 @@ class CpuBreakdownSampler:
         self.profile_note = "" if self.py_spy or not profile else (
             "py-spy not found: pip install -e '.[bench]' (make bench does) for the split")
         self.series: dict[int, _Series] = {}
+        self.machine_idle = _Series(OTHER)
         self.chunks: list[_Chunk] = []
         self._profiled: set[int] = set()
         self._stop = threading.Event()
@@ -236,6 +258,7 @@ class CpuBreakdownSampler:
     def sample(self) -> None:
         """Read every process's CPU once; start a profiler on executors not yet profiled."""
         now = time.time()
+        self.machine_idle.points.append((now, read_machine_idle_seconds()))
         try:
             procs = [psutil.Process(self.root_pid)]
             procs += procs[0].children(recursive=True)
@@ -293,7 +316,9 @@ class CpuBreakdownSampler:
                 continue  # py-spy's chunks live 2 s: their exact CPU comes from wait4 below
             by_class[series.klass] += series.at(t_hi) - series.at(t_lo)
             dead += t_lo <= series.points[-1][0] < t_hi - 2 * self.interval_s
-        out = Breakdown(t_hi - t_lo, self.cores, by_class, dead_pids=dead)
+        idle = self.machine_idle
+        out = Breakdown(t_hi - t_lo, self.cores, by_class, dead_pids=dead,
+                        machine_idle=idle.at(t_hi) - idle.at(t_lo) if idle.points else None)
         with self._lock:
             chunks = list(self.chunks)
         for chunk in chunks:
@@ -368,7 +393,8 @@ def format_breakdown(b: Breakdown, sentences: float,
         rows.append(("executors: user component code", executors * share))
         rows.append(("executors: engine code", executors * (1 - share)))
     rows += [(k, b.by_class[k]) for k in (PYSPARK_WORKER, JVM, DRIVER, PROFILER, OTHER)]
-    rows.append((f"idle ({b.cores} cores x wall - all above)", b.idle))
+    rows.append(("other processes on the machine (not ours)", b.elsewhere))
+    rows.append(("idle (no process on the machine)", b.idle))
     total = b.cores * b.seconds
     lines = [f"core time per sentence, steady state ({b.seconds:.1f} s wall, "
              f"{sentences:,.0f} sentences, {b.cores} cores):"]

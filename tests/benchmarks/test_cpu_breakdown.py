@@ -55,7 +55,11 @@ def test_span_takes_differences_counts_late_born_pids_and_idle_is_the_rest() -> 
     assert b.by_class[cb.DRIVER] == pytest.approx(2.0)
     assert b.by_class[cb.EXECUTOR] == pytest.approx(1.0 + 8.0 * 3 / 8)
     assert b.by_class[cb.JVM] == pytest.approx(2.0)
-    assert b.idle == pytest.approx(2 * 10.0 - b.busy)
+    assert b.idle == pytest.approx(2 * 10.0 - b.busy)  # no machine samples: all unused
+    sampler.machine_idle = cb._Series(cb.OTHER, [(0.0, 100.0), (20.0, 104.0)])
+    b = sampler.breakdown(5.0, 15.0)
+    assert b.idle == pytest.approx(2.0)
+    assert b.elsewhere == pytest.approx(2 * 10.0 - b.busy - 2.0)
     assert b.user_share is None
 
 
