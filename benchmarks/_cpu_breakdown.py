@@ -202,7 +202,7 @@ class CpuBreakdownSampler:
         cores: the machine's cores the idle figure is counted against.
     """
 
-    def __init__(self, interval_s: float = 0.5, *, profile: bool = True, rate: int = 100,
+    def __init__(self, interval_s: float = 0.5, *, profile: bool = True, rate: int = 50,
                  chunk_s: float = 2.0, user_dirs: tuple[str, ...] | None = None,
                  cores: int | None = None) -> None:
         self.interval_s, self.rate, self.chunk_s = interval_s, rate, chunk_s
@@ -393,6 +393,7 @@ def format_breakdown(b: Breakdown, sentences: float,
         rows.append(("executors: user component code", executors * share))
         rows.append(("executors: engine code", executors * (1 - share)))
     rows += [(k, b.by_class[k]) for k in (PYSPARK_WORKER, JVM, DRIVER, PROFILER, OTHER)]
+    rows.append(("= this benchmark's processes, profiler aside", b.busy - b.by_class[PROFILER]))
     rows.append(("other processes on the machine (not ours)", b.elsewhere))
     rows.append(("idle (no process on the machine)", b.idle))
     total = b.cores * b.seconds
