@@ -203,7 +203,7 @@ class CpuBreakdownSampler:
     """
 
     def __init__(self, interval_s: float = 0.5, *, profile: bool = True, rate: int = 50,
-                 chunk_s: float = 2.0, user_dirs: tuple[str, ...] | None = None,
+                 chunk_s: float = 5.0, user_dirs: tuple[str, ...] | None = None,
                  cores: int | None = None) -> None:
         self.interval_s, self.rate, self.chunk_s = interval_s, rate, chunk_s
         self.user_dirs = user_dirs or (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -313,7 +313,7 @@ class CpuBreakdownSampler:
         dead = 0
         for series in self.series.values():
             if not series.points or series.klass == PROFILER:
-                continue  # py-spy's chunks live 2 s: their exact CPU comes from wait4 below
+                continue  # py-spy's chunks live seconds: their exact CPU comes from wait4 below
             by_class[series.klass] += series.at(t_hi) - series.at(t_lo)
             dead += t_lo <= series.points[-1][0] < t_hi - 2 * self.interval_s
         idle = self.machine_idle
