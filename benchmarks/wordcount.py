@@ -30,7 +30,7 @@ if _HERE not in sys.path:
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
-from _wordcount_topology import COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
+from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 
 TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
@@ -57,6 +57,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows-per-batch", type=int, default=100_000,
                         help="rows per micro-batch file of the Structured Streaming reference")
     parser.add_argument("--skip-references", action="store_true")
+    parser.add_argument("--batch-api", action="store_true",
+                        help="then run the BatchBolt word count (same spout) the same way")
     return parser.parse_args(argv)
 
 
@@ -128,7 +130,8 @@ class Run:
                 (now, recent[-1]["components"][SPOUT]["complete_latency_p50_ms"]))
 
 
-def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
+def run_topology(spark: Any, args: argparse.Namespace,
+                 topology: Any = TOPOLOGY) -> tuple[Run, Any]:
     from sparkstorm.testing.local_cluster import LocalCluster
 
     conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed}
@@ -143,7 +146,7 @@ def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
     with peak_rss_sampler() as mem:
         run.submitted = time.monotonic()
-        runner = cluster.submit_topology(TOPOLOGY_NAME, TOPOLOGY, conf=conf)
+        runner = cluster.submit_topology(TOPOLOGY_NAME, topology, conf=conf)
         run.started = time.monotonic()
         effective = {k: runner.conf.get(k) for k in (
             "topology.window.ms", "topology.spout.buffer.size", "topology.max.spout.pending",
@@ -382,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         res = analyse(run, n)
         report(run, mem, res, n, words)
         if args.skip_references:
-            return 0 if run.completed else 1
+            return run_batch_api(spark, args, words, None) if args.batch_api else \
+                (0 if run.completed else 1)
         print()
         print("=== references (same sentences, same SparkSession) ===", flush=True)
         plain = plain_python_wordcount(sentences)
@@ -406,8 +410,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
+        if args.batch_api and run_batch_api(spark, args, words, udf["sentences_per_sec"]):
+            return 1
     finally:
         spark.stop()
+    return 0 if run.completed else 1
+
+
+def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
+                  udf_rate: float | None) -> int:
+    """Run and report ``BATCH_TOPOLOGY`` (BatchBolts); its ratio to ``udf_rate`` if measured.
+
+    Returns:
+        The exit code: 1 if the run did not complete.
+    """
+    print()
+    print("=== batch API (BatchBolt split and count, pyarrow.compute) ===", flush=True)
+    run, mem = run_topology(spark, args, BATCH_TOPOLOGY)
+    if len(run.polls) < 2:
+        print("no statistics collected", flush=True)
+        return 1
+    res = analyse(run, args.sentences)
+    report(run, mem, res, args.sentences, words)
+    if udf_rate:
+        ratio = res["steady_sentences_per_sec"] / udf_rate
+        print(f"batch API / UDF:    steady {ratio:5.2f}x   overall "
+              f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
+              f"[target >= {TARGET_UDF_RATIO}x] {_mark(ratio >= TARGET_UDF_RATIO)}")
     return 0 if run.completed else 1
 
 
