@@ -19,7 +19,7 @@ exactly the ledger a per-tuple bolt anchoring each row to all inputs would leave
 Example:
     >>> batch = BatchAnchoring([{7: 5}, {8: 6}, None])
     >>> edge_map = batch.parent_edge(1)
-    >>> list(edge_map) == [8] and batch.row_vals[1] == edge_map[8]
+    >>> list(edge_map) == [8] and batch.row_vals == [0, edge_map[8], 0]
     True
     >>> xor = {}
     >>> batch.ack_into(xor)
@@ -44,8 +44,9 @@ class BatchAnchoring:
 
     def __init__(self, anchors_list: list[dict[int, int] | None]) -> None:
         self.anchors_list = anchors_list
-        self.row_vals: dict[int, int] = {}
-        """Input row index -> XOR of the edges of the rows anchored to it alone."""
+        self.row_vals: list[int] = []
+        """Per input row, XOR of the edges of the rows anchored to it alone (made by
+        :meth:`parent_vals` on first use)."""
         self.batch_val = 0
         """XOR of the edges of the rows anchored to the whole batch."""
         self._roots: list[int] | None = None
@@ -55,6 +56,12 @@ class BatchAnchoring:
         if self._roots is None:
             self._roots = list(set().union(*filter(None, self.anchors_list)))
         return self._roots
+
+    def parent_vals(self) -> list[int]:
+        """:attr:`row_vals`, made on first use, for emits that anchor rows to parents."""
+        if not self.row_vals:
+            self.row_vals = [0] * len(self.anchors_list)
+        return self.row_vals
 
     def batch_edge(self) -> dict[int, int] | None:
         """A fresh anchor map for one delivery of a row anchored to the whole batch."""
@@ -71,8 +78,7 @@ class BatchAnchoring:
         if not anchors:
             return None
         edge = new_id(64)
-        row_vals = self.row_vals
-        row_vals[parent] = row_vals.get(parent, 0) ^ edge
+        self.parent_vals()[parent] ^= edge
         return dict.fromkeys(anchors, edge)
 
     def ack_into(self, xor: dict[int, int]) -> None:
@@ -82,9 +88,8 @@ class BatchAnchoring:
         """
         row_vals = self.row_vals
         if row_vals:
-            for index, anchors in enumerate(self.anchors_list):
+            for anchors, val in zip(self.anchors_list, row_vals, strict=True):
                 if anchors:
-                    val = row_vals.get(index, 0)
                     for root, edge in anchors.items():
                         xor[root] = xor.get(root, 0) ^ edge ^ val
         else:

@@ -14,10 +14,11 @@ from itertools import chain
 from typing import Any
 
 from sparkstorm.engine.batch_anchoring import BatchAnchoring
-from sparkstorm.engine.collector import TaskCollector
+from sparkstorm.engine.collector import TaskCollector, new_id
 from sparkstorm.engine.executor import BoltExecutor, ComponentFailure
 from sparkstorm.engine.executor_checkpoint import RestorePoint
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.routing import Chooser
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.batch_bolt import BatchSource
 from sparkstorm.topology.batch_columns import (
@@ -67,22 +68,15 @@ class TaskBatchSink:
         if rows and len(rows[0]) != route.arity:  # emit_batch's rows always fit
             route.tasks_for(rows[0], None)  # raises TUPLE_ARITY_MISMATCH
         anchoring = self.anchoring if anchored else None
-        if anchoring is None:
-            anchor_of: Any = _unanchored
-        elif parents is None:
-            anchor_of = _whole_batch(anchoring)
-        else:
-            anchor_of = _by_parent(anchoring, self._parents(parents, len(rows), name))
         choose = route.single or (lambda values: route.tasks_for(values, None))
-        columns_for = collector.columns_for
-        deliveries = 0
-        for index, values in enumerate(rows):
-            tasks = choose(values)
-            for task in tasks:
-                columns = columns_for(task, name)
-                columns[3].append(values)
-                columns[4].append(anchor_of(index))
-            deliveries += len(tasks)
+        target = _TaskColumns(collector, name)
+        if anchoring is None:
+            deliveries = _append_unanchored(rows, choose, target)
+        elif parents is None:
+            deliveries = _append_whole_batch(rows, choose, target, anchoring)
+        else:
+            deliveries = _append_by_parent(rows, self._parents(parents, len(rows), name),
+                                           choose, target, anchoring)
         collector.output.count += deliveries
         route.emitted += len(rows)
         route.transferred += deliveries
@@ -102,18 +96,71 @@ class TaskBatchSink:
         return indexes
 
 
-def _unanchored(index: int) -> None:
-    return None
+class _TaskColumns(dict[int, tuple[list[Any], list[Any]]]):
+    """Target task -> its (values, anchors) columns in the window output, looked up once."""
+
+    def __init__(self, collector: TaskCollector, stream: str) -> None:
+        super().__init__()
+        self.collector = collector
+        self.stream = stream
+
+    def __missing__(self, task: int) -> tuple[list[Any], list[Any]]:
+        batch = self.collector.columns_for(task, self.stream)
+        found = self[task] = (batch[3], batch[4])
+        return found
 
 
-def _whole_batch(anchoring: BatchAnchoring) -> Any:
-    edge = anchoring.batch_edge
-    return lambda index: edge()
+# The three loops below run once per emitted row and delivery: everything is a local.
+
+def _append_unanchored(rows: list[list[Any]], choose: Chooser, target: _TaskColumns) -> int:
+    deliveries = 0
+    for values in rows:
+        tasks = choose(values)
+        for task in tasks:
+            values_out, anchors_out = target[task]
+            values_out.append(values)
+            anchors_out.append(None)
+        deliveries += len(tasks)
+    return deliveries
 
 
-def _by_parent(anchoring: BatchAnchoring, parents: list[int]) -> Any:
-    edge = anchoring.parent_edge
-    return lambda index: edge(parents[index])
+def _append_whole_batch(rows: list[list[Any]], choose: Chooser, target: _TaskColumns,
+                        anchoring: BatchAnchoring) -> int:
+    roots = anchoring.roots()
+    if not roots:
+        return _append_unanchored(rows, choose, target)
+    deliveries, batch_val, fromkeys = 0, anchoring.batch_val, dict.fromkeys
+    for values in rows:
+        tasks = choose(values)
+        for task in tasks:
+            values_out, anchors_out = target[task]
+            values_out.append(values)
+            edge = new_id(64)
+            batch_val ^= edge
+            anchors_out.append(fromkeys(roots, edge))
+        deliveries += len(tasks)
+    anchoring.batch_val = batch_val
+    return deliveries
+
+
+def _append_by_parent(rows: list[list[Any]], parents: list[int], choose: Chooser,
+                      target: _TaskColumns, anchoring: BatchAnchoring) -> int:
+    anchors_list, row_vals = anchoring.anchors_list, anchoring.parent_vals()
+    deliveries, fromkeys = 0, dict.fromkeys
+    for values, parent in zip(rows, parents, strict=True):
+        roots = anchors_list[parent]
+        tasks = choose(values)
+        for task in tasks:
+            values_out, anchors_out = target[task]
+            values_out.append(values)
+            if roots:
+                edge = new_id(64)
+                row_vals[parent] ^= edge
+                anchors_out.append(fromkeys(roots, edge))
+            else:
+                anchors_out.append(None)
+        deliveries += len(tasks)
+    return deliveries
 
 
 class BatchBoltExecutor(BoltExecutor):
