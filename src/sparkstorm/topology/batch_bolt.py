@@ -31,6 +31,8 @@ acked, which the engine adds to its per-window XOR (one ledger value per spout t
 per-tuple bolts). When it raises, every input tuple of the batch is failed (cause
 ``error``, the exception as the reason), the error is reported, the window's remaining
 input fails and the executor restarts, exactly as for a raising ``process``.
+Turning ``auto_ack``, ``auto_fail`` or ``auto_anchor`` off is refused
+(``BATCH_BOLT_AUTO_DISABLED``): batches are always acked this way.
 
 Tick tuples (``topology.tick.tuple.freq.secs``) go to ``process_tick(tup)``, one ``Tuple``
 each (they are few), and are acked when it returns. Every other input, system streams
@@ -103,6 +105,17 @@ class BatchBolt(Bolt):
                 f"{cls.batch_format!r}; use one of {list(BATCH_FORMATS)!r}"
             )
             raise TopologyError(msg, code="BATCH_FORMAT_INVALID")
+        turned_off = [name for name in ("auto_anchor", "auto_ack", "auto_fail")
+                      if not getattr(cls, name)]
+        if turned_off:
+            msg = (
+                f"{cls.__module__}.{cls.__qualname__} is a BatchBolt but sets "
+                f"{', '.join(f'{name} = False' for name in turned_off)}; a BatchBolt's "
+                "batch is always acked when process_batch returns and failed when it raises "
+                "(emit_batch(anchored=False) emits unanchored rows); subclass Bolt to ack "
+                "tuples yourself"
+            )
+            raise TopologyError(msg, code="BATCH_BOLT_AUTO_DISABLED")
 
     def process_batch(self, batch: Any) -> None:
         """Handle one window's input from one stream, as columns.

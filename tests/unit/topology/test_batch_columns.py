@@ -86,6 +86,14 @@ def test_batch_format_is_checked_when_the_class_is_defined() -> None:
     assert excinfo.value.code == "BATCH_FORMAT_INVALID"
 
 
+@pytest.mark.parametrize("flag", ["auto_ack", "auto_fail", "auto_anchor"])
+def test_turning_off_batch_acking_is_refused(flag: str) -> None:
+    with pytest.raises(TopologyError) as excinfo:
+        type("Manual", (BatchBolt,), {flag: False})
+    assert excinfo.value.code == "BATCH_BOLT_AUTO_DISABLED"
+    assert f"{flag} = False" in str(excinfo.value)
+
+
 def test_emit_batch_outside_a_batch_and_process_are_refused() -> None:
     bolt = BatchBolt()
     with pytest.raises(TopologyError) as excinfo:
