@@ -22,9 +22,6 @@ import os
 import sys
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from sparkstorm import BatchBolt, Bolt, Grouping, Spout, Topology
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -103,6 +100,9 @@ class ArrowSplitBolt(BatchBolt):
     outputs = ["word"]
 
     def process_batch(self, batch: Any) -> None:
+        import pyarrow as pa  # here, not at the top: the per-tuple topology's processes
+        import pyarrow.compute as pc  # (and the spout's) need not load pyarrow (~70 MiB)
+
         lists = pc.utf8_split_whitespace(batch.column(0))
         self.emit_batch(pa.RecordBatch.from_arrays([pc.list_flatten(lists)], ["word"]),
                         parents=pc.list_parent_indices(lists))
@@ -117,6 +117,8 @@ class ArrowCountBolt(BatchBolt):
         self.counts: dict[str, int] = {}
 
     def process_batch(self, batch: Any) -> None:
+        import pyarrow.compute as pc  # see ArrowSplitBolt
+
         counted = pc.value_counts(batch.column(0))
         counts = self.counts
         for word, n in zip(counted.field("values").to_pylist(),
