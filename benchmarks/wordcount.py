@@ -31,7 +31,7 @@ from _cpu_breakdown import CpuBreakdownSampler, format_breakdown, measure_core_t
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
-from _wordcount_topology import COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
+from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 
 TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
@@ -58,6 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows-per-batch", type=int, default=100_000,
                         help="rows per micro-batch file of the Structured Streaming reference")
     parser.add_argument("--skip-references", action="store_true")
+    parser.add_argument("--batch-api", action="store_true",
+                        help="then run the BatchBolt word count (same spout) the same way")
     return parser.parse_args(argv)
 
 
@@ -130,7 +132,8 @@ class Run:
                 (now, recent[-1]["components"][SPOUT]["complete_latency_p50_ms"]))
 
 
-def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
+def run_topology(spark: Any, args: argparse.Namespace,
+                 topology: Any = TOPOLOGY) -> tuple[Run, Any]:
     from sparkstorm.testing.local_cluster import LocalCluster
 
     conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed}
@@ -145,7 +148,7 @@ def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
     with peak_rss_sampler() as mem, CpuBreakdownSampler() as run.cpu:
         run.submitted = time.monotonic()
-        runner = cluster.submit_topology(TOPOLOGY_NAME, TOPOLOGY, conf=conf)
+        runner = cluster.submit_topology(TOPOLOGY_NAME, topology, conf=conf)
         run.started = time.monotonic()
         effective = {k: runner.conf.get(k) for k in (
             "topology.window.ms", "topology.spout.buffer.size", "topology.max.spout.pending",
@@ -389,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         report(run, mem, res, n, words)
         if args.skip_references:
             _print_cpu_breakdown(run, res, [])
+            if args.batch_api:
+                return run_batch_api(spark, args, words, None)
             return 0 if run.completed else 1
         print()
         print("=== references (same sentences, same SparkSession) ===", flush=True)
@@ -421,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
             ("reference: plain python, 1 core x wall", 1e6 / plain["sentences_per_sec"]),
             ("reference: structured streaming UDF, CPU", 1e6 * udf_cpu.busy / n),
             ("reference: structured streaming UDF, 2 x wall", 2e6 / udf["sentences_per_sec"])])
+        if args.batch_api and run_batch_api(spark, args, words, udf["sentences_per_sec"]):
+            return 1
     finally:
         spark.stop()
     return 0 if run.completed else 1
@@ -433,6 +440,30 @@ def _print_cpu_breakdown(run: Run, res: dict[str, Any], references: list[tuple[s
         t_lo, t_hi = res["steady_wall_span"]
         print(format_breakdown(run.cpu.breakdown(t_lo, t_hi), res["steady_sentences"],
                                references), flush=True)
+
+
+def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
+                  udf_rate: float | None) -> int:
+    """Run and report ``BATCH_TOPOLOGY`` (BatchBolts); its ratio to ``udf_rate`` if measured.
+
+    Returns:
+        The exit code: 1 if the run did not complete.
+    """
+    print()
+    print("=== batch API (BatchBolt split and count, pyarrow.compute) ===", flush=True)
+    run, mem = run_topology(spark, args, BATCH_TOPOLOGY)
+    if len(run.polls) < 2:
+        print("no statistics collected", flush=True)
+        return 1
+    res = analyse(run, args.sentences)
+    report(run, mem, res, args.sentences, words)
+    _print_cpu_breakdown(run, res, [])
+    if udf_rate:
+        ratio = res["steady_sentences_per_sec"] / udf_rate
+        print(f"batch API / UDF:    steady {ratio:5.2f}x   overall "
+              f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
+              f"[target >= {TARGET_UDF_RATIO}x] {_mark(ratio >= TARGET_UDF_RATIO)}")
+    return 0 if run.completed else 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import logging
 
 from sparkstorm.topology import (
     BasicBolt,
+    BatchBolt,
     Bolt,
     Grouping,
     Spout,
@@ -17,7 +18,7 @@ from sparkstorm.topology import (
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "BatchingBolt", "Bolt", "Grouping", "JavaBolt", "JavaSpout",
+__all__ = ["BasicBolt", "BatchBolt", "BatchingBolt", "Bolt", "Grouping", "JavaBolt", "JavaSpout",
            "LocalCluster", "ReliableSpout", "ShellBolt", "ShellSpout", "Spout", "StatefulBolt",
            "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
 

@@ -4,8 +4,10 @@
 """
 
 from sparkstorm.multilang.shell import ShellBolt
+from sparkstorm.topology.batch_bolt import BatchBolt
 from sparkstorm.topology.batching import BatchingBolt, TicklessBatchingBolt
 from sparkstorm.topology.component import BasicBolt, Bolt
 from sparkstorm.topology.java import JavaBolt
 
-__all__ = ["BasicBolt", "BatchingBolt", "Bolt", "JavaBolt", "ShellBolt", "TicklessBatchingBolt"]
+__all__ = ["BasicBolt", "BatchBolt", "BatchingBolt", "Bolt", "JavaBolt", "ShellBolt",
+           "TicklessBatchingBolt"]

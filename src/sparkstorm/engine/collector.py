@@ -116,6 +116,14 @@ class TaskCollector:
         if self.error_sink is not None:
             self.error_sink(self.task, text)
 
+    def route(self, stream: str | None) -> StreamRoute:
+        """The route of ``stream`` (None: the default stream).
+
+        Raises:
+            TopologyError: ``UNDECLARED_STREAM`` for a stream the component does not declare.
+        """
+        return self.routes.get(stream or DEFAULT_STREAM) or self._route(stream)
+
     def _route(self, stream: str | None) -> StreamRoute:
         route = self.routes.get(stream or DEFAULT_STREAM)
         if route is None:
@@ -140,7 +148,7 @@ class TaskCollector:
         else:
             roots = self._anchor_tuples(anchors)
             for task in tasks:
-                columns = self._columns_for(task, stream_id)
+                columns = self.columns_for(task, stream_id)
                 columns[3].append(values)
                 columns[4].append(_edge_map(roots) if roots else None)
         self.output.count += len(tasks)
@@ -175,14 +183,14 @@ class TaskCollector:
             if single_root:
                 (root,) = roots
             for task in tasks:
-                columns = cache.get((task, name)) or self._columns_for(task, name)
+                columns = cache.get((task, name)) or self.columns_for(task, name)
                 columns[3].append(values)
                 edge = new_id(64)
                 current.ack_val ^= edge  # type: ignore[union-attr]
                 columns[4].append({root: edge} if single_root else dict.fromkeys(roots, edge))
         else:
             for task in tasks:
-                columns = cache.get((task, name)) or self._columns_for(task, name)
+                columns = cache.get((task, name)) or self.columns_for(task, name)
                 columns[3].append(values)
                 columns[4].append(None)
         n = len(tasks)
@@ -191,7 +199,7 @@ class TaskCollector:
         route.transferred += n
         return None
 
-    def _columns_for(self, task: int, stream: str) -> list[Any]:
+    def columns_for(self, task: int, stream: str) -> list[Any]:
         """This window's batch for ``task`` on ``stream``, cached per collector."""
         out = self.output
         if out.generation != self._generation:
@@ -224,7 +232,7 @@ class TaskCollector:
         out, src = self.output, self.task
         if not self.tracking:
             for task in tasks:
-                columns = self._columns_for(task, stream)
+                columns = self.columns_for(task, stream)
                 columns[3].append(values)
                 columns[4].append(None)
             self.immediate_acks.append((tup_id, stream))
@@ -233,7 +241,7 @@ class TaskCollector:
         for task in tasks:
             edge = new_id(64)
             xor ^= edge
-            columns = self._columns_for(task, stream)
+            columns = self.columns_for(task, stream)
             columns[3].append(values)
             columns[4].append({root: edge})
         out.inits[root] = src

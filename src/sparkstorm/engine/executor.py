@@ -268,12 +268,7 @@ class BoltExecutor(ExecutorHost):
                 log_sampled(self.component_logger, self.sample_pct, "received",
                             ((batch[2], batch[3]) for batch in batches))
             try:
-                for position, batch in enumerate(batches):
-                    try:
-                        self._process_batch(*batch)
-                    except ComponentFailure as failure:
-                        self._fail_rest(batches[position + 1:], str(failure))
-                        raise
+                self._process_batches(batches)
                 self._end_window()
                 self.take_checkpoint(checkpoint)
             finally:
@@ -282,6 +277,15 @@ class BoltExecutor(ExecutorHost):
                 if batches:
                     self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
+
+    def _process_batches(self, batches: list[list[Any]]) -> None:
+        """Run the window's input batches in order; a failure fails the ones after it."""
+        for position, batch in enumerate(batches):
+            try:
+                self._process_batch(*batch)
+            except ComponentFailure as failure:
+                self._fail_rest(batches[position + 1:], str(failure))
+                raise
 
     def _end_window(self) -> None:
         """Give instances with an ``end_window()`` hook (shell bolts) a chance to finish.
@@ -586,9 +590,16 @@ def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
 
     Its tasks are restored from ``restore`` when given.
     """
-    kind = plan.components[plan.executors[gid].component].kind
-    host_class = SpoutExecutor if kind == "spout" else BoltExecutor
-    return host_class(plan, gid, topology_name, restore)
+    name = plan.executors[gid].component
+    spec = plan.components[name]
+    if spec.kind == "spout":
+        return SpoutExecutor(plan, gid, topology_name, restore)
+    # imported here: batch_executor builds on this module
+    from sparkstorm.engine.batch_executor import BatchBoltExecutor, is_batch_bolt
+
+    if is_batch_bolt(load_class(spec.component, component=name)):
+        return BatchBoltExecutor(plan, gid, topology_name, restore)
+    return BoltExecutor(plan, gid, topology_name, restore)
 
 
 __all__ = ["BoltExecutor", "ComponentFailure", "SpoutExecutor", "make_executor"]

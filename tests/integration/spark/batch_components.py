@@ -1,0 +1,121 @@
+"""BatchBolt components for the Spark integration tests: a word count in columns.
+
+They live at module level so executor processes can import them, and report through the
+JSON-lines files of ``components.Recorder``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkstorm import BatchBolt, Spout
+from tests.integration.spark.components import Recorder
+
+VOCABULARY = ["storm", "spark", "arrow", "bolt", "spout", "tuple", "window", "ack"]
+
+
+def sentence(n: int) -> str:
+    """Sentence ``n``: 3 to 7 words of the vocabulary, deterministic."""
+    return " ".join(VOCABULARY[(n * 7 + i * 3) % len(VOCABULARY)] for i in range(3 + n % 5))
+
+
+def expected_counts(count: int) -> Counter[str]:
+    """The word counts of sentences ``0 .. count - 1``."""
+    return Counter(word for n in range(count) for word in sentence(n).split())
+
+
+class SentenceSpout(Spout):
+    """Emits ``[n, sentence(n)]`` with message id n, ``test.count`` of them; replays fails."""
+
+    outputs = ["n", "sentence"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+        self.count = int(conf["test.count"])
+        self.next_n = 0
+        self.replay: list[int] = []
+
+    def next_tuple(self) -> None:
+        if self.replay:
+            n = self.replay.pop(0)
+        elif self.next_n < self.count:
+            n = self.next_n
+            self.next_n += 1
+        else:
+            return
+        self.emit([n, sentence(n)], tup_id=n)
+
+    def ack(self, tup_id: Any) -> None:
+        self.record("ack", n=tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.record("fail", n=tup_id)
+        self.replay.append(tup_id)
+
+
+class ArrowSplit(BatchBolt):
+    """Splits with ``utf8_split_whitespace``; each word anchored to its sentence.
+
+    With ``test.raise_on`` set it raises (before emitting) on its first batch that holds
+    sentence ``test.raise_on``, once (a marker file survives the restart), recording the
+    numbers of that batch.
+    """
+
+    outputs = ["word"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+        self.raise_on = conf.get("test.raise_on")
+        self.marker = Path(conf["test.dir"]) / "raised.marker"
+
+    def process_batch(self, batch: Any) -> None:
+        numbers = batch.column("n").to_pylist()
+        if self.raise_on in numbers and not self.marker.exists():
+            self.marker.write_text("x")
+            self.record("raised", ns=numbers)
+            msg = f"boom in a batch of {len(numbers)}"
+            raise ValueError(msg)
+        lists = pc.utf8_split_whitespace(batch.column("sentence"))
+        self.emit_batch(pa.RecordBatch.from_arrays([pc.list_flatten(lists)], ["word"]),
+                        parents=pc.list_parent_indices(lists))
+
+
+class ListsSplit(BatchBolt):
+    """The same split on the lists format: a dict of lists in, a dict of lists out."""
+
+    outputs = ["word"]
+    batch_format = "lists"
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+
+    def process_batch(self, batch: Any) -> None:
+        self.record("format", type=type(batch).__name__)
+        words, parents = [], []
+        for index, text in enumerate(batch["sentence"]):
+            for word in text.split():
+                words.append(word)
+                parents.append(index)
+        self.emit_batch({"word": words}, parents=parents)
+
+
+class ArrowCount(BatchBolt):
+    """Counts words with ``pc.value_counts`` (fields grouping on word); records each batch."""
+
+    outputs = ["word", "count"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+        self.counts: Counter[str] = Counter()
+
+    def process_batch(self, batch: Any) -> None:
+        counted = pc.value_counts(batch.column("word"))
+        delta = dict(zip(counted.field("values").to_pylist(),
+                         counted.field("counts").to_pylist(), strict=True))
+        self.counts.update(delta)
+        self.record("counted", delta=delta)
