@@ -61,7 +61,8 @@ def test_no_live_host_of_any_executor_places_nothing(built: None) -> None:
 def test_local_master_places_nothing_and_asks_spark_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
     def never(sc: Any) -> set[str]:
-        raise AssertionError("local mode must not ask for executors")
+        msg = "local mode must not ask for executors"
+        raise AssertionError(msg)
 
     monkeypatch.setattr(placement, "live_executor_hosts", never)
     assert Placement("local[2]").for_window(None, _stages({0: "127.0.0.1"})) is None
