@@ -11,7 +11,9 @@ of the control plane (Nimbus, supervisors, ZooKeeper) that a real cluster uses f
 - ``python -m sparkstorm.testing.spread driver --shares N ...`` on the driver's host: a
   driver hosting no executor, calling the N hosts' executors; runs ``--seconds`` (or until
   the spouts acked ``--until-acked``), writing its statistics to ``<dir>/stats.json``
-  every second and at the end, and ``<dir>/stop`` when it ends.
+  every second and at the end (then with ``shuffle_remote_bytes``: what Spark's shuffle
+  fetched from other hosts, from the driver's UI), one ``progress.jsonl`` line a second
+  (time, acked, windows), and ``<dir>/stop`` when it ends.
 
 Every process of a share is a child of its ``host`` process, gone when it ends.
 
@@ -28,6 +30,7 @@ import logging
 import signal
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -100,19 +103,42 @@ def run_driver(args: argparse.Namespace) -> None:
         driver.set_remote_endpoints(_wait_for_endpoints(folder, args.shares, args.wait))
         driver.start()
         started = time.monotonic()
-        while time.monotonic() - started < args.seconds and driver.failure is None:
-            summary = driver.stats.summary()
-            _write(folder / "stats.json", {"elapsed": time.monotonic() - started, **summary})
-            if args.until_acked and _acked(summary) >= args.until_acked:
-                break
-            time.sleep(1.0)
+        with (folder / "progress.jsonl").open("a", encoding="utf-8") as progress:
+            while time.monotonic() - started < args.seconds and driver.failure is None:
+                summary = driver.stats.summary()
+                _write(folder / "stats.json", {"elapsed": time.monotonic() - started,
+                                               **summary})
+                progress.write(json.dumps({"time": time.time(), "acked": _acked(summary),
+                                           "windows": summary["windows"]}) + "\n")
+                progress.flush()
+                if args.until_acked and _acked(summary) >= args.until_acked:
+                    break
+                time.sleep(1.0)
         _write(folder / "stats.json", {"elapsed": time.monotonic() - started,
+                                       "shuffle_remote_bytes": _shuffle_remote_bytes(driver),
                                        **driver.stats.summary()})
     finally:
         driver.stop(60)
         (folder / "stop").touch()
     if driver.failure is not None:
         raise driver.failure
+
+
+def _shuffle_remote_bytes(driver: Any) -> int | None:
+    """Bytes Spark's shuffle fetched from other hosts over the run (None: no UI to ask)."""
+    base = driver.spark_ui_url
+    if not base:
+        return None
+    try:
+        with urllib.request.urlopen(f"{base}/api/v1/applications", timeout=10) as answer:
+            app = json.load(answer)[0]["id"]
+        with urllib.request.urlopen(f"{base}/api/v1/applications/{app}/stages",
+                                    timeout=30) as answer:
+            stages = json.load(answer)
+    except (OSError, ValueError, LookupError) as exc:
+        logger.warning("no shuffle figures from the Spark UI at %s: %s", base, exc)
+        return None
+    return sum(int(stage.get("shuffleRemoteBytesRead") or 0) for stage in stages)
 
 
 def _acked(summary: dict[str, Any]) -> int:
