@@ -10,8 +10,9 @@ of the control plane (Nimbus, supervisors, ZooKeeper) that a real cluster uses f
   ``<dir>/stop`` exists (or SIGTERM).
 - ``python -m sparkstorm.testing.spread driver --shares N ...`` on the driver's host: a
   driver hosting no executor, calling the N hosts' executors; runs ``--seconds`` (or until
-  the spouts acked ``--until-acked``), writing its statistics to ``<dir>/stats.json``
-  every second and at the end (then with ``shuffle_remote_bytes``: what Spark's shuffle
+  the spouts acked ``--until-acked``, or until ``<dir>/stop`` exists), writing its
+  statistics to ``<dir>/stats.json`` every second and at the end (then with
+  ``shuffle_remote_bytes``: what Spark's shuffle
   fetched from other hosts, from the driver's UI), one ``progress.jsonl`` line a second
   (time, acked, windows), and ``<dir>/stop`` when it ends.
 
@@ -111,7 +112,8 @@ def run_driver(args: argparse.Namespace) -> None:
                 progress.write(json.dumps({"time": time.time(), "acked": _acked(summary),
                                            "windows": summary["windows"]}) + "\n")
                 progress.flush()
-                if args.until_acked and _acked(summary) >= args.until_acked:
+                if ((args.until_acked and _acked(summary) >= args.until_acked)
+                        or (folder / "stop").exists()):
                     break
                 time.sleep(1.0)
         _write(folder / "stats.json", {"elapsed": time.monotonic() - started,
