@@ -15,7 +15,7 @@ Example:
     >>> calls.tuples = 100
     >>> calls.summary()
     {'calls': 2, 'host_local_calls': 1, 'host_local_share': 0.5, 'crossed_bytes': 300, \
-'crossed_bytes_per_tuple': 3.0}
+'tuples': 100, 'crossed_bytes_per_tuple': 3.0}
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ class CallLocality:
             "host_local_share": (round(self.host_local_calls / self.calls, 4)
                                  if self.calls else None),
             "crossed_bytes": self.crossed_bytes,
+            "tuples": self.tuples,
             "crossed_bytes_per_tuple": (round(self.crossed_bytes / self.tuples, 2)
                                         if self.tuples else None),
         }

@@ -99,6 +99,7 @@ def run_driver(args: argparse.Namespace) -> None:
     spec = load_spec(args.topology)
     conf = _conf(args, spec)
     folder = Path(args.dir)
+    spouts = {c.name for c in spec.components if c.kind == "spout" and c.name}
     driver = TopologyDriver(args.name, spec, conf, hosted=set(), token=args.token)
     try:
         driver.set_remote_endpoints(_wait_for_endpoints(folder, args.shares, args.wait))
@@ -109,10 +110,10 @@ def run_driver(args: argparse.Namespace) -> None:
                 summary = driver.stats.summary()
                 _write(folder / "stats.json", {"elapsed": time.monotonic() - started,
                                                **summary})
-                progress.write(json.dumps({"time": time.time(), "acked": _acked(summary),
+                progress.write(json.dumps({"time": time.time(), "acked": _acked(summary, spouts),
                                            "windows": summary["windows"]}) + "\n")
                 progress.flush()
-                if ((args.until_acked and _acked(summary) >= args.until_acked)
+                if ((args.until_acked and _acked(summary, spouts) >= args.until_acked)
                         or (folder / "stop").exists()):
                     break
                 time.sleep(1.0)
@@ -143,8 +144,10 @@ def _shuffle_remote_bytes(driver: Any) -> int | None:
     return sum(int(stage.get("shuffleRemoteBytesRead") or 0) for stage in stages)
 
 
-def _acked(summary: dict[str, Any]) -> int:
-    return sum(int(c.get("acked") or 0) for c in summary["components"].values())
+def _acked(summary: dict[str, Any], spouts: set[str]) -> int:
+    """Trees the spouts had acked."""
+    return sum(int(c.get("acked") or 0) for name, c in summary["components"].items()
+               if name in spouts)
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
