@@ -141,13 +141,21 @@ class Placement:
             return None
         if host in live:
             return host
-        if host not in self._resolved:  # Spark may name the host by its address
+        # Spark may name a host by its address and the executor by its name, or the reverse
+        address = self._address(host)
+        for spark_host in live:
+            if address is not None and self._address(spark_host) == address:
+                return spark_host
+        return None
+
+    def _address(self, host: str) -> str | None:
+        """``host``'s IPv4 address (asked once per host name)."""
+        if host not in self._resolved:
             try:
                 self._resolved[host] = socket.gethostbyname(host)
             except OSError:
                 self._resolved[host] = None
-        address = self._resolved[host]
-        return address if address in live else None
+        return self._resolved[host]
 
 
 def live_executor_hosts(sc: Any) -> set[str]:

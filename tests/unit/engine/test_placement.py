@@ -81,3 +81,10 @@ def test_topology_stats_carry_locality_per_window_and_in_total() -> None:
                                    "crossed_bytes_per_tuple": 2.0}
     shares = [w["locality"]["host_local_share"] for w in summary["recent_windows"]]
     assert shares == [1.0, 0.5]
+
+
+def test_a_host_name_matches_the_address_spark_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(placement, "_build", lambda sc, stages, key: key)
+    monkeypatch.setattr(placement, "live_executor_hosts", lambda sc: {"127.0.0.1"})
+    chosen = Placement("spark://10.0.0.1:7077").for_window(None, _stages({0: "localhost"}))
+    assert chosen == (("127.0.0.1",), ())
