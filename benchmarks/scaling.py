@@ -93,6 +93,7 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
     if args.window_ms is not None:
         common += ["-c", f"topology.window.ms={args.window_ms}"]
     processes = []
+    load_before = os.getloadavg()[0]
     try:
         for index, host in enumerate(hosts):
             processes.append(spread(host, [
@@ -117,7 +118,9 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)
-    return figures(folder, total)
+    # the machine's other work shares the two cores: say how busy it was
+    return {**figures(folder, total), "load_before": load_before,
+            "load_after": os.getloadavg()[0]}
 
 
 def figures(folder: Path, total: int) -> dict[str, Any]:
@@ -134,6 +137,8 @@ def figures(folder: Path, total: int) -> dict[str, Any]:
         "acked": max(p["acked"] for p in polls),
         "steady_sentences_per_s": (STEADY_TO - STEADY_FROM) * total / max(end - begin, 1e-9),
         "steady_windows": len(windows),
+        "steady_window_median_s": (sorted(w["seconds"] for w in windows)[len(windows) // 2]
+                                   if windows else None),
         "steady_host_local_share": local / calls if calls else None,
         "run_host_local_share": stats["locality"]["host_local_share"],
         "call_bytes_across_per_tuple": stats["locality"]["crossed_bytes_per_tuple"],
