@@ -52,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="sentences per spout task (two spout tasks)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--window-ms", type=int, default=None, help="topology.window.ms")
+    parser.add_argument("--buffer", type=int, default=None,
+                        help="topology.spout.buffer.size (sentences a spout task takes per window)")
     return parser.parse_args(argv)
 
 
@@ -92,6 +94,8 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
               "--token", secrets.token_hex(16), "-c", f"bench.sentences={args.sentences}"]
     if args.window_ms is not None:
         common += ["-c", f"topology.window.ms={args.window_ms}"]
+    if args.buffer is not None:
+        common += ["-c", f"topology.spout.buffer.size={args.buffer}"]
     processes = []
     load_before = os.getloadavg()[0]
     try:
