@@ -132,6 +132,17 @@ class WordCountBatchBench(Topology):
     count = ArrowCountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
 
 
+class WordCountScaling(Topology):
+    """Two of each executor, so that two hosts get the same share (``scaling.py``).
+
+    Each spout task emits every sentence: ``2 * bench.sentences`` in all.
+    """
+
+    sentences = SentenceSpout.spec(par=2)
+    split = SplitBolt.spec(inputs=[sentences], par=2)
+    count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
+
+
 TOPOLOGY = WordCountBench
 BATCH_TOPOLOGY = WordCountBatchBench
 SPOUT, SPLIT, COUNT = "sentences", "split", "count"

@@ -5,6 +5,8 @@
 #   scripts/test-hosts.sh up            hosts A, B, C (10.77.0.1-3) on bridge ssbr0
 #   scripts/test-hosts.sh spark         Spark standalone master on A, a worker on B and on C
 #   scripts/test-hosts.sh exec A CMD..  run CMD on host A (its network, hostname and /tmp)
+#   scripts/test-hosts.sh spark-master  only the master on A (add workers with spark-worker)
+#   scripts/test-hosts.sh spark-worker B [CPU]  (another) Spark worker on B, pinned to CPU
 #   scripts/test-hosts.sh status        what runs
 #   scripts/test-hosts.sh down          stop everything started here, remove the hosts
 #
@@ -13,6 +15,8 @@
 # system (the project, its .venv) is shared, and so is $TEST_HOSTS_DIR (default
 # /tmp/sparkstorm-hosts, seen as the same path inside every host) for logs and results.
 # Traffic goes only to the namespaces' addresses. Every wait is bounded.
+# TEST_HOSTS_CPUS="B=0 C=1" pins each host's Spark worker (and so its executors, which
+# inherit the affinity) to those CPUs with taskset: a host with one core, for benchmarks.
 set -euo pipefail
 
 PROJECT=${PROJECT:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -102,6 +106,41 @@ spark() {
   echo "spark://${IP[A]}:7077 with workers on B and C"
 }
 
+# the taskset prefix for host $1 from TEST_HOSTS_CPUS ("B=0 C=1"), or nothing
+cpu_pin() {
+  local pair
+  for pair in ${TEST_HOSTS_CPUS:-}; do
+    [ "${pair%%=*}" = "$1" ] && { echo "taskset -c ${pair#*=}"; return; }
+  done
+}
+
+spark_master() {
+  SPARK_HOME=${SPARK_HOME:-$("$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
+  export SPARK_HOME
+  run_in A setsid "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
+    --host "${IP[A]}" --port 7077 --webui-port 8080 >"$SHARED/spark-master.log" 2>&1 </dev/null &
+  wait_for 120 "the Spark master on A" grep -q 'I have been elected leader' "$SHARED/spark-master.log"
+  echo "spark://${IP[A]}:7077"
+}
+
+# one Spark worker on host $1 (pinned by TEST_HOSTS_CPUS or to CPU $2), registered with A's master
+spark_worker() {
+  local host=$1 pin
+  [ -n "${2:-}" ] && TEST_HOSTS_CPUS="$host=$2"
+  pin=$(cpu_pin "$host")
+  SPARK_HOME=${SPARK_HOME:-$("$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
+  export SPARK_HOME
+  local before
+  before=$(grep -c 'Registering worker' "$SHARED/spark-master.log" 2>/dev/null || true)
+  # shellcheck disable=SC2086 # $pin is a command prefix or nothing
+  run_in "$host" setsid $pin "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
+    --host "${IP[$host]}" --cores "${TEST_HOSTS_CORES:-1}" --memory 2g \
+    --work-dir /tmp/spark-work "spark://${IP[A]}:7077" >>"$SHARED/spark-worker$host.log" 2>&1 </dev/null &
+  one_more() { [ "$(grep -c 'Registering worker' "$SHARED/spark-master.log")" -gt "${before:-0}" ]; }
+  wait_for 180 "a Spark worker on $host registered with the master" one_more
+  echo "Spark worker on $host ${pin:+($pin)}"
+}
+
 status() {
   for h in "${HOSTS[@]}"; do
     echo "host $h (${IP[$h]}): $(ip netns pids "$PREFIX$h" 2>/dev/null | wc -l) processes"
@@ -133,8 +172,10 @@ down() {
 case "${1:-}" in
   up) up ;;
   spark) spark ;;
+  spark-master) spark_master ;;
+  spark-worker) [ $# -ge 2 ] || die "usage: $0 spark-worker B|C [CPU]"; spark_worker "$2" "${3:-}" ;;
   exec) [ $# -ge 3 ] || die "usage: $0 exec A|B|C COMMAND..."; h=$2; shift 2; run_in "$h" "$@" ;;
   status) status ;;
   down) down ;;
-  *) die "usage: $0 up | spark | exec A|B|C COMMAND... | status | down" ;;
+  *) die "usage: $0 up | spark | spark-master | spark-worker B|C [CPU] | exec A|B|C COMMAND... | status | down" ;;
 esac

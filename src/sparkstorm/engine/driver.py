@@ -24,7 +24,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +33,14 @@ from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
 from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.executor_checkpoint import part_name
+from sparkstorm.engine.locality import CallLocality
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
+from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
-from sparkstorm.engine.stage import DRIVER, StageInfo, run_spout_stage, run_stage
+from sparkstorm.engine.stage import DRIVER, StageInfo
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
@@ -124,6 +125,8 @@ class TopologyDriver:
         self._owns_spark = False
         self._stages = self._stage_infos()
         self._stages_version = self.pool.endpoints_version
+        self.placement = Placement(str(conf.get("spark.master") or "local"))
+        """Where each window's Spark tasks should run (set again from the session at start)."""
         # a driver restarted on a cluster resumes from its topology's committed checkpoint
         self._needs_rollback = (self.checkpoints is not None
                                 and self.checkpoints.store.latest_committed() is not None)
@@ -194,6 +197,7 @@ class TopologyDriver:
         if spark is None:
             spark, self._owns_spark = get_spark(self.conf, f"sparkstorm-{self.name}")
         self._spark = spark
+        self.placement = Placement(str(spark.sparkContext.master))
         try:
             self.pool.start()
             self._wait_for_endpoints()
@@ -290,13 +294,9 @@ class TopologyDriver:
         if self._stages_version != self.pool.endpoints_version:  # an executor moved
             self._stages_version = self.pool.endpoints_version
             self._stages = self._stage_infos()
-        first = self._stages[0]
         flags = self._window_flags(window)
-        rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
-        rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window, flags))
-        for stage in self._stages[1:]:
-            rdd = rdd.partitionBy(len(stage.gids), stage.partition_of)
-            rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window, flags))
+        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(self._stages[0]),
+                                        window, flags)
         try:
             results = rdd.collect()
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
@@ -433,9 +433,11 @@ class TopologyDriver:
     def _absorb(self, window: int, started: float, results: list[Any],
                 jobs: list[int] | None = None) -> None:
         metas = []
-        for key, (meta_blob, deliveries) in results:
+        locality = CallLocality()
+        for key, (meta_blob, deliveries, call) in results:
             if key != DRIVER:
                 continue
+            locality.add(call)
             meta = WindowMeta.decode(meta_blob)
             if meta.lost:
                 self._executor_lost(window, meta)
@@ -445,8 +447,9 @@ class TopologyDriver:
         self._verdicts = self.acker.process_window(metas)
         self._parts_arrived(metas)
         components, executors = self._counters(metas)
+        locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
         self.stats.record(WindowRecord(window, started, time.time() - started, components,
-                                       executors, jobs or []))
+                                       executors, jobs or [], locality))
         self.stats.restarts = self.pool.restarts
 
     def _executor_lost(self, window: int, meta: WindowMeta) -> None:

@@ -7,7 +7,9 @@ TCP address: see ``engine.endpoint``) and the topology's token. Records are
 the driver collects at the end of the job (each executor's encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` and its deliveries on edges closing a cycle).
 The spout stage's partitions get their executor's control as its own argument, apart from
-the records.
+the records. The driver's record also says where the call went: ``(host_local, bytes)``,
+whether the task reached its executor over its Unix socket (same host) and how many bytes
+crossed hosts otherwise (request and reply, over TCP).
 
 An executor that answers neither its window nor a liveness check within
 ``topology.executor.answer.timeout.secs`` (stopped, hung) is given up on: the Spark task
@@ -32,6 +34,8 @@ from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
 from sparkstorm.errors import EngineError
 
 DRIVER = -1
+ANCHOR = None
+"""The value of a placement anchor's record (``engine.placement``): a stage skips it."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ class ExecutorUnresponsive(EngineError):
 
 
 def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeout: float,
-                  answer_timeout: float | None = None) -> tuple[Any, bytes]:
+                  answer_timeout: float | None = None, sizes: list[int] | None = None
+                  ) -> tuple[Any, bytes]:
     """Send ``request`` to the executor at ``endpoint``; return its reply's payload and body.
 
     Over its Unix socket when the caller shares its host, else over TCP with ``token``.
@@ -69,6 +74,7 @@ def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeo
     refusing), up to ``timeout`` seconds; the executor answers a resent window from memory.
     With ``answer_timeout``, a reply may take as long as it needs while the executor answers
     liveness checks (pings on another connection) within ``answer_timeout`` seconds.
+    With ``sizes``, the bytes of the request and of the reply's frames are appended to it.
 
     Raises:
         ConnectionError: the executor did not answer within ``timeout``.
@@ -85,7 +91,10 @@ def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeo
                 send_frame(sock, body)
                 if answer_timeout is not None:
                     _await_answer(sock, endpoint, token, answer_timeout)
-                return recv_reply(sock)
+                reply = recv_reply(sock, sizes)
+                if sizes is not None:
+                    sizes.append(len(body) + 4)  # its length prefix too
+                return reply
         except (ConnectionError, FileNotFoundError, OSError) as exc:
             if time.monotonic() > deadline:
                 msg = f"executor at {endpoint} did not answer within {timeout:.0f} s: {exc}"
@@ -133,6 +142,21 @@ def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index:
         yield from _call_stage(stage, window, flags, index, records, control)
 
 
+def run_located_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any],
+                            payloads: list[tuple[list[Any], list[tuple[int, Any]]]],
+                            index: int, partition: Iterable[int]) -> Iterator[tuple[int, Any]]:
+    """The spout stage's partition function over a placement's located RDD.
+
+    The located RDD is built once per placement (``engine.placement``), so this window's
+    ``payloads`` (as :func:`run_spout_stage` gets them) come in the closure: every task
+    gets all of them and uses its own.
+    """
+    for _ in partition:  # drained: else PySpark discards its Python worker after the task
+        pass
+    control, records = payloads[index]
+    yield from _call_stage(stage, window, flags, index, records, control)
+
+
 def run_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
               records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
     """A bolt stage's partition function: its executor gets the records keyed to it."""
@@ -155,7 +179,8 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
     mine: list[bytes] = []
     for key, value in records:
         if key == gid:
-            mine.append(value)
+            if value is not ANCHOR:
+                mine.append(value)
         else:
             yield key, value
     request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
@@ -163,19 +188,24 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
         request["rows"] = mine
     else:
         request["control"] = control
+    endpoint = stage.endpoints[gid]
+    sizes: list[int] = []
     try:
-        outputs, meta = call_executor(stage.endpoints[gid], stage.token, request,
-                                      stage.connect_timeout, stage.answer_timeout)
+        outputs, meta = call_executor(endpoint, stage.token, request,
+                                      stage.connect_timeout, stage.answer_timeout, sizes)
     except ExecutorUnresponsive as exc:
-        yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {})
+        yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {}, None)
         return
+    # checked after the call: a restarted executor's socket may appear meanwhile
+    local = endpoint.local()
+    call = (local, 0 if local else sum(sizes))
     deliveries = {}
     for target, blob in outputs.items():
         if stage.gid_levels[target] > stage.level:
             yield target, blob
         else:  # an edge closing a cycle: delivered in the next window
             deliveries[target] = blob
-    yield DRIVER, (meta, deliveries)
+    yield DRIVER, (meta, deliveries, call)
 
 
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],

@@ -12,6 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparkstorm.engine.locality import CallLocality
 from sparkstorm.engine.rolling import WINDOW_SECONDS, RollingWindows
 from sparkstorm.engine.stats import ComponentCounters
 
@@ -30,6 +31,8 @@ class WindowRecord:
     executors: dict[int, ComponentCounters] = field(default_factory=dict)
     jobs: list[int] = field(default_factory=list)
     """Its Spark job ids (links from the UI's charts to the Spark UI)."""
+    locality: CallLocality = field(default_factory=CallLocality)
+    """Where its executor calls went (host-local or across hosts)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class TopologyStats:
         self.checkpoint_ms = 0.0
         """From taking the newest committed checkpoint to committing it."""
         self.rollbacks = 0
+        self.locality = CallLocality()
+        """Every window's executor calls: host-local share, bytes across hosts."""
         self.lock = threading.Lock()  # summary() is read from other threads
 
     def record(self, record: WindowRecord) -> None:
@@ -77,6 +82,7 @@ class TopologyStats:
         with self.lock:
             self.recent.append(self._brief(record))
             self.window_count += 1
+            self.locality.merge(record.locality)
             for name, counters in record.components.items():
                 self.totals.setdefault(name, ComponentCounters()).add(counters)
             for gid, counters in record.executors.items():
@@ -111,6 +117,7 @@ class TopologyStats:
             "committed_window": self.committed_window,
             "checkpoint_ms": self.checkpoint_ms,
             "rollbacks": self.rollbacks,
+            "locality": self.locality.summary(),
             "recent_windows": list(self.recent),
         }
 
@@ -157,4 +164,4 @@ class TopologyStats:
             components[name] = brief
         return {"window": record.window, "started": round(record.started, 3),
                 "seconds": round(record.seconds, 3), "components": components,
-                "jobs": list(record.jobs)}
+                "jobs": list(record.jobs), "locality": record.locality.summary()}

@@ -82,15 +82,20 @@ def send_error_reply(sock: socket.socket, text: str) -> None:
     send_frame(sock, b"")
 
 
-def recv_reply(sock: socket.socket) -> tuple[Any, bytes]:
+def recv_reply(sock: socket.socket, sizes: list[int] | None = None) -> tuple[Any, bytes]:
     """Read a reply: its decoded payload and its raw body.
+
+    With ``sizes``, the bytes read (both frames with their lengths) are appended to it.
 
     Raises:
         ConnectionError: the peer closed the connection mid-reply.
         EngineError: ``EXECUTOR_REQUEST_FAILED`` when the executor answered with an error.
     """
-    status, payload = unpack(recv_frame(sock))
+    header = recv_frame(sock)
+    status, payload = unpack(header)
     body = recv_frame(sock)
+    if sizes is not None:
+        sizes.append(len(header) + len(body) + 2 * _LENGTH.size)
     if status != _OK:
         raise EngineError(str(payload), code="EXECUTOR_REQUEST_FAILED")
     return payload, body

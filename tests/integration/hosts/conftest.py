@@ -23,6 +23,8 @@ SCRIPT = ROOT / "scripts" / "test-hosts.sh"
 SHARED = Path(os.environ.get("TEST_HOSTS_DIR", "/tmp/sparkstorm-hosts-tests"))
 # TEST_HOSTS_SUBNET / _BRIDGE / _PREFIX (the script's own knobs) let two runs coexist
 SUBNET = os.environ.get("TEST_HOSTS_SUBNET", "10.77.0")
+PREFIX = os.environ.get("TEST_HOSTS_PREFIX", "ss")
+"""Host X's network namespace is PREFIX + X (the script's TEST_HOSTS_PREFIX)."""
 HOST_A, HOST_B, HOST_C = (f"{SUBNET}.{n}" for n in (1, 2, 3))
 MASTER = f"spark://{HOST_A}:7077"
 

@@ -55,9 +55,10 @@ def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: Endpoint) -> N
 def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: Endpoint) -> None:
     stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, "", 10.0, 0.3, {4: "count"})
     rows = pack([[7, 3, "default", [["a"], ["b"], ["c"]], [{100: 1}, None, {200: 2, 300: 3}]]])
-    ((key, (blob, deliveries)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
+    ((key, (blob, deliveries, call)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and deliveries == {}
+    assert call is None, "a call given up on is not counted as one"
     assert meta.lost and meta.gid == 4 and meta.component == "count"
     assert set(meta.failed) == {100, 200, 300}
     assert {why.cause for why in meta.failed.values()} == {FAIL_CRASH}

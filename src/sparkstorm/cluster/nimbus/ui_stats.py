@@ -141,6 +141,17 @@ class TopologyStatsView:
                     rows.append((worker, str(gid), row))
         return sorted(rows, key=lambda item: int(item[2].get("first_task", 0)))
 
+    def locality(self) -> dict[str, Any] | None:
+        """Where the executor calls of the topology's windows went (the driver's count).
+
+        Host-local share and bytes across hosts (``engine.locality``); None before any.
+        """
+        for worker in self.beats:
+            found = worker.stats.get("locality")
+            if isinstance(found, dict) and found.get("calls"):
+                return dict(found)
+        return None
+
     def recent_windows(self) -> list[dict[str, Any]]:
         """The recent windows of the worker that reported most of them, oldest first."""
         best: list[dict[str, Any]] = []

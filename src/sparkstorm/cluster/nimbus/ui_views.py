@@ -377,6 +377,8 @@ class UiViews:
                 "workers": self._workers(topology_id, base, assignment, view),
                 "spouts": spouts, "bolts": bolts,
                 "failuresByCause": causes,
+                # executor calls over a Unix socket (task on its executor's host) vs TCP
+                "hostLocality": view.locality(),
                 "failureReasons": sorted(reasons, key=lambda r: (
                     -int(r["count"]), -float(r.get("lastSeen") or 0.0)))[:20],
                 "recentWindows": [recent_window(r, spout_names)

@@ -19,6 +19,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.engine.locality import CallLocality
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 
@@ -75,8 +76,12 @@ def heartbeat_stats(now: float) -> dict[str, Any]:
                              executed={"word:default": 10}, acked={"word:default": 10},
                              busy_ms=2.5, execute_ms={"word:default": 2.0},
                              process_ms={"word:default": 5.0})
+    # two executor calls, one over TCP from another host with 400 bytes
+    calls = CallLocality(tuples=40)
+    calls.add((True, 0))
+    calls.add((False, 400))
     stats.record(WindowRecord(0, now - 2, 1.0, {"word": spout, "split": bolt},
-                              {0: bolt, 1: spout}))
+                              {0: bolt, 1: spout}, locality=calls))
     return stats.summary(now)
 
 

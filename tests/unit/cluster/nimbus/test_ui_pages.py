@@ -187,6 +187,9 @@ def test_topology_page_windows_failures_and_recent_windows(nimbus: Nimbus,
     assert (point["emitted"], point["acked"], point["failed"]) == (40, 9, 1)
     assert point["components"]["split"]["inputs"] == {"word:default": 10}
     assert page["workers"][0]["sparkUiUrl"] is None
+    assert page["hostLocality"] == {"calls": 2, "host_local_calls": 1, "host_local_share": 0.5,
+                                    "crossed_bytes": 400, "tuples": 40,
+                                    "crossed_bytes_per_tuple": 10.0}
 
     bad = client.get(f"/api/v1/topology/{topology_id}", params={"window": "60"})
     assert bad.status_code == 400 and bad.json()["code"] == "UNKNOWN_WINDOW"
