@@ -204,6 +204,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         "sys.path (sparkstorm submit sets src and topologies for a streamparse project)",
     ),
     _K(
+        "topology.executor.python",
+        str,
+        None,
+        "sparkstorm: interpreter of the executor processes, a path or a command on the PATH "
+        "(unset: the driver's own); it must import sparkstorm and its executor dependencies "
+        "(scripts/install-pypy.sh makes a PyPy one; see the README for what PyPy lacks)",
+    ),
+    _K(
         "topology.executor.log.dir",
         str,
         None,
