@@ -4,10 +4,11 @@ Runs ``profile_executor.py``'s in-process pipeline (the real spout, split and co
 executors, the wire packing between them and the acker; no Spark, no sockets) in one child
 process per interpreter, rounds interleaved, each phase timed in thread CPU time so that a
 loaded machine stretches neither side. Each child first runs a warm-up pass (PyPy's JIT
-compiles the hot loops during it; its CPU per sentence, window by window, shows the
-warm-up), then the measured pass, with the cyclic GC handled as ``executor_main`` does
-(off, one collection every 20 windows). Both interpreters run the same code: a copy of
-``src/`` rewritten for Python 3.9 (``_py39_tree.py``), since Debian 12's PyPy is 3.9.
+compiles the hot loops during it; its CPU time, window by window, shows the warm-up),
+then the measured pass, with the cyclic GC handled as ``executor_main`` does (off, one
+collection every 20 windows; ``--gc default`` leaves it on). Both interpreters run the
+same code: a copy of ``src/`` rewritten for Python 3.9 (``_py39_tree.py``), since Debian
+12's PyPy is 3.9.
 
 Run (after ``scripts/install-pypy.sh``)::
 
@@ -33,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 GC_EVERY_WINDOWS = 20  # as executor_main.GC_EVERY_WINDOWS
 
 
-def run_child(sentences: int, warmup: int) -> dict[str, Any]:
+def run_child(sentences: int, warmup: int, gc_regime: str) -> dict[str, Any]:
     """Warm-up pass, then the measured pass; the figures as one dict (in the child)."""
     import profile_executor
 
@@ -49,10 +50,11 @@ def run_child(sentences: int, warmup: int) -> dict[str, Any]:
 
         def window(self) -> None:
             super().window()
-            if self.windows % GC_EVERY_WINDOWS == 0:
+            if gc_regime == "executor" and self.windows % GC_EVERY_WINDOWS == 0:
                 gc.collect()
 
-    gc.disable()
+    if gc_regime == "executor":
+        gc.disable()
     started = time.thread_time()
     warm = CpuTimedPipeline(warmup, None, 7)
     per_window: list[float] = []  # CPU ms of each window (the last ones are partly empty)
@@ -76,13 +78,15 @@ def run_child(sentences: int, warmup: int) -> dict[str, Any]:
             "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def measure(python: str, tree: Path, sentences: int, warmup: int) -> dict[str, Any]:
+def measure(python: str, tree: Path, sentences: int, warmup: int,
+            gc_regime: str) -> dict[str, Any]:
     """Run one child under ``python``; its figures."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(HERE)]),
                PYTHONHASHSEED="20140916")
-    done = subprocess.run([python, str(Path(__file__)), "--child", "--sentences", str(sentences),
-                           "--warmup", str(warmup)], env=env, capture_output=True, text=True,
-                          check=False, timeout=3600)
+    command = [python, str(Path(__file__)), "--child", "--sentences", str(sentences),
+               "--warmup", str(warmup), "--gc", gc_regime]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False,
+                          timeout=3600)
     if done.returncode != 0:
         msg = f"{python} failed (exit code {done.returncode}):\n{done.stderr[-3000:]}"
         raise RuntimeError(msg)
@@ -120,10 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sentences", type=int, default=200_000, help="measured pass")
     parser.add_argument("--warmup", type=int, default=100_000, help="warm-up pass")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--gc", choices=("executor", "default"), default="executor",
+                        help="executor: the cyclic GC off, one collection every 20 windows, "
+                             "as executor_main; default: the interpreter's own GC")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(run_child(args.sentences, args.warmup)))
+        print(json.dumps(run_child(args.sentences, args.warmup, args.gc)))
         return 0
     sys.path.insert(0, str(HERE))
     from _py39_tree import make_py39_tree
@@ -134,12 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         tree = make_py39_tree(Path(folder) / "src")
         for round_number in range(args.rounds):
             for name, python in interpreters.items():
-                result = measure(python, tree, args.sentences, args.warmup)
+                result = measure(python, tree, args.sentences, args.warmup, args.gc)
                 runs[name].append(result)
                 print(f"round {round_number + 1} {name}: "
                       f"{sum(result['phases_us'].values()):.1f} us/sentence", flush=True)
     print(f"\n{args.sentences:,} sentences measured after {args.warmup:,} of warm-up, "
-          f"median of {args.rounds} interleaved rounds; other = {args.python}")
+          f"median of {args.rounds} interleaved rounds, GC regime {args.gc!r}; "
+          f"other = {args.python}")
     report(runs)
     return 0
 

@@ -5,8 +5,10 @@
 # Idempotent: installs Debian's `pypy3` with apt-get only when it is missing, and (re)makes
 # the venv only when its packages do not import. The venv holds no sparkstorm: the pool puts
 # the driver's source folders on the executors' PYTHONPATH (engine/executor_python.py).
-# Set topology.executor.python to "$VENV/bin/python" to use it (see the README: Debian 12's
-# PyPy is Python 3.9, older than sparkstorm's 3.11).
+# Used by `make bench-pypy` (benchmarks/executor_interpreters.py). Debian 12's PyPy is
+# Python 3.9, older than sparkstorm's 3.11, so executors run under it only from a tree
+# rewritten by benchmarks/_py39_tree.py: a measurement, not a supported mode (the README,
+# benchmarks/RESULTS.md "PyPy executors").
 #
 # Usage: scripts/install-pypy.sh [VENV]     VENV defaults to .venv-pypy in the repository
 set -euo pipefail

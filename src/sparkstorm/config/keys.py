@@ -208,8 +208,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         str,
         None,
         "sparkstorm: interpreter of the executor processes, a path or a command on the PATH "
-        "(unset: the driver's own); it must import sparkstorm and its executor dependencies "
-        "(scripts/install-pypy.sh makes a PyPy one; see the README for what PyPy lacks)",
+        "(unset: the driver's own); its environment must hold the executors' dependencies "
+        "(msgpack, pyyaml, the components' own); the driver's source folders are passed on",
     ),
     _K(
         "topology.executor.log.dir",

@@ -49,8 +49,8 @@ def executor_python(conf: Mapping[str, Any]) -> str:
         msg = (
             f"{CONF_KEY} is {configured!r}, which is not an executable file nor a command "
             f"on the PATH of this worker (host {os.uname().nodename!r}); install that "
-            f"interpreter on every worker host (for PyPy: scripts/install-pypy.sh), or unset "
-            f"{CONF_KEY} to run executors under the driver's own Python ({sys.executable})"
+            f"interpreter on every worker host, or unset {CONF_KEY} to run executors under "
+            f"the driver's own Python ({sys.executable})"
         )
         raise EngineError(msg, code="EXECUTOR_PYTHON_NOT_FOUND")
     return os.path.abspath(found)
@@ -117,7 +117,8 @@ def check_executor_python(python: str, env: Mapping[str, str]) -> None:
     msg = (
         f"{CONF_KEY} is {python!r}, which {problem}\n"
         f"That interpreter needs sparkstorm's executor dependencies (msgpack, pyyaml) and "
-        f"sparkstorm importable (on its PYTHONPATH: {env.get('PYTHONPATH', '')!r}); for PyPy "
-        f"run scripts/install-pypy.sh, or unset {CONF_KEY} to use the driver's Python"
+        f"sparkstorm importable (on its PYTHONPATH: {env.get('PYTHONPATH', '')!r}) under "
+        f"Python >= 3.11; install them in its environment, or unset {CONF_KEY} to use the "
+        f"driver's Python"
     )
     raise EngineError(msg, code="EXECUTOR_PYTHON_UNUSABLE")
