@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SECONDS ?= 30
 TEST_MARKERS ?= not slow
 
-.PHONY: help demo test test-all install lint bench bench-chaos clean services
+.PHONY: help demo test test-all install lint bench bench-chaos bench-pypy clean services
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -45,5 +45,9 @@ bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a Z
 	bash scripts/install-zookeeper.sh
 	$(PY) benchmarks/chaos_recovery.py
 
+bench-pypy: $(STAMP)  ## executor CPU per sentence, CPython vs Debian's PyPy (installs it: scripts/install-pypy.sh)
+	bash scripts/install-pypy.sh
+	$(PY) benchmarks/executor_interpreters.py --python .venv-pypy/bin/python
+
 clean:  ## remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info
+	rm -rf $(VENV) .venv-pypy .pytest_cache .ruff_cache src/*.egg-info

@@ -60,6 +60,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-references", action="store_true")
     parser.add_argument("--batch-api", action="store_true",
                         help="then run the BatchBolt word count (same spout) the same way")
+    parser.add_argument("--executor-python", default=None,
+                        help="topology.executor.python: the executors' interpreter (default: "
+                             "this one); for Debian 12's PyPy (3.9) run with PYTHONPATH on a "
+                             "tree from benchmarks/_py39_tree.py")
     return parser.parse_args(argv)
 
 
@@ -143,6 +147,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.max.spout.pending"] = args.max_pending
     if args.buffer is not None:
         conf["topology.spout.buffer.size"] = args.buffer
+    if args.executor_python is not None:
+        conf["topology.executor.python"] = args.executor_python
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
@@ -152,7 +158,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
         run.started = time.monotonic()
         effective = {k: runner.conf.get(k) for k in (
             "topology.window.ms", "topology.spout.buffer.size", "topology.max.spout.pending",
-            "topology.message.timeout.secs", "topology.acker.executors")}
+            "topology.message.timeout.secs", "topology.acker.executors",
+            "topology.executor.python")}
         print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)
         deadline = run.started + args.timeout
         next_report = run.started + 10.0

@@ -204,6 +204,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         "sys.path (sparkstorm submit sets src and topologies for a streamparse project)",
     ),
     _K(
+        "topology.executor.python",
+        str,
+        None,
+        "sparkstorm: interpreter of the executor processes, a path or a command on the PATH "
+        "(unset: the driver's own); its environment must hold the executors' dependencies "
+        "(msgpack, pyyaml, the components' own); the driver's source folders are passed on",
+    ),
+    _K(
         "topology.executor.log.dir",
         str,
         None,

@@ -17,6 +17,12 @@ from typing import Any
 
 from sparkstorm.config import conf_float, conf_optional_str
 from sparkstorm.engine.endpoint import Endpoint, advertised_host
+from sparkstorm.engine.executor_python import (
+    check_executor_python,
+    executor_python,
+    executor_sys_path,
+    is_own_python,
+)
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stage import call_executor
@@ -80,6 +86,10 @@ class ExecutorPool:
         self.lock = threading.Lock()
         self.start_timeout = conf_float(plan.conf, "topology.executor.start.timeout.secs")
         self.monitor = PeriodicThread(f"{name}-pool", MONITOR_INTERVAL, self._check_processes)
+        self.python = sys.executable
+        """The executors' interpreter (``topology.executor.python``, resolved by start)."""
+        self.sys_path = [p for p in sys.path if p]
+        """What executors get of our ``sys.path`` (see ``engine.executor_python``)."""
         # executor-<gid>.log goes to a kept folder when the runner names one
         self.log_dir = Path(conf_optional_str(plan.conf, "topology.executor.log.dir") or workdir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -88,10 +98,17 @@ class ExecutorPool:
         """Start every executor and wait until all of them accept connections.
 
         Raises:
-            EngineError: ``EXECUTOR_START_FAILED`` when one exits or does not come up.
+            EngineError: ``EXECUTOR_START_FAILED`` when one exits or does not come up;
+                ``EXECUTOR_PYTHON_NOT_FOUND`` or ``EXECUTOR_PYTHON_UNUSABLE`` when
+                ``topology.executor.python`` names no interpreter, or one that cannot
+                import sparkstorm's executor (checked before any executor starts).
         """
+        self.python = executor_python(self.plan.conf)
+        self.sys_path = executor_sys_path(self.python)
+        if not is_own_python(self.python):
+            check_executor_python(self.python, self._environment())
         data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
-                "sys_path": [p for p in sys.path if p], "checkpoint_id": self.checkpoint_id,
+                "sys_path": self.sys_path, "checkpoint_id": self.checkpoint_id,
                 "token": self.token}
         self.plan_file.write_text(json.dumps(data, default=str), encoding="utf-8")
         for gid in self.sockets:
@@ -101,15 +118,19 @@ class ExecutorPool:
             self._wait_ready(gid, path, deadline)
         self.monitor.start()
 
+    def _environment(self) -> dict[str, str]:
+        """The environment of the executor processes."""
+        return dict(os.environ, PYTHONHASHSEED=HASH_SEED,
+                    PYTHONPATH=os.pathsep.join(self.sys_path),
+                    # temporary files of the executor and its shell children (multilang pid
+                    # dirs) go in our folder, which goes when we stop, even after a kill -9
+                    TMPDIR=str(self.workdir))
+
     def _spawn(self, gid: int) -> None:
-        env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
-                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
-                   # temporary files of the executor and its shell children (multilang pid
-                   # dirs) go in our folder, which goes when we stop, even after a kill -9
-                   TMPDIR=str(self.workdir))
+        env = self._environment()
         log = open(self.log_path(gid), "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
-            [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
+            [self.python, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid],
              # the port it had (kept if still free); 0 the first time: the OS picks one
              "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}"],
