@@ -78,7 +78,7 @@ def test_steady_light_load_converges_without_oscillating() -> None:
 
 
 def test_steady_moderate_load_settles_at_twice_what_a_window_carries() -> None:
-    limits = SimulatedSpout(sizer()).run(demand=6000, windows=40)
+    limits = SimulatedSpout(sizer()).run(demand=6000, windows=50)
     assert limits[-1] == 12_000
     assert len(set(limits[-10:])) == 1
 
