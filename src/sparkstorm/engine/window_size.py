@@ -137,7 +137,7 @@ class WindowSizer:
         else:
             wanted = max(round(HEADROOM * state.handed), self._budget_share(),
                          state.limit // 2)
-        state.limit = max(MIN_LIMIT, min(self.buffer_bound, 2 * state.limit, wanted))
+        state.limit = min(self.buffer_bound, max(MIN_LIMIT, min(2 * state.limit, wanted)))
 
     def _budget_share(self) -> int:
         """One spout executor's share of the tuples whose job fits the job budget."""

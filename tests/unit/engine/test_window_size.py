@@ -110,3 +110,10 @@ def test_each_spout_executor_has_its_own_limit() -> None:
     two.observe(0.3, {0: INITIAL_LIMIT, 1: 10}, {0})
     assert two.limit(0) == 2 * INITIAL_LIMIT
     assert two.limit(1) < INITIAL_LIMIT
+
+
+def test_a_bound_below_the_smallest_limit_is_still_the_bound() -> None:
+    small = WindowSizer(1000, 500, 5, [0])
+    assert small.limit(0) == 5
+    small.observe(0.1, {0: 1}, ())
+    assert small.limit(0) == 5
