@@ -10,8 +10,9 @@ Conf keys (topology conf):
     bench.sentences: how many sentences to emit (each once, replayed on fail), then stop.
     bench.seed: seed of ``make_sentences`` (default 42, as the references).
     bench.rate: sentences per second the spout offers (0, the default: as fast as it may);
-        sentence ``i`` is emitted no earlier than ``i / rate`` s after the first, as from a
-        queue that receives that rate (it catches up after back-pressure, nothing is skipped).
+        sentence 0 goes alone, and sentence ``i`` no earlier than ``i / rate`` s after its
+        ack (so Spark's first, slow jobs leave no backlog behind), as from a queue that
+        receives that rate (it catches up after back-pressure, nothing is skipped).
 """
 
 from __future__ import annotations
@@ -58,14 +59,15 @@ class SentenceSpout(Spout):
         self.emit([self.sentences[tup_id]], tup_id=tup_id)
 
     def _due(self, tup_id: int) -> bool:
-        if not self.rate:
+        if not self.rate or tup_id == 0:
             return True
-        if self.started is None:
-            self.started = time.monotonic()
-        return time.monotonic() - self.started >= tup_id / self.rate
+        return (self.started is not None
+                and time.monotonic() - self.started >= tup_id / self.rate)
 
     def ack(self, tup_id: Any) -> None:
         self.acked += 1
+        if self.started is None:
+            self.started = time.monotonic() - 1.0 / max(self.rate, 1e-9)
 
     def fail(self, tup_id: Any) -> None:
         self.failed += 1
