@@ -1,10 +1,10 @@
 """Latency against throughput of the word-count topology, at loads from light to saturated.
 
-First the topology runs with its spout unthrottled: its steady throughput is the maximum.
+First the topology runs with its spout unthrottled: its steady throughput is the maximum
 (the same with fixed windows is printed next to it: a saturated topology must keep its
-throughput). Then, for each load (a share of that maximum, ``--loads``), it runs with the spout offering
-that many sentences per second (``bench.rate``, see ``_wordcount_topology``) for about
-``--seconds`` seconds, and prints the steady throughput (20–80 % of the acks) and the spout's
+throughput). Then, for each load (a share of that maximum, ``--loads``), it runs with the
+spout offering that many sentences per second (``bench.rate``, see ``_wordcount_topology``)
+for about ``--seconds`` seconds, and prints the steady throughput (20–80 % of the acks) and the spout's
 complete latency p50 and p99 over the steady windows, as ``wordcount.py`` measures them.
 Each load runs twice, with the window sizer on (``topology.window.target.latency.ms``, the
 engine's default unless ``--target-latency-ms``) and off (0: fixed windows, the reference,
