@@ -4,8 +4,8 @@ First the topology runs with its spout unthrottled: its steady throughput is the
 (the same with fixed windows is printed next to it: a saturated topology must keep its
 throughput). Then, for each load (a share of that maximum, ``--loads``), it runs with the
 spout offering that many sentences per second (``bench.rate``, see ``_wordcount_topology``)
-for about ``--seconds`` seconds, and prints the steady throughput (20–80 % of the acks) and the spout's
-complete latency p50 and p99 over the steady windows, as ``wordcount.py`` measures them.
+for about ``--seconds`` seconds, and prints the steady throughput (20–80 % of the acks) and
+the spout's complete latency p50 and p99 over the steady windows, as ``wordcount.py`` measures them.
 Each load runs twice, with the window sizer on (``topology.window.target.latency.ms``, the
 engine's default unless ``--target-latency-ms``) and off (0: fixed windows, the reference,
 measured in the same run), so the ratio survives a loaded machine. The targets (p50 ≤ 1 s,
