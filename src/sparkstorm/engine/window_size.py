@@ -10,9 +10,11 @@ sizes windows instead:
 
 - **Period.** A window starts ``min(topology.window.ms, T / 4)`` after the last at the
   earliest, so that at light load a tuple waits about 1.5 periods (p50 about 0.4 T, p99
-  about T / 2). When a job
-  takes longer than the period, the next starts when it ends, so the period grows with the
-  load by itself (at 80 % of the maximum throughput it is set by the job time, not by T).
+  about T / 2; measured on the word-count benchmark at 20-40 % load: p50 430-509 ms against
+  750 ms with fixed 500 ms windows). When a job takes longer than the period, the next
+  starts when it ends, so the period grows with the load by itself (at 80 % of the maximum
+  throughput it is set by the job time, not by T). T / 4 rather than shorter: every window
+  costs a Spark job (0.2-0.3 s of fixed cost here) even when it carries nothing.
 - **Limit.** Each spout executor buffers at most ``limit`` tuples before the next window (the
   spout stops producing at it, as at the buffer bound). After each window, per executor:
   if its buffer was full (it had to wait: demand exceeds the limit), the limit doubles, up to
@@ -30,7 +32,8 @@ Stability: the per-tuple cost and the handed-over counts are exponentially smoot
 twice what a window carries, so it is not binding and does not feed back on itself.
 
 ``T = 0`` turns all of this off: every window may carry ``topology.spout.buffer.size`` tuples
-and starts at most every ``topology.window.ms`` (the fixed behaviour before the controller).
+and starts ``topology.window.ms`` after the last at the earliest (the fixed behaviour before
+the controller).
 
 Example:
     >>> sizer = WindowSizer(target_ms=1000, window_ms=500, buffer_bound=20_000, spouts=[0])
