@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from sparkstorm.config.loader import validate_conf
 from sparkstorm.engine.window_size import INITIAL_LIMIT, MIN_LIMIT, WindowSizer
+from sparkstorm.errors import ConfigError
 
 BOUND = 20_000
 FIXED_SECONDS = 0.2
@@ -123,3 +127,10 @@ def test_a_bound_below_the_smallest_limit_is_still_the_bound() -> None:
     assert small.limit(0) == 5
     small.observe(0.1, {0: 1}, ())
     assert small.limit(0) == 5
+
+
+def test_a_negative_target_is_a_clear_config_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        validate_conf({"topology.window.target.latency.ms": -5}, where="topology conf")
+    assert caught.value.code == "CONFIG_OUT_OF_RANGE"
+    assert "topology.window.target.latency.ms" in str(caught.value)
