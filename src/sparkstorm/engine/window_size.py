@@ -110,10 +110,12 @@ class WindowSizer:
         """Smoothed job seconds per tuple handed over (fixed cost included: conservative)."""
 
     def limit(self, gid: int) -> int | None:
-        """Tuples spout executor ``gid`` may buffer for the next window (None: the bound)."""
-        if not self.enabled:
-            return None
-        return self._spouts[gid].limit
+        """Tuples spout executor ``gid`` may buffer for the next window (None: the bound).
+
+        None too for an executor the sizer was not made with (it has not learnt its load).
+        """
+        state = self._spouts.get(gid)
+        return state.limit if self.enabled and state is not None else None
 
     def observe(self, job_seconds: float, handed: Mapping[int, int],
                 full: Collection[int] = ()) -> None:
