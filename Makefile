@@ -37,9 +37,10 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)  ## the word-count benchmark (minutes; not part of the tests)
+bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) benchmarks/wordcount.py
+	$(PY) benchmarks/latency_curve.py
 
 bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a ZooKeeper outage (minutes)
 	bash scripts/install-zookeeper.sh

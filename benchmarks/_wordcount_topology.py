@@ -14,12 +14,17 @@ implementations count, and no input has to travel to the executor process.
 Conf keys (topology conf):
     bench.sentences: how many sentences to emit (each once, replayed on fail), then stop.
     bench.seed: seed of ``make_sentences`` (default 42, as the references).
+    bench.rate: sentences per second the spout offers (0, the default: as fast as it may);
+        sentence 0 goes alone, and sentence ``i`` no earlier than ``i / rate`` s after its
+        ack (so Spark's first, slow jobs leave no backlog behind), as from a queue that
+        receives that rate (it catches up after back-pressure, nothing is skipped).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 from sparkstorm import BatchBolt, Bolt, Grouping, Spout, Topology
@@ -41,6 +46,8 @@ class SentenceSpout(Spout):
         self.seed = int(storm_conf.get("bench.seed", 42))
         self.sentences = make_sentences(self.count, self.seed)
         self.next_id = 0
+        self.rate = float(storm_conf.get("bench.rate", 0) or 0)
+        self.started: float | None = None
         self.replay: list[int] = []
         self.acked = 0
         self.failed = 0
@@ -51,13 +58,21 @@ class SentenceSpout(Spout):
             self.emit([self.sentences[tup_id]], tup_id=tup_id)
             return
         tup_id = self.next_id
-        if tup_id >= self.count:
+        if tup_id >= self.count or not self._due(tup_id):
             return
         self.next_id = tup_id + 1
         self.emit([self.sentences[tup_id]], tup_id=tup_id)
 
+    def _due(self, tup_id: int) -> bool:
+        if not self.rate or tup_id == 0:
+            return True
+        return (self.started is not None
+                and time.monotonic() - self.started >= tup_id / self.rate)
+
     def ack(self, tup_id: Any) -> None:
         self.acked += 1
+        if self.started is None:
+            self.started = time.monotonic() - 1.0 / max(self.rate, 1e-9)
 
     def fail(self, tup_id: Any) -> None:
         self.failed += 1

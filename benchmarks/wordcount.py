@@ -53,6 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="topology.max.spout.pending (default: the engine's, unbounded)")
     parser.add_argument("--buffer", type=int, default=None,
                         help="topology.spout.buffer.size (default: the engine's)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="sentences/s the spout offers (bench.rate; 0: as fast as it may)")
+    parser.add_argument("--target-latency-ms", type=int, default=None,
+                        help="topology.window.target.latency.ms (default: the engine's; "
+                             "0: fixed windows)")
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="give up waiting for all acks after this many seconds")
     parser.add_argument("--rows-per-batch", type=int, default=100_000,
@@ -149,6 +154,10 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.spout.buffer.size"] = args.buffer
     if args.executor_python is not None:
         conf["topology.executor.python"] = args.executor_python
+    if args.rate:
+        conf["bench.rate"] = args.rate
+    if args.target_latency_ms is not None:
+        conf["topology.window.target.latency.ms"] = args.target_latency_ms
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
@@ -157,7 +166,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
         runner = cluster.submit_topology(TOPOLOGY_NAME, topology, conf=conf)
         run.started = time.monotonic()
         effective = {k: runner.conf.get(k) for k in (
-            "topology.window.ms", "topology.spout.buffer.size", "topology.max.spout.pending",
+            "topology.window.ms", "topology.window.target.latency.ms",
+            "topology.spout.buffer.size", "topology.max.spout.pending",
             "topology.message.timeout.secs", "topology.acker.executors",
             "topology.executor.python")}
         print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)

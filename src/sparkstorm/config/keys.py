@@ -428,6 +428,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=1,
     ),
     _K(
+        "topology.window.target.latency.ms",
+        int,
+        1000,
+        "sparkstorm: complete latency the window size aims for: a window starts at the earliest "
+        "target/4 ms after the last and each spout hands over what load asks, up to "
+        "topology.spout.buffer.size (0: off, fixed windows of topology.window.ms)",
+        minimum=0,
+    ),
+    _K(
         "topology.spout.buffer.size",
         int,
         20000,

@@ -44,6 +44,7 @@ from sparkstorm.engine.stage import DRIVER, StageInfo
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.errors import EngineError, shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
@@ -108,7 +109,8 @@ class TopologyDriver:
         self.ticks = TickSchedule(self.plan)
         self.window = 0
         self.active = True
-        self.window_seconds = conf_int(conf, "topology.window.ms") / 1000.0
+        self.window_size = self._window_sizer()
+        self.window_seconds = self.window_size.period_seconds
         self.stats = TopologyStats(
             conf_int(conf, "topology.stats.window.count"),
             {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
@@ -145,6 +147,20 @@ class TopologyDriver:
         store = CheckpointStore(checkpoint_root(self.conf), self.checkpoint_id)
         return CheckpointCoordinator(every, store, [part_name(e.gid)
                                                     for e in self.plan.executors])
+
+    def _window_sizer(self) -> WindowSizer:
+        spouts = [e.gid for e in self.plan.executors
+                  if self.plan.components[e.component].kind == "spout"]
+        return WindowSizer(conf_int(self.conf, "topology.window.target.latency.ms"),
+                           conf_int(self.conf, "topology.window.ms"),
+                           conf_int(self.conf, "topology.spout.buffer.size"), spouts)
+
+    def _size_next_windows(self, job_seconds: float, metas: list[WindowMeta]) -> None:
+        """Tell the window sizer what the spout executors handed over to this window."""
+        spouts = [m for m in metas if m.gid in self.window_size.spouts and not m.lost]
+        self.window_size.observe(
+            job_seconds, {m.gid: m.stats.buffered for m in spouts},
+            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0})
 
     def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends.
@@ -415,7 +431,7 @@ class TopologyDriver:
             ack=[r for t in tasks for r in verdicts.ack.get(t, ())], fail=failed,
             fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
             reset=[r for t in tasks for r in verdicts.reset.get(t, ())],
-            active=self.active, fail_all=self._fail_all)
+            active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid))
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1
@@ -448,7 +464,9 @@ class TopologyDriver:
         self._parts_arrived(metas)
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
-        self.stats.record(WindowRecord(window, started, time.time() - started, components,
+        seconds = time.time() - started
+        self._size_next_windows(seconds, metas)
+        self.stats.record(WindowRecord(window, started, seconds, components,
                                        executors, jobs or [], locality))
         self.stats.restarts = self.pool.restarts
 

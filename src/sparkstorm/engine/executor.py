@@ -423,6 +423,10 @@ class SpoutExecutor(ExecutorHost):
         super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
+        self.limit = self.buffer_bound
+        """Tuples to buffer for the next window: the driver's ``SpoutControl.limit``."""
+        self.filled_under = self.limit
+        """The limit the buffer last handed over was filled under (reported as its bound)."""
         self.timeout = conf_float(self.conf, "topology.message.timeout.secs")
         self.timeouts_enabled = conf_bool(self.conf, "topology.enable.message.timeouts")
         self.active = False
@@ -461,7 +465,7 @@ class SpoutExecutor(ExecutorHost):
     def _can_produce(self, collector: TaskCollector) -> bool:
         if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
             return False
-        return self.output.count < self.buffer_bound
+        return self.output.count < self.limit
 
     def _produce_loop(self) -> None:
         idle = 0
@@ -510,6 +514,8 @@ class SpoutExecutor(ExecutorHost):
             if self.timeouts_enabled:
                 self._expire()
             self.set_active(control.active)
+            self.filled_under = self.limit
+            self.limit = min(self.buffer_bound, control.limit or self.buffer_bound)
             taken = self.output.take()
             self.take_checkpoint(checkpoint)
             self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
@@ -570,7 +576,8 @@ class SpoutExecutor(ExecutorHost):
         counters.timed_out, counters.fail_causes = self.timed_out, self.fail_causes
         (counters.complete_count, counters.complete_total_ms,
          counters.complete_values) = self.latency.take()
-        counters.buffered, counters.buffer_bound = self.buffered, self.buffer_bound
+        # the bound it was filled under, so that "full" means the spout had to wait
+        counters.buffered, counters.buffer_bound = self.buffered, self.filled_under
         self.acked, self.failed, self.complete_ms = {}, {}, {}
         self.timed_out = 0
         self.fail_causes = {}

@@ -43,6 +43,9 @@ class SpoutControl:
         reset: roots whose message timeout restarts now (``reset_timeout``).
         active: whether the spout tasks run (``activate``/``deactivate``).
         fail_all: fail every tree in flight (a window's job was lost).
+        limit: tuples the executor may buffer for the next window, below
+            ``topology.spout.buffer.size`` (None: that bound); set by the driver's
+            ``engine.window_size.WindowSizer``.
     """
 
     ack: list[int] = field(default_factory=list)
@@ -51,18 +54,19 @@ class SpoutControl:
     reset: list[int] = field(default_factory=list)
     active: bool = True
     fail_all: bool = False
+    limit: int | None = None
 
     def to_wire(self) -> list[Any]:
         """The msgpack-ready (and picklable) form."""
         return [self.ack, self.fail, self.fail_reasons, self.reset, self.active,
-                self.fail_all]
+                self.fail_all, self.limit]
 
     @classmethod
     def from_wire(cls, data: list[Any]) -> SpoutControl:
         """Inverse of :meth:`to_wire` (after a msgpack round trip)."""
-        ack, fail, reasons, reset, active, fail_all = data
+        ack, fail, reasons, reset, active, fail_all, limit = data
         return cls(ack, fail, {int(root): Failure(*why) for root, why in reasons.items()},
-                   reset, bool(active), bool(fail_all))
+                   reset, bool(active), bool(fail_all), None if limit is None else int(limit))
 
 
 @dataclass(frozen=True, slots=True)

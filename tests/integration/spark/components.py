@@ -85,6 +85,31 @@ class NumberSpout(Spout):
         self.replay.append(tup_id)
 
 
+class PacedNumberSpout(NumberSpout):
+    """NumberSpout that emits number n no earlier than ``n / test.rate`` s after number 0's ack.
+
+    A light, steady load: a spout behind a queue that receives ``test.rate`` tuples per second
+    (it catches up after a pause instead of skipping). Number 0 goes first and alone, so
+    that Spark's first, slow jobs are over when the paced ones start.
+    """
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        super().initialize(conf, context)
+        self.rate = float(conf["test.rate"])
+        self.started: float | None = None
+
+    def next_tuple(self) -> None:
+        due = self.started is not None and (
+            self.replay or time.monotonic() - self.started >= self.next_n / self.rate)
+        if self.next_n == 0 or due:
+            super().next_tuple()
+
+    def ack(self, tup_id: Any) -> None:
+        super().ack(tup_id)
+        if self.started is None:
+            self.started = time.monotonic() - 1.0 / self.rate
+
+
 class NoReplaySpout(NumberSpout):
     """NumberSpout that records a failed number and gives it up instead of replaying it."""
 

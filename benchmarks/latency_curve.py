@@ -1,0 +1,140 @@
+"""Latency against throughput of the word-count topology, at loads from light to saturated.
+
+First the topology runs with its spout unthrottled: its steady throughput is the maximum
+(the same with fixed windows is printed next to it: a saturated topology must keep its
+throughput). Then, for each load (a share of that maximum, ``--loads``), it runs with the
+spout offering that many sentences per second (``bench.rate``, see ``_wordcount_topology``)
+for about ``--seconds`` seconds, and prints the steady throughput (20–80 % of the acks) and
+the spout's complete latency p50 and p99 over the steady windows, as ``wordcount.py`` measures them.
+Each load runs twice, with the window sizer on (``topology.window.target.latency.ms``, the
+engine's default unless ``--target-latency-ms``) and off (0: fixed windows, the reference,
+measured in the same run), so the ratio survives a loaded machine. The targets (p50 ≤ 1 s,
+p99 ≤ 2 s) are flagged at 80 % of the maximum.
+
+A module of its own, not a ``wordcount.py`` option: it runs 12 topologies where
+``wordcount.py`` runs one and the references, and ``make bench`` runs both.
+
+Run: ``cd /work/main && .venv/bin/python benchmarks/latency_curve.py``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from wordcount import (  # noqa: E402
+    TARGET_P50_MS,
+    TARGET_P99_MS,
+    analyse,
+    make_spark,
+    run_topology,
+)
+from wordcount import parse_args as wordcount_args  # noqa: E402
+
+MIN_POLLS = 2
+"""Statistics polls a run needs to have a steady state."""
+
+FLAGGED_LOAD = 80
+"""The load (% of the maximum) at which the latency targets apply."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-sentences", type=int, default=200_000,
+                        help="sentences of the unthrottled run that measures the maximum")
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="how long each load offers sentences")
+    parser.add_argument("--loads", default="20,40,60,80,100",
+                        help="loads as % of the maximum, comma-separated")
+    parser.add_argument("--target-latency-ms", type=int, default=None,
+                        help="topology.window.target.latency.ms of the adaptive runs "
+                             "(default: the engine's)")
+    parser.add_argument("--skip-fixed", action="store_true",
+                        help="do not run the fixed-window reference at each load")
+    return parser.parse_args(argv)
+
+
+def measure(spark: Any, sentences: int, rate: float, target_ms: int | None) -> dict[str, Any]:
+    """Run the word count once; its steady throughput and complete latency."""
+    argv = ["--sentences", str(sentences), "--rate", str(rate), "--skip-references"]
+    if target_ms is not None:
+        argv += ["--target-latency-ms", str(target_ms)]
+    run, _ = run_topology(spark, wordcount_args(argv))
+    if not run.completed or len(run.polls) < MIN_POLLS:
+        return {"completed": False}
+    res = analyse(run, sentences)
+    return {"completed": True, "rate": res["steady_sentences_per_sec"],
+            "p50": res["steady_p50_ms"], "p99": res["steady_p99_ms"],
+            "period": res.get("steady_window_period"),
+            "per_window": res.get("steady_sentences_per_window")}
+
+
+def _cells(result: dict[str, Any] | None) -> str:
+    if result is None:
+        return f"{'-':>10} {'-':>8} {'-':>8} {'-':>7} {'-':>7}"
+    if not result["completed"]:
+        return f"{'incomplete':>10} {'':>8} {'':>8} {'':>7} {'':>7}"
+    def ms(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:,.0f}"
+    return (f"{result['rate']:>10,.0f} {ms(result['p50']):>8} {ms(result['p99']):>8} "
+            f"{result['period'] or 0:>7.2f} {result['per_window'] or 0:>7,.0f}")
+
+
+def _meets(result: dict[str, Any] | None) -> bool:
+    return bool(result and result["completed"] and result["p50"] is not None
+                and result["p99"] is not None and result["p50"] <= TARGET_P50_MS
+                and result["p99"] <= TARGET_P99_MS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the maximum, then every load; print the curve (exit 1 if a run failed)."""
+    args = parse_args(argv)
+    loads = [int(x) for x in args.loads.split(",")]
+    spark = make_spark()
+    try:
+        top = measure(spark, args.max_sentences, 0.0, args.target_latency_ms)
+        top_fixed = None if args.skip_fixed else measure(spark, args.max_sentences, 0.0, 0)
+        if not top["completed"]:
+            print("the unthrottled run did not complete", flush=True)
+            return 1
+        maximum = top["rate"]
+        print(f"\nmaximum (unthrottled): window sizer on {_cells(top)} | "
+              f"fixed windows {_cells(top_fixed)}", flush=True)
+        rows = []
+        for load in loads:
+            rate = maximum * load / 100.0
+            sentences = max(1000, int(rate * args.seconds))
+            adaptive = measure(spark, sentences, rate, args.target_latency_ms)
+            fixed = None if args.skip_fixed else measure(spark, sentences, rate, 0)
+            rows.append((load, rate, adaptive, fixed))
+    finally:
+        spark.stop()
+    print_curve(rows)
+    flagged = [r for r in rows if r[0] == FLAGGED_LOAD]
+    return 0 if all(r[2]["completed"] for r in rows) and flagged else 1
+
+
+def print_curve(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]) -> None:
+    """The latency-throughput table, with the targets flagged at 80 % of the maximum."""
+    head = f"{'sent./s':>10} {'p50 ms':>8} {'p99 ms':>8} {'period':>7} {'/window':>7}"
+    print("\n=== latency-throughput curve (steady state; period in s) ===")
+    print(f"{'load':>5} {'offered/s':>10} | window sizer on: {head} | fixed windows: {head}")
+    for load, rate, adaptive, fixed in rows:
+        flag = ""
+        if load == FLAGGED_LOAD:
+            flag = (f"  <- p50 <= {TARGET_P50_MS:,.0f} ms, p99 <= {TARGET_P99_MS:,.0f} ms: "
+                    f"on {'OK' if _meets(adaptive) else 'MISS'}, "
+                    f"fixed {'OK' if _meets(fixed) else 'MISS' if fixed else '-'}")
+        print(f"{load:>4}% {rate:>10,.0f} | {'':>16} {_cells(adaptive)} | {'':>14} "
+              f"{_cells(fixed)}{flag}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The window sizer: period from the latency target, limits that follow load, bounded."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sparkstorm.config.loader import validate_conf
+from sparkstorm.engine.window_size import GROWTH, INITIAL_LIMIT, MIN_LIMIT, WindowSizer
+from sparkstorm.errors import ConfigError
+
+BOUND = 20_000
+FIXED_SECONDS = 0.2
+"""A window job's fixed cost in the simulated topology."""
+SECONDS_PER_TUPLE = 40e-6
+"""Its cost per tuple (the word-count benchmark's order of magnitude)."""
+
+
+class SimulatedSpout:
+    """One spout executor offered ``demand`` tuples per window, as the driver sees it.
+
+    The limit a window's control carries applies to the buffer the next window takes, so
+    what a window hands over was filled under the limit sent one window earlier.
+    """
+
+    def __init__(self, sizer: WindowSizer) -> None:
+        self.sizer = sizer
+        self.filled_under = sizer.limit(0) or BOUND
+        self.limits: list[int] = []
+
+    def window(self, demand: int) -> None:
+        sent = self.sizer.limit(0) or BOUND
+        handed = min(demand, self.filled_under)
+        full = {0} if demand >= self.filled_under else set()
+        self.sizer.observe(FIXED_SECONDS + SECONDS_PER_TUPLE * handed, {0: handed}, full)
+        self.filled_under = sent
+        self.limits.append(self.sizer.limit(0) or BOUND)
+
+    def run(self, demand: int, windows: int) -> list[int]:
+        start = len(self.limits)
+        for _ in range(windows):
+            self.window(demand)
+        return self.limits[start:]
+
+
+def sizer(target_ms: int = 1000, window_ms: int = 500) -> WindowSizer:
+    return WindowSizer(target_ms, window_ms, BOUND, [0])
+
+
+def test_period_is_a_quarter_of_the_target_capped_by_window_ms() -> None:
+    assert sizer(1000, 500).period_seconds == 0.25
+    assert sizer(4000, 500).period_seconds == 0.5
+    assert sizer(200, 500).period_seconds == 0.05
+
+
+def test_target_zero_is_the_fixed_behaviour() -> None:
+    fixed = sizer(0, 500)
+    assert fixed.period_seconds == 0.5
+    assert fixed.limit(0) is None
+    fixed.observe(2.0, {0: BOUND}, {0})
+    assert fixed.limit(0) is None
+
+
+def test_first_window_is_small() -> None:
+    assert sizer().limit(0) == INITIAL_LIMIT
+
+
+def test_saturation_grows_to_the_buffer_bound_within_a_few_windows() -> None:
+    limits = SimulatedSpout(sizer()).run(demand=10**9, windows=6)
+    assert limits[:3] == [4000, 16000, BOUND]
+    assert limits[3:] == [BOUND] * 3
+
+
+def test_steady_light_load_converges_without_oscillating() -> None:
+    limits = SimulatedSpout(sizer()).run(demand=1000, windows=40)
+    # the job budget (0.5 s at the smoothed job seconds per tuple) allows more than 2 x 1000
+    budget = int(0.5 / ((FIXED_SECONDS + SECONDS_PER_TUPLE * 1000) / 1000))
+    assert budget > 2000 and limits[-1] == budget
+    assert len(set(limits[-10:])) == 1  # settled
+    assert all(limit > 1000 for limit in limits[1:])  # not binding once it has learnt
+
+
+def test_idle_windows_leave_the_limit_as_it_is() -> None:
+    spout = SimulatedSpout(sizer())
+    learnt = spout.run(demand=1000, windows=20)[-1]
+    assert spout.run(demand=0, windows=20) == [learnt] * 20
+
+
+def test_steady_moderate_load_settles_at_twice_what_a_window_carries() -> None:
+    limits = SimulatedSpout(sizer()).run(demand=6000, windows=50)
+    assert limits[-1] == 12_000
+    assert len(set(limits[-10:])) == 1
+
+
+def test_follows_a_load_step_up_then_down() -> None:
+    spout = SimulatedSpout(sizer())
+    light = spout.run(demand=1000, windows=20)
+    heavy = spout.run(demand=10**9, windows=10)
+    assert heavy[-1] == BOUND and light[-1] < BOUND // 4
+    assert heavy.index(BOUND) <= 6  # up within a few windows
+    down = spout.run(demand=1000, windows=30)
+    # down by at most half per window, back to the light-load limit
+    assert all(b >= a // 2 for a, b in zip([BOUND, *down], down, strict=False))
+    assert down[-1] == light[-1]
+
+
+def test_limits_stay_bounded_and_move_by_bounded_steps() -> None:
+    rng = random.Random(7)
+    spout = SimulatedSpout(sizer())
+    for _ in range(500):
+        spout.window(rng.choice([0, 50, 1000, 30_000, rng.randrange(100_000)]))
+    limits = [INITIAL_LIMIT, *spout.limits]
+    assert all(MIN_LIMIT <= limit <= BOUND for limit in limits)
+    assert all(a / 2 <= b <= GROWTH * a for a, b in zip(limits, limits[1:], strict=False))
+
+
+def test_each_spout_executor_has_its_own_limit() -> None:
+    two = WindowSizer(1000, 500, BOUND, [0, 1])
+    two.observe(0.3, {0: INITIAL_LIMIT, 1: 10}, {0})
+    assert two.limit(0) == GROWTH * INITIAL_LIMIT
+    assert two.limit(1) == MIN_LIMIT
+
+
+def test_a_bound_below_the_smallest_limit_is_still_the_bound() -> None:
+    small = WindowSizer(1000, 500, 5, [0])
+    assert small.limit(0) == 5
+    small.observe(0.1, {0: 1}, ())
+    assert small.limit(0) == 5
+
+
+def test_a_negative_target_is_a_clear_config_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        validate_conf({"topology.window.target.latency.ms": -5}, where="topology conf")
+    assert caught.value.code == "CONFIG_OUT_OF_RANGE"
+    assert "topology.window.target.latency.ms" in str(caught.value)
