@@ -101,7 +101,7 @@ class ExecutorPool:
             self._wait_ready(gid, path, deadline)
         self.monitor.start()
 
-    def _spawn(self, gid: int) -> None:
+    def _spawn(self, gid: int, restarted: bool = False) -> None:
         env = dict(os.environ, PYTHONHASHSEED=HASH_SEED,
                    PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
                    # temporary files of the executor and its shell children (multilang pid
@@ -112,7 +112,9 @@ class ExecutorPool:
             [sys.executable, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid],
              # the port it had (kept if still free); 0 the first time: the OS picks one
-             "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}"],
+             "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}",
+             # its windows died with its predecessor: the next one it gets waits for none
+             *(["--restarted"] if restarted else [])],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             # a terminal's Ctrl-C must reach only the driver, which shuts executors down in
             # order; executors still exit when the driver dies (they watch their parent)
@@ -189,7 +191,7 @@ class ExecutorPool:
         del self.restart_at[gid]
         with self.lock:
             self.restarts += 1
-            self._spawn(gid)
+            self._spawn(gid, restarted=True)
 
     def _collect_startup_error(self, gid: int) -> None:
         path = Path(self.sockets[gid] + ".error")
