@@ -141,7 +141,9 @@ class TopologyDriver:
         self._job_threads = ThreadPoolExecutor(2, thread_name_prefix=f"window-{name}")
         self._in_flight_job: WindowJob | None = None
         self.overlapping = False
-        """Whether windows overlap (decided when the loop starts: ``_may_overlap``)."""
+        """Whether windows overlap (decided at :meth:`start`: ``_may_overlap``)."""
+        self.overlapped_windows = 0
+        """Windows whose job started while the previous window's job still ran."""
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
@@ -222,6 +224,7 @@ class TopologyDriver:
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
+        self.overlapping = self._may_overlap()
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
@@ -254,7 +257,6 @@ class TopologyDriver:
 
     def _loop(self) -> None:
         try:
-            self.overlapping = self._may_overlap()
             while not self.stop_requested.is_set():
                 if self._rollback_due() and not self._roll_back():
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
@@ -391,6 +393,7 @@ class TopologyDriver:
         job = self._start_window(overlapped=True)
         previous, self._in_flight_job = self._in_flight_job, job
         if previous is not None:
+            self.overlapped_windows += not previous.future.done()
             self._end_window(previous)
         sc = self._spark.sparkContext
         while not (self.stop_requested.is_set() or job.future.done()

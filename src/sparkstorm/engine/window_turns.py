@@ -44,6 +44,8 @@ class WindowTurns:
         self.skipped = -1
         self.fresh = restarted
         self.bound = bound
+        self.waiting = 0
+        """Requests waiting for their turn now (the executor's stack dump shows where)."""
         self._replies: OrderedDict[int, Reply] = OrderedDict()
 
     def __enter__(self) -> WindowTurns:
@@ -64,7 +66,12 @@ class WindowTurns:
         """
         if after is None or self._reached(after):
             return True
-        if self._condition.wait_for(lambda: self._reached(after), self.bound):
+        self.waiting += 1
+        try:
+            reached = self._condition.wait_for(lambda: self._reached(after), self.bound)
+        finally:
+            self.waiting -= 1
+        if reached:
             return True
         logger.warning("window %d waited %.0f s for window %d, which never came; serving it "
                        "out of order", window, self.bound, after)
