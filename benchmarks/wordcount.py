@@ -27,6 +27,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from _cpu import CpuSampler, utilisation_report  # noqa: E402
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
@@ -57,18 +58,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows-per-batch", type=int, default=100_000,
                         help="rows per micro-batch file of the Structured Streaming reference")
     parser.add_argument("--skip-references", action="store_true")
+    parser.add_argument("--no-overlap", action="store_true",
+                        help="topology.window.overlap false: one window at a time on local[2] "
+                             "(else windows overlap on local[4]: see engine.session)")
     return parser.parse_args(argv)
 
 
-def make_spark() -> Any:
+def make_spark(overlap: bool = True) -> Any:
     """``_references.make_local_spark``'s session (local[2], no UI, 2 shuffle partitions)
-    plus no console progress bar; made here because that is a static setting."""
+    plus no console progress bar; made here because that is a static setting.
+
+    With ``overlap``, local[2] gets the task slots overlapping windows need
+    (``engine.session.overlap_master``: local[4]); the references run on it too.
+    """
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    from sparkstorm.engine.session import overlap_master
+
     spark = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(overlap_master("local[2]") if overlap else "local[2]")
         .appName("sparkstorm-wordcount-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -110,6 +120,9 @@ class Run:
         self.finished = 0.0
         self.first_ack: float | None = None
         self.completed = False
+        self.cpu: CpuSampler | None = None
+        self.overlap: tuple[bool, int] = (False, 0)
+        """Whether windows overlapped, and how many started while the previous one ran."""
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
         spout = _component(stats, SPOUT)
@@ -138,10 +151,12 @@ def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
         conf["topology.max.spout.pending"] = args.max_pending
     if args.buffer is not None:
         conf["topology.spout.buffer.size"] = args.buffer
+    if args.no_overlap:
+        conf["topology.window.overlap"] = False
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
-    with peak_rss_sampler() as mem:
+    with peak_rss_sampler() as mem, CpuSampler() as run.cpu:
         run.submitted = time.monotonic()
         runner = cluster.submit_topology(TOPOLOGY_NAME, TOPOLOGY, conf=conf)
         run.started = time.monotonic()
@@ -173,6 +188,7 @@ def run_topology(spark: Any, args: argparse.Namespace) -> tuple[Run, Any]:
                           f"windows={stats['windows']}", flush=True)
             run.finished = time.monotonic()
             run.final = _stats(cluster, TOPOLOGY_NAME)
+            run.overlap = (runner.overlapping, runner.overlapped_windows)
         finally:
             cluster.kill_topology(TOPOLOGY_NAME)
             cluster.shutdown()
@@ -291,6 +307,7 @@ def analyse(run: Run, n: int) -> dict[str, Any]:
     mid = [p for t, p in run.p50_per_poll if poll_lo <= t <= poll_hi]
     out["poll_p50_median_ms"] = statistics.median(mid) if mid else None
     out["poll_p50_range_ms"] = (min(mid), max(mid)) if mid else None
+    out["steady_poll_times"] = (poll_lo, poll_hi)
     return out
 
 
@@ -357,6 +374,13 @@ def report(run: Run, mem: Any, res: dict[str, Any], n: int, words: int | None) -
           f" (steady: {res.get('steady_window_seconds') or 0:.3f} s job, "
           f"{res.get('steady_window_period') or 0:.3f} s period, "
           f"{res.get('steady_sentences_per_window') or 0:,.0f} sentences/window)")
+    if run.cpu is not None:
+        poll_lo, poll_hi = res["steady_poll_times"]
+        print(f"steady state (20%..80% acked, polls, {poll_hi - poll_lo:.1f} s), "
+              f"overlapping windows: {run.overlap[0]} ({run.overlap[1]} windows started "
+              "while the previous one ran)")
+        print(utilisation_report(run.cpu.between(poll_lo, poll_hi), poll_hi - poll_lo,
+                                 (STEADY_TO - STEADY_FROM) * n))
     ok_mem = mem.peak_bytes <= TARGET_MEMORY_BYTES
     print(f"memory [target <= 2 GiB] {_mark(ok_mem)}: {mem.report()}")
 
@@ -371,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.sentences
     print(f"sparkstorm word count benchmark: {n:,} sentences (seed {args.seed}), "
           f"local[2], python {sys.version.split()[0]}", flush=True)
-    spark = make_spark()
+    spark = make_spark(overlap=not args.no_overlap)
     try:
         run, mem = run_topology(spark, args)
         sentences = make_sentences(n, args.seed)

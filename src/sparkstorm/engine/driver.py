@@ -53,6 +53,7 @@ from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, Windo
 from sparkstorm.engine.window_job import (
     FIRST_STAGE_POLL_SECONDS,
     WindowJob,
+    counting_tasks,
     first_stage_done,
     submit_window_job,
 )
@@ -334,13 +335,16 @@ class TopologyDriver:
         if overlapped:
             flags["after"] = window - 1
         rdd = sc.parallelize(self._spout_payloads(first), len(first.gids))
-        rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window, flags))
+        spout_tasks = sc.accumulator(0)
+        rdd = rdd.mapPartitionsWithIndex(partial(
+            counting_tasks, spout_tasks, partial(run_spout_stage, first, window, flags)))
         for stage in self._stages[1:]:
             rdd = rdd.partitionBy(len(stage.gids), stage.partition_of)
             rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window, flags))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
-        return WindowJob(window, started, time.monotonic(), group, flags, future)
+        return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
+                         len(first.gids), future)
 
     def _end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
@@ -395,9 +399,8 @@ class TopologyDriver:
         if previous is not None:
             self.overlapped_windows += not previous.future.done()
             self._end_window(previous)
-        sc = self._spark.sparkContext
         while not (self.stop_requested.is_set() or job.future.done()
-                   or first_stage_done(sc, job.group)):
+                   or first_stage_done(job.spout_tasks, job.spout_partitions)):
             self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
         self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
 

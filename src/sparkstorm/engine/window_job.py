@@ -8,12 +8,17 @@ thread, so it is set in the thread that collects.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-FIRST_STAGE_POLL_SECONDS = 0.01
-"""How often the driver looks whether a window's first stage is done (a cheap status call)."""
+FIRST_STAGE_POLL_SECONDS = 0.005
+"""How often the driver looks whether a window's first stage is done.
+
+A look reads a PySpark accumulator, which lives in the driver's Python process: polling
+Spark's status tracker over py4j this often slowed the JVM so much that windows took seconds.
+"""
 
 
 @dataclass
@@ -26,6 +31,7 @@ class WindowJob:
         began: the same on the monotonic clock (minimum window length).
         group: its Spark job group.
         flags: what its executors' requests carried (``checkpoint``, ``committed``, ``after``).
+        spout_partitions: how many tasks its spout stage has.
         future: its collected records and the wall-clock time the job ended.
     """
 
@@ -34,6 +40,9 @@ class WindowJob:
     began: float
     group: str
     flags: dict[str, Any]
+    spout_tasks: Any
+    """Counts the spout stage's finished tasks (a PySpark accumulator)."""
+    spout_partitions: int
     future: Future[tuple[list[Any], float]] = field(repr=False)
 
 
@@ -46,17 +55,17 @@ def submit_window_job(threads: ThreadPoolExecutor, sc: Any, rdd: Any, group: str
     return threads.submit(collect)
 
 
-def first_stage_done(sc: Any, group: str) -> bool:
-    """Whether the first stage (the spout stage) of job group ``group``'s job has finished.
+def counting_tasks(accumulator: Any, function: Callable[[int, Iterable[Any]], Iterator[Any]],
+                   index: int, records: Iterable[Any]) -> Iterator[Any]:
+    """``function``'s partition output; then one more finished task in ``accumulator``.
 
-    Spark numbers a job's stages parents first, so the spout stage has the lowest id.
+    Wraps the spout stage's partition function (with ``functools.partial``, picklable), so
+    the driver learns from :func:`first_stage_done` when that stage's tasks are done.
     """
-    tracker = sc.statusTracker()
-    ids = tracker.getJobIdsForGroup(group)
-    if not ids:
-        return False
-    job = tracker.getJobInfo(min(ids))
-    if job is None or not job.stageIds:
-        return False
-    stage = tracker.getStageInfo(min(job.stageIds))
-    return stage is not None and stage.numCompletedTasks >= stage.numTasks > 0
+    yield from function(index, records)
+    accumulator.add(1)
+
+
+def first_stage_done(accumulator: Any, tasks: int) -> bool:
+    """Whether ``tasks`` tasks counted by :func:`counting_tasks` have finished."""
+    return int(accumulator.value) >= tasks
