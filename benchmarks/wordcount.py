@@ -69,18 +69,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="topology.executor.python: the executors' interpreter (default: "
                              "this one); for Debian 12's PyPy (3.9) run with PYTHONPATH on a "
                              "tree from benchmarks/_py39_tree.py")
+    parser.add_argument("--no-overlap", action="store_true",
+                        help="topology.window.overlap false: one window at a time on local[2] "
+                             "(else windows overlap on local[4]: see engine.session)")
     return parser.parse_args(argv)
 
 
-def make_spark() -> Any:
+def make_spark(overlap: bool = True) -> Any:
     """``_references.make_local_spark``'s session (local[2], no UI, 2 shuffle partitions)
-    plus no console progress bar; made here because that is a static setting."""
+    plus no console progress bar; made here because that is a static setting.
+
+    With ``overlap``, local[2] gets the task slots overlapping windows need
+    (``engine.session.overlap_master``: local[4]); the references run on it too.
+    """
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    from sparkstorm.engine.session import overlap_master
+
     spark = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(overlap_master("local[2]") if overlap else "local[2]")
         .appName("sparkstorm-wordcount-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -123,6 +132,8 @@ class Run:
         self.first_ack: float | None = None
         self.completed = False
         self.cpu: CpuBreakdownSampler | None = None  # set by run_topology
+        self.overlap: tuple[bool, int] = (False, 0)
+        """Whether windows overlapped, and how many started while the previous one ran."""
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
         spout = _component(stats, SPOUT)
@@ -158,6 +169,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["bench.rate"] = args.rate
     if args.target_latency_ms is not None:
         conf["topology.window.target.latency.ms"] = args.target_latency_ms
+    if args.no_overlap:
+        conf["topology.window.overlap"] = False
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
@@ -195,6 +208,7 @@ def run_topology(spark: Any, args: argparse.Namespace,
                           f"windows={stats['windows']}", flush=True)
             run.finished = time.monotonic()
             run.final = _stats(cluster, TOPOLOGY_NAME)
+            run.overlap = (runner.overlapping, runner.overlapped_windows)
         finally:
             cluster.kill_topology(TOPOLOGY_NAME)
             cluster.shutdown()
@@ -317,6 +331,7 @@ def analyse(run: Run, n: int) -> dict[str, Any]:
     mid = [p for t, p in run.p50_per_poll if poll_lo <= t <= poll_hi]
     out["poll_p50_median_ms"] = statistics.median(mid) if mid else None
     out["poll_p50_range_ms"] = (min(mid), max(mid)) if mid else None
+    out["steady_poll_times"] = (poll_lo, poll_hi)
     return out
 
 
@@ -383,6 +398,12 @@ def report(run: Run, mem: Any, res: dict[str, Any], n: int, words: int | None) -
           f" (steady: {res.get('steady_window_seconds') or 0:.3f} s job, "
           f"{res.get('steady_window_period') or 0:.3f} s period, "
           f"{res.get('steady_sentences_per_window') or 0:,.0f} sentences/window)")
+    if run.cpu is not None:  # the breakdown's own figures, printed in full further on
+        t_lo, t_hi = res["steady_wall_span"]
+        busy = run.cpu.breakdown(t_lo, t_hi).busy
+        print(f"steady state ({t_hi - t_lo:.1f} s): overlapping windows {run.overlap[0]} "
+              f"({run.overlap[1]} windows started while the previous one ran), core "
+              f"utilisation {100 * busy / (2 * (t_hi - t_lo)):.0f} % of 2 cores")
     ok_mem = mem.peak_bytes <= TARGET_MEMORY_BYTES
     print(f"memory [target <= 2 GiB] {_mark(ok_mem)}: {mem.report()}")
 
@@ -397,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.sentences
     print(f"sparkstorm word count benchmark: {n:,} sentences (seed {args.seed}), "
           f"local[2], python {sys.version.split()[0]}", flush=True)
-    spark = make_spark()
+    spark = make_spark(overlap=not args.no_overlap)
     try:
         run, mem = run_topology(spark, args)
         sentences = make_sentences(n, args.seed)

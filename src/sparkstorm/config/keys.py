@@ -437,6 +437,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0,
     ),
     _K(
+        "topology.window.overlap",
+        bool,
+        True,
+        "sparkstorm: start window w+1's Spark job once window w's spout stage is done, so two "
+        "windows run at once (off while checkpoints are on, or when Spark has fewer task "
+        "slots than the widest stage plus one)",
+    ),
+    _K(
         "topology.spout.buffer.size",
         int,
         20000,

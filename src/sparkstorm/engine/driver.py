@@ -7,6 +7,12 @@ executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.
 acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
 and feeds window ``w+1``. The driver also hosts the acker and the executor pool.
 
+With ``topology.window.overlap`` (the default), window ``w+1``'s job starts once window
+``w``'s spout stage is done and the minimum window length has passed, so two windows run at
+once (``_run_overlapped``); results are still absorbed in window order, so verdicts and
+cycle deliveries reach a window one later than without, and every executor serves its
+windows in order (``engine.window_turns``).
+
 With ``topology.checkpoint.windows`` set, the driver takes checkpoints at window
 boundaries and rolls the whole topology back to the last committed one when an executor
 restarts, is lost or a window's job fails for good (``engine.checkpointing``); without,
@@ -24,11 +30,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
-from sparkstorm.config import conf_float, conf_int
+from sparkstorm.config import conf_bool, conf_float, conf_int
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
 from sparkstorm.engine.endpoint import Endpoint
@@ -44,6 +52,13 @@ from sparkstorm.engine.stage import DRIVER, StageInfo
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.window_job import (
+    FIRST_STAGE_POLL_SECONDS,
+    WindowJob,
+    counting_tasks,
+    first_stage_done,
+    submit_window_job,
+)
 from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.errors import EngineError, shorten_error
 from sparkstorm.topology.spec import TopologySpec
@@ -72,6 +87,10 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+SKIP_TIMEOUT_SECONDS = 5.0
+"""Bound on telling one executor that a window's job failed (``_skip_failed``)."""
 
 
 class TopologyDriver:
@@ -123,6 +142,13 @@ class TopologyDriver:
         self._fail_all = False
         self._deliveries: dict[int, list[bytes]] = {}
         self._thread: threading.Thread | None = None
+        # two: with overlap, a window's job and the next one's run at once
+        self._job_threads = ThreadPoolExecutor(2, thread_name_prefix=f"window-{name}")
+        self._in_flight_job: WindowJob | None = None
+        self.overlapping = False
+        """Whether windows overlap (decided at :meth:`start`: ``_may_overlap``)."""
+        self.overlapped_windows = 0
+        """Windows whose job started while the previous window's job still ran."""
         self._spark: Any = None
         self._owns_spark = False
         self._stages = self._stage_infos()
@@ -220,6 +246,7 @@ class TopologyDriver:
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
+        self.overlapping = self._may_overlap()
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
@@ -256,9 +283,13 @@ class TopologyDriver:
                 if self._rollback_due() and not self._roll_back():
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
+                if self.overlapping:
+                    self._run_overlapped()
+                    continue
                 started = time.monotonic()
                 self.run_window()
                 self.stop_requested.wait(self.window_seconds - (time.monotonic() - started))
+            self._finish_in_flight()
             self._drain()
         except BaseException as exc:
             self.failure = exc
@@ -281,6 +312,7 @@ class TopologyDriver:
                     or verdicts.reset)
 
     def _close(self) -> None:
+        self._job_threads.shutdown(wait=False, cancel_futures=True)
         self.pool.stop()
         if self._owns_spark and self._spark is not None:
             self._spark.stop()
@@ -303,28 +335,106 @@ class TopologyDriver:
     # -- one window -------------------------------------------------------------------
     def run_window(self) -> None:
         """Run window ``self.window`` as one Spark job and absorb its result."""
+        self._end_window(self._start_window())
+
+    def _start_window(self, overlapped: bool = False) -> WindowJob:
+        """Submit window ``self.window``'s Spark job; it runs in one of the job threads.
+
+        Args:
+            overlapped: the previous window may still run: every request names it
+                (``after``), so that each executor serves the two in order.
+        """
         window, started = self.window, time.time()
+        self.window += 1
         sc = self._spark.sparkContext
         group = f"{self.name}-{window}"
-        sc.setJobGroup(group, f"sparkstorm {self.name} window {window}")
         if self._stages_version != self.pool.endpoints_version:  # an executor moved
             self._stages_version = self.pool.endpoints_version
             self._stages = self._stage_infos()
         flags = self._window_flags(window)
-        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(self._stages[0]),
-                                        window, flags)
+        if overlapped:
+            flags["after"] = window - 1
+        first = self._stages[0]
+        spout_tasks = sc.accumulator(0)
+        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
+                                        flags, partial(counting_tasks, spout_tasks))
+        future = submit_window_job(self._job_threads, sc, rdd, group,
+                                   f"sparkstorm {self.name} window {window}")
+        return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
+                         len(first.gids), future)
+
+    def _end_window(self, job: WindowJob) -> None:
+        """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
+        window = job.window
         try:
-            results = rdd.collect()
+            results, finished = job.future.result()
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
             self._job_failed(window, exc)
-            results = []
-        self.window += 1
+            if "after" in job.flags:
+                self._skip_failed(window)
+            results, finished = [], time.time()
         # the window's Spark job(s), so that the UI links each chart point to its job
-        jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(group)]
-        self._absorb(window, started, results, jobs)
+        sc = self._spark.sparkContext
+        jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
+        self._absorb(window, job.started, results, jobs, finished)
         # not when an executor restarted meanwhile: it answered this window from scratch
-        if flags.get("checkpoint") and results and not self._rollback_due():
+        if job.flags.get("checkpoint") and results and not self._rollback_due():
             self._take_checkpoint(window)
+
+    # -- overlapping windows ----------------------------------------------------------
+    def _may_overlap(self) -> bool:
+        """Whether this topology's windows overlap (``topology.window.overlap``).
+
+        Not while checkpoints are on: a checkpoint at cut ``w`` would have to hold the
+        verdicts and deliveries already riding window ``w+1``. Not when Spark has no more
+        task slots than the widest stage has partitions: window ``w+1``'s tasks, each waiting
+        for its executor to finish window ``w``, could hold every slot that window ``w``'s
+        tasks need (``engine.session.overlap_master`` doubles a local master's slots).
+        """
+        if not conf_bool(self.conf, "topology.window.overlap") or self.checkpoints is not None:
+            return False
+        slots = int(self._spark.sparkContext.defaultParallelism)
+        widest = max(len(stage.gids) for stage in self._stages)
+        if slots > widest:
+            return True
+        logger.warning("topology %s: windows do not overlap: Spark has %d task slots and the "
+                       "widest stage %d partitions; give Spark more slots than that (for "
+                       "local mode, spark.master local[N] with N > %d)", self.name, slots,
+                       widest, widest)
+        return False
+
+    def _run_overlapped(self) -> None:
+        """Submit the next window, absorb the one before it, wait until the next may start.
+
+        The next may start once this one's spout stage is done (its executors are free for
+        the next window's spout stage) and the minimum window length has passed. So at most
+        two windows are in flight, and results are absorbed in window order: the spouts
+        hear the verdicts of window ``w-1`` in window ``w+1``.
+        """
+        job = self._start_window(overlapped=True)
+        previous, self._in_flight_job = self._in_flight_job, job
+        if previous is not None:
+            self.overlapped_windows += not previous.future.done()
+            self._end_window(previous)
+        while not (self.stop_requested.is_set() or job.future.done()
+                   or first_stage_done(job.spout_tasks, job.spout_partitions)):
+            self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
+        self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
+
+    def _finish_in_flight(self) -> None:
+        """Absorb the window still running, if any (before a drain or a rollback)."""
+        job, self._in_flight_job = self._in_flight_job, None
+        if job is not None:
+            self._end_window(job)
+
+    def _skip_failed(self, window: int) -> None:
+        """Tell every executor that ``window`` failed, so that the next one waits not for it."""
+        for executor in self.plan.executors:
+            try:
+                self.pool.call(executor.gid, {"cmd": "skip", "w": window}, SKIP_TIMEOUT_SECONDS)
+            except Exception as exc:  # noqa: BLE001 - its next window waits bounded instead
+                logger.warning("topology %s: executor %d did not hear that window %d failed: "
+                               "%s", self.name, executor.gid, window, exc)
 
     # -- checkpoints ------------------------------------------------------------------
     def _window_flags(self, window: int) -> dict[str, Any]:
@@ -447,7 +557,7 @@ class TopologyDriver:
         self._deliveries = {}
 
     def _absorb(self, window: int, started: float, results: list[Any],
-                jobs: list[int] | None = None) -> None:
+                jobs: list[int] | None = None, finished: float | None = None) -> None:
         metas = []
         locality = CallLocality()
         for key, (meta_blob, deliveries, call) in results:
@@ -464,9 +574,9 @@ class TopologyDriver:
         self._parts_arrived(metas)
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
-        seconds = time.time() - started
-        self._size_next_windows(seconds, metas)
-        self.stats.record(WindowRecord(window, started, seconds, components,
+        duration = (finished or time.time()) - started
+        self._size_next_windows(duration, metas)
+        self.stats.record(WindowRecord(window, started, duration, components,
                                        executors, jobs or [], locality))
         self.stats.restarts = self.pool.restarts
 

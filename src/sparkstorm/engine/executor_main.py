@@ -8,14 +8,16 @@ path. Spark tasks connect and send one request per window::
 
 with, when checkpoints are on, ``"checkpoint": true`` (take this executor's part of
 checkpoint 17 at the window's cut) and ``"committed": 10`` (checkpoint 10 is committed:
-stateful bolts commit their state first). ``{"cmd": "restore", "window": 10}`` rebuilds
-the executor's tasks from its part of checkpoint 10 (``"window": null``: from scratch), as
-the driver asks on a rollback (``engine.executor_checkpoint``).
+stateful bolts commit their state first), and with overlapping windows ``"after": 16``: the
+window the driver sent before (served first: ``engine.window_turns``; ``{"cmd": "skip",
+"w": 16}`` says its job failed, so nothing waits for it). ``{"cmd": "restore", "window":
+10}`` rebuilds the executor's tasks from its part of checkpoint 10 (``"window": null``: from
+scratch), as the driver asks on a rollback (``engine.executor_checkpoint``).
 
 and get back ``{target gid: packed rows}`` with the encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
-the Spark task passes on to the driver undecoded. The reply of the latest window is kept,
-so a retried Spark task is answered from memory instead of running components twice. A
+the Spark task passes on to the driver undecoded. The replies of the latest two windows are
+kept, so a retried Spark task is answered from memory instead of running components twice. A
 component that raised makes the process exit (code 70) after answering; the driver
 restarts it. A request the executor cannot answer (a bug, not a component's error) gets an
 error reply and a restart, never a dropped connection: a dropped connection makes the Spark
@@ -38,6 +40,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
+from sparkstorm.config import conf_float
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.endpoint import authenticated
 from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
@@ -51,6 +54,7 @@ from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.stacks import dump_on_signal
+from sparkstorm.engine.window_turns import Reply, WindowTurns
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
 from sparkstorm.periodic import PeriodicThread
 from sparkstorm.topology.spec import TopologySpec
@@ -80,18 +84,18 @@ class ExecutorServer:
         writer: writes checkpoint parts (None: checkpoints are off).
         tcp: the address to listen on for callers on other hosts, and the token they must
             send first (None: Unix socket only).
+        turns: orders the window requests (default: a first start, waiting up to 30 s).
     """
 
     def __init__(self, host: ExecutorHost, path: str, rebuild: HostFactory | None = None,
                  writer: PartWriter | None = None,
-                 tcp: tuple[tuple[str, int], str] | None = None) -> None:
+                 tcp: tuple[tuple[str, int], str] | None = None,
+                 turns: WindowTurns | None = None) -> None:
         self.host = host
         self.path = path
         self.rebuild = rebuild
         self.writer = writer
-        self.window_lock = threading.Lock()
-        self.last_window = -1
-        self.last_reply: tuple[dict[int, bytes], bytes] = ({}, b"")
+        self.turns = turns or WindowTurns()
         self.done = threading.Event()
         self.exit_requested = False
         self.log_levels = LogLevels()
@@ -177,6 +181,9 @@ class ExecutorServer:
         if cmd == "restore":
             self._restore(request.get("window"))
             return "ok", b""
+        if cmd == "skip":
+            self.turns.skip(int(request["w"]))
+            return "ok", b""
         if cmd == "close":
             if self.writer is not None:
                 self.writer.close()
@@ -186,11 +193,14 @@ class ExecutorServer:
         msg = f"unknown command {cmd!r}"
         raise ValueError(msg)
 
-    def _window(self, request: dict[str, Any]) -> tuple[dict[int, bytes], bytes]:
+    def _window(self, request: dict[str, Any]) -> Reply:
         window = int(request["w"])
-        with self.window_lock:
-            if window == self.last_window:
-                return self.last_reply  # a retried Spark task: never run components twice
+        after = request.get("after")
+        with self.turns as turns:
+            turns.wait_turn(window, None if after is None else int(after))
+            remembered = turns.remembered(window)
+            if remembered is not None:
+                return remembered  # a retried Spark task: never run components twice
             committed = request.get("committed")
             if committed is not None:
                 self.host.commit_state(int(committed))
@@ -202,7 +212,7 @@ class ExecutorServer:
             if self.writer is not None:
                 meta = self._with_parts(meta, window)
             reply = rows, meta.encode()
-            self.last_window, self.last_reply = window, reply
+            turns.served(window, reply)
             if window % GC_EVERY_WINDOWS == 0:
                 gc.collect()
             if host.must_restart:
@@ -253,7 +263,7 @@ class ExecutorServer:
         if self.rebuild is None:
             msg = "this executor cannot restore: checkpoints are off"
             raise ValueError(msg)
-        with self.window_lock:
+        with self.turns:
             point = None
             if window is not None:
                 assert self.writer is not None
@@ -340,6 +350,8 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     parser.add_argument("--gid", type=int, required=True)
     parser.add_argument("--socket", required=True)
     parser.add_argument("--tcp", default=None, help="HOST:PORT to serve other hosts on")
+    parser.add_argument("--restarted", action="store_true",
+                        help="this process replaces one that died (its windows are gone)")
     args = parser.parse_args(argv)
     with open(args.plan, encoding="utf-8") as handle:
         data = json.load(handle)
@@ -370,7 +382,9 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     if args.tcp:
         tcp_host, _, tcp_port = args.tcp.rpartition(":")
         tcp = ((tcp_host, int(tcp_port)), str(data.get("token") or ""))
-    server = ExecutorServer(host, args.socket, rebuild, writer, tcp)
+    turns = WindowTurns(args.restarted,
+                        conf_float(plan.conf, "topology.executor.answer.timeout.secs"))
+    server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns)
     server.apply_saved_log_control()
     return server.serve_forever()
 

@@ -89,21 +89,25 @@ class Placement:
         """How many placements were built (a new one per change of hosts)."""
 
     def window_rdd(self, sc: Any, stages: Sequence[StageInfo], payloads: list[Any],
-                   window: int, flags: dict[str, Any]) -> Any:
+                   window: int, flags: dict[str, Any],
+                   wrap_spout: Callable[[Any], Any] | None = None) -> Any:
         """The RDD whose ``collect()`` runs window ``window`` (one job over every stage).
 
         ``payloads`` hold each spout partition's control and injected records
         (:func:`~sparkstorm.engine.stage.run_spout_stage`); ``flags`` go into every
-        executor's request.
+        executor's request. ``wrap_spout`` wraps the spout stage's partition function
+        (the driver counts that stage's finished tasks with it when windows overlap).
         """
         first = stages[0]
         placed = self.for_window(sc, stages)
+        wrap = wrap_spout or (lambda function: function)
         if placed is None:
             rdd = sc.parallelize(payloads, len(first.gids))
-            rdd = rdd.mapPartitionsWithIndex(partial(run_spout_stage, first, window, flags))
+            rdd = rdd.mapPartitionsWithIndex(wrap(partial(run_spout_stage, first, window,
+                                                          flags)))
         else:
-            rdd = placed.spout.mapPartitionsWithIndex(
-                partial(run_located_spout_stage, first, window, flags, payloads))
+            rdd = placed.spout.mapPartitionsWithIndex(wrap(
+                partial(run_located_spout_stage, first, window, flags, payloads)))
         for n, stage in enumerate(stages[1:]):
             if placed is None:
                 rdd = rdd.partitionBy(len(stage.gids), stage.partition_of)

@@ -126,14 +126,16 @@ class ExecutorPool:
                     # dirs) go in our folder, which goes when we stop, even after a kill -9
                     TMPDIR=str(self.workdir))
 
-    def _spawn(self, gid: int) -> None:
+    def _spawn(self, gid: int, restarted: bool = False) -> None:
         env = self._environment()
         log = open(self.log_path(gid), "ab")  # noqa: SIM115 - child owns it
         self.processes[gid] = subprocess.Popen(
             [self.python, "-m", "sparkstorm.engine.executor_main", "--plan",
              str(self.plan_file), "--gid", str(gid), "--socket", self.sockets[gid],
              # the port it had (kept if still free); 0 the first time: the OS picks one
-             "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}"],
+             "--tcp", f"{self.host}:{self.endpoints[gid].port if gid in self.endpoints else 0}",
+             # its windows died with its predecessor: the next one it gets waits for none
+             *(["--restarted"] if restarted else [])],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
             # a terminal's Ctrl-C must reach only the driver, which shuts executors down in
             # order; executors still exit when the driver dies (they watch their parent)
@@ -210,7 +212,7 @@ class ExecutorPool:
         del self.restart_at[gid]
         with self.lock:
             self.restarts += 1
-            self._spawn(gid)
+            self._spawn(gid, restarted=True)
 
     def _collect_startup_error(self, gid: int) -> None:
         path = Path(self.sockets[gid] + ".error")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -11,7 +12,9 @@ from typing import Any
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
-from sparkstorm.config import spark_settings
+from sparkstorm.config import conf_bool, spark_settings
+
+_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(,\d+)?\])?")
 
 
 def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
@@ -19,6 +22,9 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
 
     PySpark's Python workers must run the interpreter sparkstorm is installed in, so
     ``PYSPARK_PYTHON`` is set to it unless the user chose one.
+
+    With ``topology.window.overlap`` on, a ``local[N]`` master gets twice the task slots
+    (:func:`overlap_master`).
 
     Returns:
         The session and whether we created it (then we stop it at shutdown).
@@ -30,11 +36,34 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark_conf = SparkConf().setAppName(app_name)
     spark_conf.set("spark.ui.showConsoleProgress", "false")  # it would garble our progress
-    for key, value in spark_settings(conf).items():
+    settings = spark_settings(conf)
+    if conf_bool(conf, "topology.window.overlap"):
+        settings["spark.master"] = overlap_master(settings["spark.master"])
+    for key, value in settings.items():
         spark_conf.set(key, value)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def overlap_master(master: str) -> str:
+    """A local ``master`` with twice its task slots; any other master unchanged.
+
+    Our Spark tasks mostly wait for executor processes, and with overlapping windows the
+    tasks of two windows hold slots at once: a task of window ``w+1`` waits until its
+    executor has done window ``w``, so the slots must outnumber one stage's tasks or
+    window ``w``'s task may find none free. Twice the cores keeps both windows running.
+
+    Example:
+        >>> overlap_master("local[2]"), overlap_master("local[3,4]"), overlap_master("yarn")
+        ('local[4]', 'local[6,4]', 'yarn')
+    """
+    match = _LOCAL_MASTER.fullmatch(master)
+    if match is None:
+        return master
+    slots, failures = match.group(1) or "1", match.group(2) or ""
+    count = (os.cpu_count() or 1) if slots == "*" else int(slots)
+    return f"local[{2 * count}{failures}]"
 
 
 def stop_spark_jvm(timeout: float = 15.0) -> int | None:

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from sparkstorm.engine.session import overlap_master
 from sparkstorm.testing import LocalCluster
 
 TEST_CONF = {
-    "spark.master": "local[2]",
+    # as get_spark makes it for overlapping windows (the default): local[4]
+    "spark.master": overlap_master("local[2]"),
     "spark.ui.enabled": False,
     "spark.ui.showConsoleProgress": False,
     "topology.window.ms": 100,

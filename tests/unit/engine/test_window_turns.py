@@ -1,0 +1,128 @@
+"""An executor serves overlapping windows in the driver's order (issue 12 §3).
+
+A real executor server over a real Unix socket, with a bolt that records what it processes:
+window 1's request arrives first and must wait for window 0's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.executor import BoltExecutor
+from sparkstorm.engine.executor_main import ExecutorServer
+from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.stage import call_executor
+from sparkstorm.engine.window_turns import WindowTurns
+from sparkstorm.engine.wire import pack
+from sparkstorm.testing.polling import wait_for
+
+PROCESSED: list[int] = []
+"""What the recording bolt processed, in order (the server runs in this process)."""
+
+
+class Numbers(Spout):
+    outputs = ["n"]
+
+
+class Remember(Bolt):
+    outputs: list[Any] = []
+
+    def process(self, tup: Any) -> None:
+        PROCESSED.append(tup.values.n)
+
+
+class RememberTopology(Topology):
+    numbers = Numbers.spec()
+    remember = Remember.spec(inputs=[numbers])
+
+
+class Served:
+    """An executor server of the recording bolt, and a way to send it window requests."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        plan = ExecutionPlan(RememberTopology.topology_spec, {"topology.acker.executors": 1})
+        gid = next(e.gid for e in plan.executors if e.component == "remember")
+        self.task = plan.component_tasks["remember"][0]
+        self.source = plan.component_tasks["numbers"][0]
+        self.server = ExecutorServer(BoltExecutor(plan, gid, "turns"),
+                                     str(tmp_path / "e.sock"))
+        self.endpoint = Endpoint(self.server.path, "127.0.0.1", 1)
+        self.senders = ThreadPoolExecutor(2)
+
+    def send(self, window: int, n: int, after: int | None) -> Future[tuple[Any, bytes]]:
+        """Send window ``window`` carrying number ``n`` from a thread of its own."""
+        rows = pack([[self.task, self.source, "default", [[n]], [None]]])
+        request: dict[str, Any] = {"cmd": "window", "w": window, "rows": [rows]}
+        if after is not None:
+            request["after"] = after
+        return self.senders.submit(call_executor, self.endpoint, "", request, 10, 5.0)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    PROCESSED.clear()
+    one = Served(tmp_path)
+    thread = threading.Thread(target=one.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield one
+    finally:
+        one.senders.shutdown(wait=True, cancel_futures=True)
+        one.server._shutdown()
+        thread.join(5)
+
+
+def test_a_window_that_arrives_first_waits_for_the_one_before_it(served: Served) -> None:
+    second = served.send(1, 11, after=0)
+    wait_for(lambda: served.server.turns.waiting == 1, timeout=10,
+             message="window 1 waiting for window 0")
+    assert PROCESSED == []
+    first = served.send(0, 10, after=-1)
+    first.result(10)
+    second.result(10)
+    assert PROCESSED == [10, 11]
+
+
+def test_a_retried_task_of_either_window_in_flight_is_answered_from_memory(
+        served: Served) -> None:
+    replies = [served.send(w, 10 + w, after=w - 1).result(10) for w in range(2)]
+    again = [served.send(w, 10 + w, after=w - 1).result(10) for w in range(2)]
+    assert PROCESSED == [10, 11]  # nothing ran twice
+    assert again == replies
+    assert WindowMeta.decode(again[0][1]).stats.executed == {"numbers:default": 1}
+
+
+def test_a_skipped_window_releases_the_one_after_it(served: Served) -> None:
+    later = served.send(5, 15, after=4)
+    wait_for(lambda: served.server.turns.waiting == 1, timeout=10,
+             message="window 5 waiting for window 4")
+    call_executor(served.endpoint, "", {"cmd": "skip", "w": 4}, 10)
+    later.result(10)
+    assert PROCESSED == [15]
+
+
+def test_the_wait_for_a_window_that_never_comes_is_bounded() -> None:
+    turns = WindowTurns(bound=0.2)
+    started = time.monotonic()
+    with turns:
+        assert turns.wait_turn(3, 2) is False
+    assert time.monotonic() - started < 5
+    assert turns.waiting == 0
+
+
+def test_a_restarted_executor_serves_its_first_window_at_once_then_in_order() -> None:
+    turns = WindowTurns(restarted=True, bound=0.1)
+    with turns:
+        assert turns.wait_turn(8, 7) is True  # window 7 died with its predecessor
+        turns.served(8, ({}, b""))
+        assert turns.wait_turn(10, 9) is False  # from now on, in order
