@@ -29,7 +29,8 @@ for folder in pathlib.Path('/tmp/storm-local/supervisor/workers').glob('*'):
         beat = json.loads((folder / 'heartbeat.json').read_text())
     except (OSError, ValueError):
         continue
-    if beat.get('time_secs', 0) >= record['create_time']:
+    alive = pathlib.Path(f"/proc/{record['pid']}").exists()  # not on a host taken away
+    if alive and beat.get('time_secs', 0) >= record['create_time']:
         found.append({'record': record, 'beat': beat})
 print(json.dumps(found))
 """

@@ -4,8 +4,8 @@ The server is Debian's ``zookeeper`` package (``/usr/share/java/zookeeper.jar``,
 manifest names every other jar; ``make services`` or ``apt-get install zookeeper``), or an
 unpacked Apache ZooKeeper release named by ``ZOOKEEPER_HOME``. ``sparkstorm dev-zookeeper``
 runs one in the foreground (Storm's ``storm dev-zookeeper``): on ``storm.zookeeper.port``,
-bound to ``dev.zookeeper.bind.address`` (loopback unless set), with its data in ``dev.zookeeper.path`` (unset:
-``<storm.local.dir>/dev-zookeeper``). The test suites start their servers from the same
+bound to ``dev.zookeeper.bind.address`` (loopback unless set), with its data in
+``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``). The test suites start their servers from the same
 pieces (:func:`classpath`, :meth:`ServerSettings.zoo_cfg`, :func:`server_command`).
 
 Example:
@@ -70,8 +70,8 @@ class ServerSettings:
     def zoo_cfg(self) -> str:
         """The config file's text.
 
-        Bound to :attr:`address` only, no admin web server (it would take port 8080), the ``ruok`` and ``srvr``
-        four-letter words for health checks.
+        Bound to :attr:`address` only, no admin web server (it would take port 8080), the
+        ``ruok`` and ``srvr`` four-letter words for health checks.
         """
         lines = [f"tickTime={self.tick_ms}", f"dataDir={self.data_dir}",
                  f"clientPort={self.port}", f"clientPortAddress={self.address}", "maxClientCnxns=0",
