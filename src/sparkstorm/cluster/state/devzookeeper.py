@@ -5,8 +5,9 @@ manifest names every other jar; ``make services`` or ``apt-get install zookeeper
 unpacked Apache ZooKeeper release named by ``ZOOKEEPER_HOME``. ``sparkstorm dev-zookeeper``
 runs one in the foreground (Storm's ``storm dev-zookeeper``): on ``storm.zookeeper.port``,
 bound to ``dev.zookeeper.bind.address`` (loopback unless set), with its data in
-``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``). The test suites start their servers from the same
-pieces (:func:`classpath`, :meth:`ServerSettings.zoo_cfg`, :func:`server_command`).
+``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``). The test suites start
+their servers from the same pieces (:func:`classpath`, :meth:`ServerSettings.zoo_cfg`,
+:func:`server_command`).
 
 Example:
     >>> cfg = ServerSettings(2181, Path("/srv/zk")).zoo_cfg()
