@@ -43,8 +43,11 @@ def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestH
     cluster = ClusterHosts(fresh_cluster_hosts)
     results, count = fresh_cluster_hosts.shared / "results", 1500
     results.mkdir(parents=True)
+    # checkpoint parts must outlive their host: in a folder every host sees (a cluster
+    # would name a shared file system), not in the host's private storm.local.dir
     cluster.submit(TOPOLOGY, "lost", results, count, "topology.workers=2",
-                   f"topology.checkpoint.windows={checkpoint_windows}")
+                   f"topology.checkpoint.windows={checkpoint_windows}",
+                   f"topology.checkpoint.dir={fresh_cluster_hosts.shared / 'checkpoints'}")
     driver, lost = cluster.wait_spread()
     wait_for(lambda: len(acked(results)) >= 100, 120,
              message=f"ids acked through both hosts\n{cluster.logs()}")
