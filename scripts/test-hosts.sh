@@ -4,6 +4,9 @@
 #
 #   scripts/test-hosts.sh up            hosts A, B, C (10.77.0.1-3) on bridge ssbr0
 #   scripts/test-hosts.sh spark         Spark standalone master on A, a worker on B and on C
+#   scripts/test-hosts.sh cluster       ZooKeeper and Nimbus on A, a supervisor on B and on C
+#                                       (start 'spark' first: the topologies' spark.master)
+#   scripts/test-hosts.sh kill-host C   SIGKILL every process on host C (a lost machine)
 #   scripts/test-hosts.sh exec A CMD..  run CMD on host A (its network, hostname and /tmp)
 #   scripts/test-hosts.sh spark-master  only the master on A (add workers with spark-worker)
 #   scripts/test-hosts.sh spark-worker B [CPU]  (another) Spark worker on B, pinned to CPU
@@ -17,6 +20,10 @@
 # Traffic goes only to the namespaces' addresses. Every wait is bounded.
 # TEST_HOSTS_CPUS="B=0 C=1" pins each host's Spark worker (and so its executors, which
 # inherit the affinity) to those CPUs with taskset: a host with one core, for benchmarks.
+#
+# The cluster's daemons read $TEST_HOSTS_DIR/conf/<host>.yaml (written by 'cluster'), with
+# the lines of the file named by $TEST_HOSTS_CONF (YAML, optional) added to each: tests set
+# short timeouts there. Each host's storm.local.dir is /tmp/storm-local, private to it.
 set -euo pipefail
 
 PROJECT=${PROJECT:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -141,6 +148,72 @@ spark_worker() {
   echo "Spark worker on $host ${pin:+($pin)}"
 }
 
+# --- the control plane: ZooKeeper and Nimbus on A, a supervisor on B and on C ---------------
+ZK_PORT=${TEST_HOSTS_ZK_PORT:-2181}
+NIMBUS_PORT=${TEST_HOSTS_NIMBUS_PORT:-6627}
+
+sparkstorm_on() {  # sparkstorm_on HOST NAME ARGS...: a sparkstorm daemon on HOST, in the background
+  local host=$1 name=$2; shift 2
+  run_in "$host" setsid env SPARKSTORM_CONF_FILE="$SHARED/conf/$host.yaml" \
+    PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PYTHON" -m sparkstorm.cli.main "$@" >"$SHARED/$name.log" 2>&1 </dev/null &
+}
+
+write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, the host's address
+  mkdir -p "$SHARED/conf"
+  [ -s "$SHARED/conf/token" ] || "$PYTHON" -c 'import secrets; print(secrets.token_hex(16))' \
+    > "$SHARED/conf/token"
+  for h in "${HOSTS[@]}"; do
+    {
+      echo "storm.state.store: zookeeper"
+      echo "storm.zookeeper.servers: [${IP[A]}]"
+      echo "storm.zookeeper.port: $ZK_PORT"
+      echo "dev.zookeeper.bind.address: ${IP[A]}"
+      echo "nimbus.host: ${IP[A]}"
+      echo "nimbus.port: $NIMBUS_PORT"
+      echo "storm.cluster.token: $(cat "$SHARED/conf/token")"
+      echo "storm.local.dir: /tmp/storm-local"
+      echo "storm.local.hostname: ${IP[$h]}"
+      echo "spark.master: spark://${IP[A]}:7077"
+      [ -z "${TEST_HOSTS_CONF:-}" ] || cat "$TEST_HOSTS_CONF"
+    } > "$SHARED/conf/$h.yaml"
+  done
+}
+
+zookeeper_answers() { [ "$(run_in A "$PYTHON" -c "
+import socket
+with socket.create_connection(('${IP[A]}', $ZK_PORT), 1) as s:
+    s.sendall(b'ruok'); print(s.recv(4).decode())")" = imok ]; }
+nimbus_answers() { run_in A "$PYTHON" -c "
+import urllib.request
+urllib.request.urlopen('http://${IP[A]}:$NIMBUS_PORT/api/v1/cluster/summary', timeout=2)"; }
+supervisors_registered() { run_in A "$PYTHON" -c "
+import json, sys, urllib.request
+answer = urllib.request.urlopen('http://${IP[A]}:$NIMBUS_PORT/api/v1/supervisor/summary', timeout=2)
+sys.exit(0 if len(json.load(answer)['supervisors']) >= 2 else 1)"; }
+
+cluster() {
+  write_cluster_conf
+  sparkstorm_on A zookeeper dev-zookeeper
+  wait_for 60 "ZooKeeper on ${IP[A]}:$ZK_PORT" zookeeper_answers
+  sparkstorm_on A nimbus -v nimbus
+  wait_for 60 "Nimbus on ${IP[A]}:$NIMBUS_PORT" nimbus_answers
+  for h in B C; do sparkstorm_on "$h" "supervisor$h" -v supervisor; done
+  wait_for 60 "two supervisors registered with Nimbus" supervisors_registered
+  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus http://${IP[A]}:$NIMBUS_PORT, supervisors on B and C"
+}
+
+kill_host() {  # every process on the host but its anchor (which keeps it there for 'down')
+  local host=$1 anchor_pid
+  anchor_pid=$(anchor "$host")
+  for pid in $(ip netns pids "$PREFIX$host"); do
+    [ "$pid" = "$anchor_pid" ] || kill -KILL "$pid" 2>/dev/null || true
+  done
+  only_anchor() { [ "$(ip netns pids "$PREFIX$host" | grep -cvx "$anchor_pid")" = 0 ]; }
+  wait_for 10 "every process of host $host gone" only_anchor
+  echo "host $host: every process killed"
+}
+
 status() {
   for h in "${HOSTS[@]}"; do
     echo "host $h (${IP[$h]}): $(ip netns pids "$PREFIX$h" 2>/dev/null | wc -l) processes"
@@ -165,7 +238,8 @@ down() {
     rm -f "$SHARED/anchor.$h"
   done
   ip link del "$BRIDGE" 2>/dev/null || true
-  rm -f "$SHARED/hosts" "$SHARED"/spark-*.log
+  rm -f "$SHARED/hosts" "$SHARED"/spark-*.log "$SHARED"/{zookeeper,nimbus,supervisorB,supervisorC}.log
+  rm -rf "$SHARED/conf"
   rmdir "$SHARED" 2>/dev/null || true
 }
 
@@ -174,8 +248,10 @@ case "${1:-}" in
   spark) spark ;;
   spark-master) spark_master ;;
   spark-worker) [ $# -ge 2 ] || die "usage: $0 spark-worker B|C [CPU]"; spark_worker "$2" "${3:-}" ;;
+  cluster) cluster ;;
+  kill-host) [ $# = 2 ] && [ -n "${IP[${2:-}]:-}" ] || die "usage: $0 kill-host A|B|C"; kill_host "$2" ;;
   exec) [ $# -ge 3 ] || die "usage: $0 exec A|B|C COMMAND..."; h=$2; shift 2; run_in "$h" "$@" ;;
   status) status ;;
   down) down ;;
-  *) die "usage: $0 up | spark | spark-master | spark-worker B|C [CPU] | exec A|B|C COMMAND... | status | down" ;;
+  *) die "usage: $0 up | spark | spark-master | spark-worker B|C [CPU] | cluster | kill-host A|B|C | exec A|B|C COMMAND... | status | down" ;;
 esac

@@ -2,9 +2,10 @@
 
 As Storm's ``storm dev-zookeeper``.
 
-It listens on 127.0.0.1:``storm.zookeeper.port`` (2181) and keeps its data in
-``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``), so a cluster started
-with ``-c storm.state.store=zookeeper`` and the same conf finds it. The server's log goes to
+It listens on ``dev.zookeeper.bind.address`` (127.0.0.1), port ``storm.zookeeper.port``
+(2181), and keeps its data in ``dev.zookeeper.path`` (unset:
+``<storm.local.dir>/dev-zookeeper``), so a cluster started with
+``-c storm.state.store=zookeeper`` and the same conf finds it. The server's log goes to
 this terminal; SIGINT or SIGTERM stops it cleanly (exit code 0).
 """
 
@@ -43,7 +44,7 @@ def dev_zookeeper_command(args: argparse.Namespace) -> int:
     server = DevZooKeeper(settings)
     try:
         server.start()
-        print(f"dev-zookeeper: serving on 127.0.0.1:{settings.port}, data in "
+        print(f"dev-zookeeper: serving on {settings.address}:{settings.port}, data in "
               f"{settings.data_dir}; Ctrl-C stops it", flush=True)
         code = server.wait(stop)
     finally:

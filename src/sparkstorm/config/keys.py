@@ -725,6 +725,13 @@ KEYS: dict[str, ConfigKey] = _declare(
         "data path of 'sparkstorm dev-zookeeper' (unset: <storm.local.dir>/dev-zookeeper; "
         "Storm's default is /tmp/dev-storm-zookeeper)",
     ),
+    _K(
+        "dev.zookeeper.bind.address",
+        str,
+        "127.0.0.1",
+        "sparkstorm: the address 'sparkstorm dev-zookeeper' listens on (loopback by default; "
+        "a test host's address lets the daemons of other hosts reach it)",
+    ),
     # --- UI, logviewer, DRPC ---------------------------------------------------------------------
     _K("ui.host", str, "127.0.0.1", "host the UI binds to (loopback by default)"),
     _K("ui.port", int, 8080, "UI port"),

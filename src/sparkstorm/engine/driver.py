@@ -357,7 +357,7 @@ class TopologyDriver:
         first = self._stages[0]
         spout_tasks = sc.accumulator(0)
         rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
-                                        flags, partial(counting_tasks, spout_tasks))
+                                        flags, partial(_counted, spout_tasks))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
@@ -627,3 +627,8 @@ def window_counters(metas: Iterable[WindowMeta]
         executors.setdefault(meta.gid, ComponentCounters()).add(one)
         counters.setdefault(meta.component, ComponentCounters()).add(one)
     return counters, executors
+
+
+def _counted(accumulator: Any, function: Any) -> Any:
+    """``function`` (a spout stage's partition function) counting its finished tasks."""
+    return partial(counting_tasks, accumulator, function)

@@ -1,7 +1,8 @@
 """Test hosts in network namespaces (``scripts/test-hosts.sh``) running Spark standalone.
 
-A Spark standalone master runs on host A and a worker on B and on C; all of it is removed
-after the module, even when it fails.
+A Spark standalone master runs on host A and a worker on B and on C (``hosts``); with
+``cluster_hosts``, ZooKeeper and Nimbus run on A and a supervisor on B and on C too. All of
+it is removed after the module, even when it fails.
 
 The tests are skipped, saying why, where the machine cannot make namespaces (not root, no
 iproute2, a sandbox that forbids them).
@@ -9,14 +10,17 @@ iproute2, a sandbox that forbids them).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "test-hosts.sh"
@@ -60,23 +64,59 @@ def _unavailable() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def hosts() -> Iterator[TestHosts]:
+CLUSTER_CONF: dict[str, object] = {
+    "spark.ui.enabled": False,
+    "topology.window.ms": 100,
+    "topology.message.timeout.secs": 10,
+    "nimbus.monitor.freq.secs": 1,
+    "nimbus.task.timeout.secs": 10,
+    "nimbus.task.launch.secs": 90,
+    "supervisor.monitor.frequency.secs": 1,
+    "supervisor.worker.shutdown.sleep.secs": 5,
+    "supervisor.slots.ports": [6700, 6701],
+    "storm.zookeeper.session.timeout": 5000,
+}
+"""The daemons' conf on every host (the script's ``TEST_HOSTS_CONF``): a lost worker is
+reassigned after 10 s, lost trees replay after 10 s."""
+
+
+@contextlib.contextmanager
+def running_test_hosts(*stages: str) -> Iterator[TestHosts]:
+    """Hosts up, then each of ``stages`` (``spark``, ``cluster``); all down at the end."""
     reason = _unavailable()
     if reason:
         pytest.skip(reason)
     test_hosts = TestHosts()
     test_hosts.script("down")  # a previous run killed before its teardown
-    try:
-        up = test_hosts.script("up", timeout=60)
-        if up.returncode != 0:
-            pytest.skip(f"this machine cannot make test hosts: {up.stderr.strip()}")
-        spark = test_hosts.script("spark")
-        assert spark.returncode == 0, spark.stderr + _logs()
+    with tempfile.TemporaryDirectory(prefix="sparkstorm-hosts-conf-") as folder:
+        conf = Path(folder) / "cluster.yaml"
+        conf.write_text(yaml.safe_dump(CLUSTER_CONF))
+        test_hosts.env["TEST_HOSTS_CONF"] = str(conf)
+        try:
+            up = test_hosts.script("up", timeout=60)
+            if up.returncode != 0:
+                pytest.skip(f"this machine cannot make test hosts: {up.stderr.strip()}")
+            for stage in stages:
+                started = test_hosts.script(stage)
+                assert started.returncode == 0, started.stderr + _logs()
+            yield test_hosts
+        finally:
+            test_hosts.script("down", timeout=60)
+            shutil.rmtree(SHARED, ignore_errors=True)  # results and logs of the hosts
+
+
+@pytest.fixture(scope="module")
+def hosts() -> Iterator[TestHosts]:
+    """Hosts A, B, C with Spark standalone (master on A, workers on B and C)."""
+    with running_test_hosts("spark") as test_hosts:
         yield test_hosts
-    finally:
-        test_hosts.script("down", timeout=60)
-        shutil.rmtree(SHARED, ignore_errors=True)  # results and logs of the hosts
+
+
+@pytest.fixture(scope="module")
+def cluster_hosts() -> Iterator[TestHosts]:
+    """Hosts with Spark standalone, ZooKeeper and Nimbus on A, a supervisor on B and C."""
+    with running_test_hosts("spark", "cluster") as test_hosts:
+        yield test_hosts
 
 
 def _logs() -> str:

@@ -42,6 +42,10 @@ from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
+FRESH_REASONS = frozenset({"submitted", "rebalanced"})
+"""Assign events that place every executor afresh; any other (the monitor's reassignment
+of dead workers) keeps the live workers where they are."""
+
 
 def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[ExecutorId]:
     """Storm's executor ids of a topology spec.
@@ -178,17 +182,22 @@ class Assigner:
 
     def _run(self, event: AssignEvent) -> None:
         try:
-            event.result = self.assign(event.topology_id)
+            event.result = self.assign(event.topology_id,
+                                       keep_live=event.reason not in FRESH_REASONS)
         except Exception:  # one bad event must not stop the queue
             logger.exception("assigning %s (%s) failed", event.topology_id, event.reason)
         finally:
             event.done.set()
 
-    def assign(self, topology_id: str) -> Assignment | None:
+    def assign(self, topology_id: str, *, keep_live: bool = False) -> Assignment | None:
         """(Re)assign a topology to free slots with new worker ids; None when no slot is free.
 
         The topology's own slots count as free: a reassigned worker may land in the same
-        slot, where the supervisor replaces the old worker (its id changed).
+        slot, where the supervisor replaces the old worker (its id changed). With
+        ``keep_live`` (a reassignment of dead workers), the workers that still run keep
+        their slot, id and executors, as Storm's scheduler keeps healthy slots: only the
+        dead ones' executors move, and the driver's worker goes on with its Spark
+        application and spouts (it calls the moved executors at their new address).
         """
         with self.lock:
             supervisors = self.state.all_supervisor_info()
@@ -196,25 +205,59 @@ class Assigner:
             spec = self.stormdist.spec(topology_id)
             executors = topology_executors(spec, self.stormdist.conf(topology_id))
             base = self.state.get_storm(topology_id)
-            placed = self.scheduler.schedule(executors, base.num_workers if base else 1, free)
+            num_workers = base.num_workers if base else 1
+            old = self.state.get_assignment(topology_id)
+            kept = (self._live_part(old, supervisors, executors, num_workers)
+                    if keep_live and old is not None else None)
+            if kept is not None:
+                placed, workers, started = kept
+                moved = [e for e in executors if e not in placed]
+                fresh = self.scheduler.schedule(moved, num_workers - len(workers),
+                                                [s for s in free if s not in workers])
+                placed = {**placed, **fresh} if fresh else {}
+            else:
+                placed = self.scheduler.schedule(executors, num_workers, free)
+                workers, started = {}, {}
             if not placed:
                 logger.warning("no free slot for topology %s (supervisors: %s)", topology_id,
                                sorted(supervisors) or "none")
                 return None
             now = int(self.clock())
-            workers = {slot: str(uuid.uuid4()) for slot in set(placed.values())}
-            assignment = Assignment(topology_id, placed, dict.fromkeys(placed, now), workers,
+            workers = {slot: workers.get(slot) or str(uuid.uuid4())
+                       for slot in set(placed.values())}
+            assignment = Assignment(topology_id, placed,
+                                    {e: started.get(e, now) for e in placed}, workers,
                                     {s.node: supervisors[s.node].hostname for s in workers})
-            self._forget_old_workers(topology_id)
+            self._forget_old_workers(topology_id, set(workers.values()))
             self.state.set_assignment(topology_id, assignment)
             logger.info("assigned %s to %s", topology_id, sorted(workers.items()))
             return assignment
 
-    def _forget_old_workers(self, topology_id: str) -> None:
+    def _live_part(self, old: Assignment, supervisors: Mapping[str, SupervisorInfo],
+                   executors: list[ExecutorId], num_workers: int
+                   ) -> tuple[dict[ExecutorId, WorkerSlot], dict[WorkerSlot, str],
+                              dict[ExecutorId, int]] | None:
+        """What stays of ``old``: the executors, worker ids and start times of live workers.
+
+        None when nothing can stay: no worker is live, or every one is (nothing to move),
+        or the executors or the worker count changed since (a fresh placement then).
+        """
+        if set(old.executor_slots) != set(executors) or len(old.worker_ids) != num_workers:
+            return None
+        dead = self._dead_slots(old, set(supervisors))
+        live = {slot: wid for slot, wid in old.worker_ids.items() if slot not in dead}
+        if not live or len(live) == len(old.worker_ids):
+            return None
+        placed = {e: s for e, s in old.executor_slots.items() if s in live}
+        started = {e: old.executor_start_time_secs.get(e, 0) for e in placed}
+        return placed, live, started
+
+    def _forget_old_workers(self, topology_id: str, staying: set[str]) -> None:
         # the replaced workers' heartbeats would otherwise linger in the UI's statistics
         old = self.state.get_assignment(topology_id)
         for worker_id in old.worker_ids.values() if old else ():
-            self.state.remove_worker_heartbeat(topology_id, worker_id)
+            if worker_id not in staying:
+                self.state.remove_worker_heartbeat(topology_id, worker_id)
 
     def _free_slots(self, topology_id: str,
                     supervisors: dict[str, SupervisorInfo]) -> list[WorkerSlot]:
@@ -274,7 +317,13 @@ class Assigner:
             self.on_kill_due(topology_id)
 
     def _dead_reason(self, assignment: Assignment, supervisors: set[str]) -> str | None:
-        """Why the assignment's worker must move, or None when it is fine.
+        """Why one of the assignment's workers must move, or None when all are fine."""
+        dead = self._dead_slots(assignment, supervisors)
+        return next(iter(dead.values()), None)
+
+    def _dead_slots(self, assignment: Assignment,
+                    supervisors: set[str]) -> dict[WorkerSlot, str]:
+        """The slots whose worker must move, each with why.
 
         A worker whose supervisor is gone moves only once its heartbeats stopped too (or
         when it never sent one): a worker that still heartbeats outlived its supervisor's
@@ -288,20 +337,22 @@ class Assigner:
         # heartbeat cache starts empty for the same reason)
         since_start = self.started
         timeout = self.times.task_timeout
+        dead = {}
         for slot, worker_id in assignment.worker_ids.items():
             beat = self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
             silent = beat is not None and now - max(since_start, beat.time_secs) > timeout
             if slot.node not in supervisors:
                 if beat is None or silent:
-                    return f"supervisor {slot.node} of slot {slot.port} is gone"
+                    dead[slot] = f"supervisor {slot.node} of slot {slot.port} is gone"
             elif beat is None:
                 launched = max(since_start, min(assignment.executor_start_time_secs.values(),
                                                 default=now))
                 limit = self.times.launch_timeout
                 if now - launched > limit:
-                    return f"worker {worker_id} sent no heartbeat within {limit:.0f} s of launch"
+                    dead[slot] = (f"worker {worker_id} sent no heartbeat within {limit:.0f} s "
+                                  "of launch")
             elif silent and not isinstance(beat.executor_stats.get("start_failure"), dict):
                 # (a worker that failed to start is not moved: its supervisor restarts it
                 # with a back-off, and the topology keeps showing FAILING meanwhile)
-                return f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
-        return None
+                dead[slot] = f"worker {worker_id} is silent since {now - beat.time_secs:.0f} s"
+        return dead

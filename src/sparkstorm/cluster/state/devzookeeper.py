@@ -4,9 +4,10 @@ The server is Debian's ``zookeeper`` package (``/usr/share/java/zookeeper.jar``,
 manifest names every other jar; ``make services`` or ``apt-get install zookeeper``), or an
 unpacked Apache ZooKeeper release named by ``ZOOKEEPER_HOME``. ``sparkstorm dev-zookeeper``
 runs one in the foreground (Storm's ``storm dev-zookeeper``): on ``storm.zookeeper.port``,
-bound to loopback only, with its data in ``dev.zookeeper.path`` (unset:
-``<storm.local.dir>/dev-zookeeper``). The test suites start their servers from the same
-pieces (:func:`classpath`, :meth:`ServerSettings.zoo_cfg`, :func:`server_command`).
+bound to ``dev.zookeeper.bind.address`` (loopback unless set), with its data in
+``dev.zookeeper.path`` (unset: ``<storm.local.dir>/dev-zookeeper``). The test suites start
+their servers from the same pieces (:func:`classpath`, :meth:`ServerSettings.zoo_cfg`,
+:func:`server_command`).
 
 Example:
     >>> cfg = ServerSettings(2181, Path("/srv/zk")).zoo_cfg()
@@ -52,7 +53,8 @@ class ServerSettings:
     """What goes into one server's ``zoo.cfg``.
 
     Attributes:
-        port: the client port, bound on 127.0.0.1 only.
+        port: the client port.
+        address: the address the client port is bound to (loopback by default).
         data_dir: snapshots and transaction logs.
         tick_ms: ZooKeeper's ``tickTime``; session timeouts default to 2 and 20 ticks.
         min_session_timeout_ms: ``minSessionTimeout`` (None: ZooKeeper's default).
@@ -64,15 +66,16 @@ class ServerSettings:
     tick_ms: int = 2000
     min_session_timeout_ms: int | None = None
     max_session_timeout_ms: int | None = None
+    address: str = "127.0.0.1"
 
     def zoo_cfg(self) -> str:
         """The config file's text.
 
-        Loopback only, no admin web server (it would take port 8080), the ``ruok`` and ``srvr``
-        four-letter words for health checks.
+        Bound to :attr:`address` only, no admin web server (it would take port 8080), the
+        ``ruok`` and ``srvr`` four-letter words for health checks.
         """
         lines = [f"tickTime={self.tick_ms}", f"dataDir={self.data_dir}",
-                 f"clientPort={self.port}", "clientPortAddress=127.0.0.1", "maxClientCnxns=0",
+                 f"clientPort={self.port}", f"clientPortAddress={self.address}", "maxClientCnxns=0",
                  "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr"]
         if self.min_session_timeout_ms is not None:
             lines.append(f"minSessionTimeout={self.min_session_timeout_ms}")
@@ -122,13 +125,13 @@ def server_command(cfg: Path, env: Mapping[str, str] = os.environ) -> list[str]:
     return [java, *_JVM_OPTIONS, "-cp", cp, MAIN_CLASS, str(cfg)]
 
 
-def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
-    """Send a four-letter command (``ruok``, ``srvr``) to 127.0.0.1.
+def four_letter(port: int, word: str, timeout: float = 1.0, address: str = "127.0.0.1") -> str:
+    """Send a four-letter command (``ruok``, ``srvr``) to the server at ``address``.
 
     Returns its answer, or "" when nothing answers.
     """
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        with socket.create_connection((address, port), timeout=timeout) as sock:
             sock.sendall(word.encode())
             chunks = []
             while chunk := sock.recv(4096):
@@ -141,12 +144,13 @@ def four_letter(port: int, word: str, timeout: float = 1.0) -> str:
 def dev_settings(conf: Mapping[str, object]) -> ServerSettings:
     """The dev server's settings from a sparkstorm conf.
 
-    ``storm.zookeeper.port`` and ``dev.zookeeper.path`` (unset:
-    ``<storm.local.dir>/dev-zookeeper``).
+    ``storm.zookeeper.port``, ``dev.zookeeper.path`` (unset:
+    ``<storm.local.dir>/dev-zookeeper``) and ``dev.zookeeper.bind.address``.
     """
     path = conf_optional_str(conf, "dev.zookeeper.path")
     folder = Path(path).resolve() if path else local_dir(conf) / "dev-zookeeper"
-    return ServerSettings(conf_int(conf, "storm.zookeeper.port"), folder)
+    address = conf_optional_str(conf, "dev.zookeeper.bind.address") or "127.0.0.1"
+    return ServerSettings(conf_int(conf, "storm.zookeeper.port"), folder, address=address)
 
 
 class DevZooKeeper:
@@ -176,13 +180,14 @@ class DevZooKeeper:
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                         preexec_fn=die_with_parent)
         deadline = time.monotonic() + timeout
-        while four_letter(self.settings.port, "ruok", 0.5) != "imok":
+        while four_letter(self.settings.port, "ruok", 0.5, self.settings.address) != "imok":
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                msg = (f"the ZooKeeper server on 127.0.0.1:{self.settings.port} "
+                msg = (f"the ZooKeeper server on {self.settings.address}:{self.settings.port} "
                        f"{'exited' if self.process.returncode else 'did not answer'} "
                        f"(exit code {self.process.returncode}); see its log above; is the port "
-                       "taken? change it with -c storm.zookeeper.port=N")
+                       "taken, or the address not this host's? change them with -c "
+                       "storm.zookeeper.port=N or -c dev.zookeeper.bind.address=IP")
                 raise DevZooKeeperError(msg, code="DEV_ZOOKEEPER_EXITED")
             time.sleep(0.1)
 

@@ -113,7 +113,7 @@ class ClusterWorker:
         from sparkstorm.topology.spec import TopologySpec
 
         spec = TopologySpec.from_dict(context["spec"])
-        conf = with_code_resources(dict(context["conf"]), self.code_dir)
+        conf = with_host_settings(with_code_resources(dict(context["conf"]), self.code_dir))
         for folder in reversed(conf.get("topology.code.python.paths") or []):
             sys.path.insert(0, str(self.code_dir / str(folder)))  # a project's src/, ...
         if not conf.get("topology.executor.log.dir"):  # executor logs next to worker.log
@@ -325,6 +325,33 @@ class ClusterWorker:
         except NimbusError as exc:
             logger.warning("could not report the failure to nimbus: %s", exc)
         return EXIT_FAILED
+
+
+HOST_KEYS = ("storm.local.hostname",)
+"""Keys that describe a host, not a topology: a worker takes them from its own host's conf
+(its supervisor's ``SPARKSTORM_CONF_FILE`` and environment), never from the submitter's."""
+
+
+def with_host_settings(conf: dict[str, Any],
+                       local: dict[str, object] | None = None) -> dict[str, Any]:
+    """The topology's conf with this host's :data:`HOST_KEYS` (``local``: this host's conf).
+
+    A submitter's ``storm.local.hostname`` names the submitter's host: executors of a worker
+    on another host could not listen there. Unset on this host, the key is dropped, and
+    executors advertise what :func:`~sparkstorm.engine.endpoint.advertised_host` finds.
+    """
+    if local is None:
+        from sparkstorm.config import load_config
+
+        local = load_config()
+    found = dict(conf)
+    for key in HOST_KEYS:
+        value = local.get(key)
+        if value is None:
+            found.pop(key, None)
+        else:
+            found[key] = value
+    return found
 
 
 def _hosted(runner: Any) -> list[Any]:

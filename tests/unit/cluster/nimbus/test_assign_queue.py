@@ -30,9 +30,9 @@ def _recording(assigner: Assigner) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     original = assigner.assign
 
-    def assign(topology_id: str) -> Assignment | None:
+    def assign(topology_id: str, *, keep_live: bool = False) -> Assignment | None:
         seen.append((topology_id, threading.current_thread().name))
-        return original(topology_id)
+        return original(topology_id, keep_live=keep_live)
 
     assigner.assign = assign  # type: ignore[method-assign]
     return seen

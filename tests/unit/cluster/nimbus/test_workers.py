@@ -9,6 +9,7 @@ import pytest
 
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.state.cluster_state import ClusterState
+from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import register, submit
 
 pytestmark = pytest.mark.usefixtures("two_components")  # a spout and a bolt executor
@@ -66,3 +67,39 @@ def test_one_worker_runs_everything_and_hears_of_no_endpoints(
     assert sorted(tuple(e) for e in context["executors"]) == sorted(assignment.executor_slots)
     answer = nimbus.umbilical.heartbeat(worker, {"topology_id": topology_id, "stats": {}})
     assert "endpoints" not in answer
+
+
+def test_a_lost_supervisor_s_worker_moves_and_the_live_worker_stays(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    first = state.get_assignment(topology_id)
+    assert first is not None and {s.node for s in first.worker_ids} == {"s1", "s2"}
+    for worker_id in first.worker_ids.values():
+        nimbus.umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
+    (staying_slot,) = [s for s in first.worker_ids if s.node == "s1"]
+    staying = first.worker_ids[staying_slot]
+    state.store.delete("/supervisors/s2")  # host s2 is gone, its worker with it
+    clock.now += 31  # past nimbus.task.timeout.secs; the worker on s1 heartbeats on
+    nimbus.umbilical.heartbeat(staying, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    second = state.get_assignment(topology_id)
+    assert second is not None and {s.node for s in second.worker_ids} == {"s1"}
+    assert len(second.worker_ids) == 2 and second.worker_ids[staying_slot] == staying
+    assert second.executors_in(staying_slot) == first.executors_in(staying_slot)
+    assert state.get_worker_heartbeat(topology_id, staying) is not None, "kept for the UI"
+    assert nimbus.umbilical.heartbeat(staying, {"topology_id": topology_id})["shutdown"] is False
+
+
+def test_a_rebalance_places_every_executor_afresh(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    nimbus.rebalance(topology_id, 0, 1, {})
+    second = state.get_assignment(topology_id)
+    assert second is not None and len(second.worker_ids) == 1
+    assert not set(second.worker_ids.values()) & set(first.worker_ids.values())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.cluster.worker.worker import ClusterWorker
+from sparkstorm.cluster.worker.worker import ClusterWorker, with_host_settings
 from sparkstorm.multilang.shell import RESOURCES_DIR_KEY
 
 
@@ -143,3 +143,12 @@ def test_log_control_is_applied_here_and_passed_to_each_executor(tmp_path: Path)
     worker._log_control({"levels": {}, "sampling": {}})
     assert logging.getLogger("sparkstorm.test.quiet").level == logging.NOTSET
     assert [request["sample_pct"] for _, request in calls[2:]] == [0.0, 0.0]
+
+
+def test_the_workers_own_host_names_the_address_executors_listen_on() -> None:
+    submitted = {"storm.local.hostname": "10.0.0.1", "topology.workers": 2}
+    assert with_host_settings(submitted, {"storm.local.hostname": "10.0.0.2"}) == {
+        "storm.local.hostname": "10.0.0.2", "topology.workers": 2}
+    # unset on this host: the submitter's address is wrong here, so it goes
+    assert with_host_settings(submitted, {"storm.local.hostname": None}) == {
+        "topology.workers": 2}
