@@ -158,6 +158,8 @@ class ExecutorServer:
         try:
             request = unpack(frame)
             payload, body = self._handle(request)
+        except ConnectionAbortedError:
+            raise  # no reply: see _window
         except Exception as exc:  # noqa: BLE001 - answered and restarted, never dropped
             logger.error("executor %d could not answer %s:\n%s", self.host.info.gid,
                          _describe(request), "".join(traceback.format_exception(exc)))
@@ -201,6 +203,13 @@ class ExecutorServer:
             remembered = turns.remembered(window)
             if remembered is not None:
                 return remembered  # a retried Spark task: never run components twice
+            if self.host.must_restart:
+                # the window before failed a component and we are on our way out (windows
+                # overlap): no reply, so the caller resends it to our restarted successor
+                # instead of this executor running it through a stopped component
+                msg = (f"executor {self.host.info.gid} restarts; window {window} goes to "
+                       "its successor")
+                raise ConnectionAbortedError(msg)
             committed = request.get("committed")
             if committed is not None:
                 self.host.commit_state(int(committed))
