@@ -409,10 +409,16 @@ class TopologyDriver:
         The next may start once this one's spout stage is done (its executors are free for
         the next window's spout stage) and the minimum window length has passed. So at most
         two windows are in flight, and results are absorbed in window order: the spouts
-        hear the verdicts of window ``w-1`` in window ``w+1``.
+        hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
+        had already ended (a light load: windows shorter than the period do not overlap,
+        and their verdicts are not held back a window).
         """
-        job = self._start_window(overlapped=True)
-        previous, self._in_flight_job = self._in_flight_job, job
+        previous = self._in_flight_job
+        if previous is not None and previous.future.done():
+            self._finish_in_flight()
+            previous = None
+        job = self._start_window(overlapped=previous is not None)
+        self._in_flight_job = job
         if previous is not None:
             self.overlapped_windows += not previous.future.done()
             self._end_window(previous)

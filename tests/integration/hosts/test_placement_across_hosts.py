@@ -40,7 +40,9 @@ from tests.integration.hosts.conftest import (
     TestHosts,
 )
 
-pytestmark = pytest.mark.timeout(600)
+# slow (make test-all): minutes of Spark standalone on two hosts; test_across_hosts and
+# test_cluster_across_hosts keep the test hosts in make test
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 COUNT = 1500  # 25 s of the chaos topology's stream (or a burst, when start-up was slower)
 LOCALITY_WAIT = 10.0
 STEADY_AFTER = 5  # windows of start-up (executors registering, first shuffles)

@@ -54,7 +54,9 @@ def _run(cluster: LocalCluster, tmp_path: Path, name: str, **conf: Any) -> Any:
 
 def test_windows_overlap_and_every_tuple_is_acked_once(cluster: LocalCluster,
                                                        tmp_path: Path) -> None:
-    driver = _run(cluster, tmp_path, "overlap")
+    # a period (50 ms) shorter than any job: a window that ended before the next one
+    # starts is absorbed first, so only jobs longer than the period overlap
+    driver = _run(cluster, tmp_path, "overlap", **{"topology.window.ms": 50})
     assert driver.overlapping
     assert driver.overlapped_windows > 0
     windows = driver.stats.summary()["recent_windows"]

@@ -42,6 +42,9 @@ from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
+UNASSIGNED = "unassigned"
+"""The monitor's reason for a topology that has no assignment yet."""
+
 FRESH_REASONS = frozenset({"submitted", "rebalanced"})
 """Assign events that place every executor afresh; any other (the monitor's reassignment
 of dead workers) keeps the live workers where they are."""
@@ -182,6 +185,12 @@ class Assigner:
 
     def _run(self, event: AssignEvent) -> None:
         try:
+            current = self.state.get_assignment(event.topology_id)
+            if event.reason == UNASSIGNED and current is not None:
+                # the monitor saw the topology before its submit's assignment was written:
+                # assigning again would replace the worker just launched
+                event.result = current
+                return
             event.result = self.assign(event.topology_id,
                                        keep_live=event.reason not in FRESH_REASONS)
         except Exception:  # one bad event must not stop the queue
@@ -304,7 +313,7 @@ class Assigner:
                     self.on_rebalance_due(topology_id)
                 continue
             assignment = self.state.get_assignment(topology_id)
-            reason = "unassigned" if assignment is None else \
+            reason = UNASSIGNED if assignment is None else \
                 self._dead_reason(assignment, supervisors)
             if reason is not None:
                 if assignment is not None:
