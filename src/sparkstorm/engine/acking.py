@@ -30,6 +30,14 @@ class Verdicts:
     """Why each failed root failed (the spout counts it when it fails the tuple, so counts
     by cause always add up to the spout's failed count)."""
 
+    def merge(self, later: Verdicts) -> None:
+        """Add ``later``'s verdicts to these, which no spout has heard yet."""
+        for mine, theirs in ((self.ack, later.ack), (self.fail, later.fail),
+                             (self.reset, later.reset)):
+            for task, roots in theirs.items():
+                mine.setdefault(task, []).extend(roots)
+        self.reasons.update(later.reasons)
+
 
 @dataclass(slots=True)
 class LedgerEntry:

@@ -576,7 +576,8 @@ class TopologyDriver:
             metas.append(meta)
             for gid, blob in deliveries.items():
                 self._deliveries.setdefault(gid, []).append(blob)
-        self._verdicts = self.acker.process_window(metas)
+        # merged: two windows may end before the next takes them (windows that overlap)
+        self._verdicts.merge(self.acker.process_window(metas))
         self._parts_arrived(metas)
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())

@@ -203,10 +203,12 @@ class ExecutorServer:
             remembered = turns.remembered(window)
             if remembered is not None:
                 return remembered  # a retried Spark task: never run components twice
-            if self.host.must_restart:
-                # the window before failed a component and we are on our way out (windows
-                # overlap): no reply, so the caller resends it to our restarted successor
-                # instead of this executor running it through a stopped component
+            if self.exit_requested:
+                # the window before failed a component, its reply is out and we are on our
+                # way out (windows overlap): no reply, so the caller resends this one to our
+                # restarted successor instead of us running it through a stopped component.
+                # (A component that failed between windows, a spout's next_tuple, still gets
+                # its window served: that reply carries the error and requests the exit.)
                 msg = (f"executor {self.host.info.gid} restarts; window {window} goes to "
                        "its successor")
                 raise ConnectionAbortedError(msg)
