@@ -476,3 +476,18 @@ def test_forget_all_and_no_acker_tasks() -> None:
     idle = Acker([], TIMEOUT)
     result = idle.process_window([WindowMeta(0, "sentences", xor={5: 0}, inits={5: 1})])
     assert verdict(result.ack) == {} and idle.open_trees == 0
+
+
+def test_verdicts_of_two_windows_merge_so_that_none_is_lost() -> None:
+    # with overlapping windows two windows can end before the next takes their verdicts
+    pending, later = Verdicts(), Verdicts()
+    pending.ack[1].append(10)
+    pending.fail[1].append(11)
+    pending.reasons[11] = Failure.of("error", "first")
+    later.ack[1].append(20)
+    later.ack[2].append(21)
+    later.reset[2].append(22)
+    pending.merge(later)
+    assert pending.ack == {1: [10, 20], 2: [21]}
+    assert pending.fail == {1: [11]} and pending.reset == {2: [22]}
+    assert pending.reasons[11].reason == "first"
