@@ -37,7 +37,10 @@ TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
 STEADY_FROM, STEADY_TO = 0.2, 0.8
 
-TARGET_UDF_RATIO = 1.5
+TARGET_PER_TUPLE_UDF_RATIO = 0.75
+"""Issue 12: the per-tuple Storm API on CPython, acking on, against the UDF reference."""
+TARGET_BATCH_UDF_RATIO = 1.5
+"""Issue 12: the batch API (or a faster interpreter) against the UDF reference."""
 TARGET_P50_MS = 1000.0
 TARGET_P99_MS = 2000.0
 TARGET_MEMORY_BYTES = 2 * 1024**3
@@ -453,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         steady_udf = res["steady_sentences_per_sec"] / udf["sentences_per_sec"]
         overall_udf = res["overall_sentences_per_sec"] / udf["sentences_per_sec"]
         print(f"sparkstorm / UDF:   steady {steady_udf:5.2f}x   overall {overall_udf:5.2f}x   "
-              f"[target >= {TARGET_UDF_RATIO}x] {_mark(steady_udf >= TARGET_UDF_RATIO)}")
+              f"[target >= {TARGET_PER_TUPLE_UDF_RATIO}x] "
+              f"{_mark(steady_udf >= TARGET_PER_TUPLE_UDF_RATIO)}")
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
@@ -500,7 +504,7 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
         ratio = res["steady_sentences_per_sec"] / udf_rate
         print(f"batch API / UDF:    steady {ratio:5.2f}x   overall "
               f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
-              f"[target >= {TARGET_UDF_RATIO}x] {_mark(ratio >= TARGET_UDF_RATIO)}")
+              f"[target >= {TARGET_BATCH_UDF_RATIO}x] {_mark(ratio >= TARGET_BATCH_UDF_RATIO)}")
     return 0 if run.completed else 1
 
 
