@@ -234,7 +234,8 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
 
     The driver's own executors (and every executor when there is no lookup) are called as
     :func:`call_executor` does. An executor of another worker that does not answer at its
-    address for :data:`REFRESH_SLICE_SECONDS` is looked up; when the lookup names another
+    address for :data:`REFRESH_SLICE_SECONDS`, or goes silent mid-call (its pings
+    unanswered), is looked up; when the lookup names another
     address or a new process, the same request is resent there (a new process gets it
     without ``after``: it never saw the window before it, and must not wait for it). Each
     refresh is appended to ``refreshed`` as ``"moved|replaced host:port"``.
@@ -245,7 +246,8 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
     Raises:
         ExecutorUnreachable: ``EXECUTOR_UNREACHABLE`` when no address answered and no new
             one was learnt within ``topology.executor.answer.timeout.secs``.
-        ExecutorUnresponsive: as :func:`call_executor`.
+        ExecutorUnresponsive: as :func:`call_executor`, when the lookup has the silent
+            executor where it was (hung, not moved).
     """
     endpoint = stage.endpoints[gid]
     pid = stage.pids.get(gid)
@@ -260,12 +262,17 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
                                   min(REFRESH_SLICE_SECONDS, stage.answer_timeout),
                                   stage.answer_timeout, sizes)
             return reply, endpoint
+        except ExecutorUnresponsive:
+            # silent where it was (its host gone without a word, or hung): resent only if
+            # its worker runs it elsewhere now; a hung one is given up on, as before
+            found = look_up(stage.lookup, stage.token, gid, stage.answer_timeout)
+            if found is None or refresh_decision(endpoint, pid, found) == "wait":
+                raise
         except ConnectionError as exc:
             now = time.monotonic()
             deadline = deadline or now + stage.answer_timeout
             found = look_up(stage.lookup, stage.token, gid, stage.answer_timeout)
-            decision = refresh_decision(endpoint, pid, found)
-            if decision == "wait" or found is None:
+            if found is None or refresh_decision(endpoint, pid, found) == "wait":
                 if now > deadline:
                     msg = (f"executor {gid} ({stage.components[gid]}) did not answer at "
                            f"{endpoint.host}:{endpoint.port} and the driver learnt no new "
@@ -274,10 +281,11 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
                            f"and supervisor: {exc}")
                     raise ExecutorUnreachable(msg, code="EXECUTOR_UNREACHABLE") from exc
                 continue
-            if decision == "replaced":
-                request = {k: v for k, v in request.items() if k != "after"}
-            endpoint, pid, deadline = found.endpoint, found.pid, None
-            refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
+        decision = refresh_decision(endpoint, pid, found)
+        if decision == "replaced":
+            request = {k: v for k, v in request.items() if k != "after"}
+        endpoint, pid, deadline = found.endpoint, found.pid, None
+        refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
 
 
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],

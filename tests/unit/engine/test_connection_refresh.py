@@ -28,6 +28,7 @@ from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.stage import (
     DRIVER,
     ExecutorUnreachable,
+    ExecutorUnresponsive,
     StageInfo,
     call_refreshing,
     run_stage,
@@ -203,6 +204,33 @@ def test_an_executor_nobody_moved_is_given_up_on_after_the_answer_timeout(
     assert key == DRIVER and call is None and meta.lost
     assert set(meta.failed) == {100, 200}, "only then do the trees of its input fail"
     assert {why.cause for why in meta.failed.values()} == {FAIL_CRASH}
+
+
+@pytest.fixture
+def silent() -> Iterator[Endpoint]:
+    """An address that accepts connections into its backlog and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=16)
+    yield Endpoint(GONE.path, "127.0.0.1", listener.getsockname()[1])
+    listener.close()
+
+
+def test_an_executor_silent_mid_call_is_followed_if_its_worker_moved_it(
+        lookup: tuple[EndpointLookup, Map], silent: Endpoint, moved: MovedExecutor) -> None:
+    server, endpoints = lookup
+    endpoints.entries[4] = (2, moved.endpoint, 12)
+    refreshed: list[str] = []
+    call_refreshing(_stage(server, silent, 11, answer_timeout=0.5), 4,
+                    {"cmd": "window", "w": 3, "rows": []}, [], refreshed)
+    assert len(moved.requests) == 1 and refreshed[0].startswith("replaced")
+
+
+def test_a_hung_executor_nobody_moved_is_still_given_up_on(
+        lookup: tuple[EndpointLookup, Map], silent: Endpoint) -> None:
+    server, endpoints = lookup
+    endpoints.entries[4] = (1, silent, 11)
+    with pytest.raises(ExecutorUnresponsive):
+        call_refreshing(_stage(server, silent, 11, answer_timeout=0.5), 4,
+                        {"cmd": "window", "w": 3, "rows": []}, [], [])
 
 
 def test_the_drivers_own_executors_are_never_looked_up(
