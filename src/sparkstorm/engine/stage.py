@@ -80,8 +80,9 @@ class ExecutorUnreachable(EngineError):
     """An executor of another worker could not be reached where the driver says it is."""
 
 
-REFRESH_SLICE_SECONDS = 1.0
-"""How long a task tries an address before it asks the driver's lookup again."""
+REFRESH_SLICE_SECONDS = 0.25
+"""How long a task tries an address before it asks the driver's lookup again (so a new
+address is used about this long after the driver learns it: ``benchmarks/RESULTS.md``)."""
 
 
 def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeout: float,
@@ -255,7 +256,7 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
         reply = call_executor(endpoint, stage.token, request, stage.connect_timeout,
                               stage.answer_timeout, sizes)
         return reply, endpoint
-    deadline: float | None = None
+    deadline = time.monotonic() + stage.answer_timeout
     while True:
         try:
             reply = call_executor(endpoint, stage.token, request,
@@ -270,7 +271,6 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
                 raise
         except ConnectionError as exc:
             now = time.monotonic()
-            deadline = deadline or now + stage.answer_timeout
             found = look_up(stage.lookup, stage.token, gid, stage.answer_timeout)
             if found is None or refresh_decision(endpoint, pid, found) == "wait":
                 if now > deadline:
@@ -284,7 +284,9 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
         decision = refresh_decision(endpoint, pid, found)
         if decision == "replaced":
             request = {k: v for k, v in request.items() if k != "after"}
-        endpoint, pid, deadline = found.endpoint, found.pid, None
+        # the new address gets the whole bound again
+        endpoint, pid = found.endpoint, found.pid
+        deadline = time.monotonic() + stage.answer_timeout
         refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
 
 

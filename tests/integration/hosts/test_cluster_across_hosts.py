@@ -70,7 +70,8 @@ def test_killed_worker_is_restarted_and_called_at_its_new_address(
     assert {gid: after[gid] for gid in before} == before, "its executors stay on its host"
     # the windows that hit the killed executors were resent to their new addresses, not
     # only failed and replayed (connection refresh)
-    assert cluster.refreshed_calls() >= 1, cluster.driver_stats().get("locality")
+    wait_for(lambda: cluster.refreshed_calls() >= 1, 60,
+             message=f"calls retried at new addresses\n{cluster.driver_stats().get('locality')}")
     kill_topology(cluster, "restart")
 
 

@@ -69,5 +69,6 @@ def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestH
     wait_every_id_once(cluster, results, count)
     if not checkpoint_windows:  # a rollback resends nothing: it restores and replays
         # windows that hit the lost host's executors were resent to the host left
-        assert cluster.refreshed_calls() >= 1, cluster.driver_stats().get("locality")
+        wait_for(lambda: cluster.refreshed_calls() >= 1, 60, message="calls retried at new "
+                 f"addresses\n{cluster.driver_stats().get('locality')}\n{cluster.logs()}")
     kill_topology(cluster, "lost")

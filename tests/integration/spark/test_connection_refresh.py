@@ -39,8 +39,9 @@ from tests.integration.spark.conftest import TEST_CONF
 
 ROOT = Path(__file__).resolve().parents[3]
 TOPOLOGY = "tests.chaos.topology.chaos:ChaosTopology"
-COUNT = 900
-"""Ids: fifteen seconds of stream at the spout's rate, so that the move lands mid-way."""
+COUNT = 3000
+"""Ids: fifty seconds of stream at the spout's rate, so that the move lands mid-way even
+when the driver's first window comes late (the spout emits from its executor's start)."""
 CONF = {"topology.executor.answer.timeout.secs": 90, "topology.message.timeout.secs": 60}
 """A new host takes seconds to start on a loaded machine: the tasks wait for it (bounded
 by the answer timeout); no tree may time out meanwhile, so a replay would show."""
@@ -155,6 +156,7 @@ def test_windows_follow_an_executor_host_restarted_on_new_addresses(
     try:
         wait_for(lambda: len(_committed(hosts.results)) >= 150, 120,
                  message=f"ids committed through both hosts\n{hosts.logs()}")
+        assert len(_committed(hosts.results)) < COUNT, "the stream still flows"
         for process in hosts.kill(1):
             wait_for(lambda p=process: not p.is_running() or p.status() == "zombie", 30,
                      message=f"process {process.pid} of the killed host gone")
@@ -166,7 +168,10 @@ def test_windows_follow_an_executor_host_restarted_on_new_addresses(
         refreshed_from = driver.window
         wait_for(lambda: len(set(_committed(hosts.results))) >= COUNT, 180,
                  message=f"every id committed\n{hosts.logs()}")
-        stats = driver.stats.summary()
+        # the windows in flight at the move are recorded, and two started after it
+        stats = wait_for(lambda: (lambda s: s if s["windows"] >= refreshed_from + 2
+                                  else None)(driver.stats.summary()), 60,
+                         message="windows after the refresh")
     finally:
         driver.stop(60)
     assert driver.failure is None
@@ -176,7 +181,9 @@ def test_windows_follow_an_executor_host_restarted_on_new_addresses(
     assert driver.failed_jobs == 0, "no window failed: the moved executors' calls were retried"
     assert stats["components"]["ids"]["failed"] == 0, "no tree failed and replayed"
     locality = stats["locality"]
-    assert locality["refreshed_calls"] >= 1 and locality["replaced_calls"] >= 1, locality
+    windows = [(w["window"], w["locality"]) for w in stats["recent_windows"]]
+    assert locality["refreshed_calls"] >= 1 and locality["replaced_calls"] >= 1, \
+        f"{locality} windows {stats['windows']}: {windows}"
     retried = [r.getMessage() for r in caplog.records if "retried at the refreshed" in
                r.getMessage()]
     assert retried, "the driver logs the retry"
