@@ -20,6 +20,7 @@ from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.engine.anchor_columns import batch_roots
 from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, PartBuilder, RestorePoint
 from sparkstorm.engine.failures import (
@@ -305,7 +306,7 @@ class BoltExecutor(ExecutorHost):
                 raise ComponentFailure(str(exc)) from exc
 
     def _process_batch(self, task: int, src: int, stream: str, values_list: list[Any],
-                       anchors_list: list[Any]) -> None:
+                       roots: list[Any], edges: list[Any]) -> None:
         """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
 
         This is the engine's hottest path: everything constant for the batch is looked up
@@ -316,7 +317,7 @@ class BoltExecutor(ExecutorHost):
         first_id = self.next_tuple_id + 1
         self.next_tuple_id += len(values_list)
         tuples = map(Tuple, count(first_id), repeat(component), repeat(stream), repeat(src),
-                     values_list, repeat(self.values_classes.get(key)), anchors_list)
+                     values_list, repeat(self.values_classes.get(key)), roots, edges)
         done = auto_acked = 0
         started = time.perf_counter()
         try:
@@ -327,8 +328,8 @@ class BoltExecutor(ExecutorHost):
             self.record_error(task, raised.cause)
             reason = f"{type(raised.cause).__name__}: {raised.cause}"
             self.must_restart = True
-            self._fail_rest([[task, src, stream, values_list[done + 1:],
-                              anchors_list[done + 1:]]], reason)
+            self._fail_rest([[task, src, stream, values_list[done + 1:], roots[done + 1:],
+                              edges[done + 1:]]], reason)
             raise ComponentFailure(reason) from raised.cause
         finally:
             stats = self.stats
@@ -349,9 +350,7 @@ class BoltExecutor(ExecutorHost):
         """
         why = f"{self.info.component}: {reason}"
         for batch in batches:
-            for anchors in batch[4]:
-                if anchors:
-                    mark_failed(self.output, anchors, FAIL_ERROR, why)
+            mark_failed(self.output, batch_roots(batch), FAIL_ERROR, why)
 
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window, explicit fails through the collectors included."""

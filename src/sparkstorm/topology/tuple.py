@@ -32,16 +32,20 @@ class Tuple:
 
     ``values`` is a sequence that is also readable by field name when the source stream
     declares fields (``tup.values.word``), as pystorm's tuples are. The engine keeps the
-    tuple's anchor ids in private slots; a bolt may keep a tuple and ack it later.
+    tuple's anchors in the slots ``root`` and ``edge``, as a batch carries them (see
+    ``sparkstorm.engine.anchor_columns``): one tree is ``root`` (an int) with its ``edge``
+    (an int); several trees are ``root`` None and ``edge`` a map ``{root: edge}``; an
+    untracked tuple has both None. :attr:`anchors` gives them as one map. A bolt may keep
+    a tuple and ack it later.
 
     Example:
-        >>> t = Tuple(7, "split", "default", 3, ["storm"], ("word",))
-        >>> t.values.word, t.values[0]
-        ('storm', 'storm')
+        >>> t = Tuple(7, "split", "default", 3, ["storm"], ("word",), {11: 5})
+        >>> t.values.word, t.values[0], t.root, t.edge, t.anchors
+        ('storm', 'storm', 11, 5, {11: 5})
     """
 
-    __slots__ = ("id", "component", "stream", "task", "_raw", "values", "anchors", "ack_val",
-                 "done", "received")
+    __slots__ = ("id", "component", "stream", "task", "_raw", "values", "root", "edge",
+                 "ack_val", "done", "received")
     received: float
     """perf_counter seconds of receipt, set by the engine only for bolts that ack
     themselves, whose process latency runs from receipt to a later ack (unset otherwise)."""
@@ -54,8 +58,14 @@ class Tuple:
         task: int,
         values: list[Any],
         fields: tuple[str, ...] | Any = (),
-        anchors: dict[int, int] | None = None,
+        anchors: dict[int, int] | int | None = None,
+        edge: int | dict[int, int] | None = None,
     ) -> None:
+        """Make a tuple; ``anchors`` is an anchor map, or the root that goes with ``edge``.
+
+        The engine passes the root and edge of a batch's anchor columns: an int root with
+        an int edge, or None with a map of several roots.
+        """
         self.id = id
         self.component = component
         self.stream = stream
@@ -70,9 +80,19 @@ class Tuple:
             """The values, as a namedtuple when field names are known."""
         else:
             self.values = tuple(values)
-        self.anchors = anchors
+        if edge is None and anchors is not None:  # an anchor map, from a caller
+            anchors, edge = _split_map(anchors)  # type: ignore[arg-type]
+        self.root: int | None = anchors  # type: ignore[assignment]
+        self.edge = edge
         self.ack_val = 0
         self.done = False
+
+    @property
+    def anchors(self) -> dict[int, int] | None:
+        """The tuple's anchor map ``{root: edge}`` (None when it is not tracked)."""
+        if self.root is not None:
+            return {self.root: self.edge}  # type: ignore[dict-item]
+        return self.edge or None  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # issue 11: tuples kept by a component (a windowed bolt's windows) are task state
@@ -91,6 +111,16 @@ class Tuple:
             f"Tuple(id={self.id!r}, component={self.component!r}, stream={self.stream!r}, "
             f"task={self.task!r}, values={self._raw!r})"
         )
+
+
+def _split_map(anchors: dict[int, int]) -> tuple[int | None, int | dict[int, int] | None]:
+    """An anchor map as (root, edge): one tree as two ints, several as (None, map)."""
+    if not anchors:
+        return None, None
+    if len(anchors) == 1:
+        ((root, edge),) = anchors.items()
+        return root, edge
+    return None, anchors
 
 
 def _rebuild_tuple(id: Any, component: str, stream: str, task: int,  # noqa: A002
