@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 import traceback
-from itertools import count, repeat
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
@@ -40,7 +39,7 @@ from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Component
 from sparkstorm.topology.spec import load_class
 from sparkstorm.topology.task import BoltLoop, BoltRaised, start_task
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT, Tuple, is_tick, values_class
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, delivered, is_tick, values_class
 
 logger = logging.getLogger(__name__)
 
@@ -310,14 +309,14 @@ class BoltExecutor(ExecutorHost):
         """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
 
         This is the engine's hottest path: everything constant for the batch is looked up
-        once, and the tuples are made by ``map`` as the loop takes them.
+        once, and the tuples are made (``delivered``) as the loop takes them.
         """
         component = self.plan.task_component.get(src, SYSTEM_COMPONENT)
         key = (component, stream)
         first_id = self.next_tuple_id + 1
         self.next_tuple_id += len(values_list)
-        tuples = map(Tuple, count(first_id), repeat(component), repeat(stream), repeat(src),
-                     values_list, repeat(self.values_classes.get(key)), roots, edges)
+        tuples = delivered(first_id, component, stream, src, values_list,
+                           self.values_classes.get(key), roots, edges)
         done = auto_acked = 0
         started = time.perf_counter()
         try:
