@@ -317,22 +317,6 @@ class TaskCollector:
             for root, edge in tup.edge.items():  # type: ignore[union-attr]
                 xor[root] = xor.get(root, 0) ^ edge ^ val
 
-    def auto_ack_all(self, tuples: list[Tuple]) -> None:
-        """The bolt loop's acks of one batch (already marked done): :meth:`auto_ack`'s XOR.
-
-        One pass over the batch, no call per tuple: the count bolt's hottest code.
-        """
-        xor = self.output.xor
-        get = xor.get
-        for tup in tuples:
-            root = tup.root
-            if root is not None:
-                xor[root] = get(root, 0) ^ tup.edge ^ tup.ack_val  # type: ignore[operator]
-            elif tup.edge:
-                val = tup.ack_val
-                for root, edge in tup.edge.items():  # type: ignore[union-attr]
-                    xor[root] = get(root, 0) ^ edge ^ val
-
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""
         self.output.resets.update(roots_of(tup.root, tup.edge))

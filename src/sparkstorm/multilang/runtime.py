@@ -163,11 +163,6 @@ class ChildCollector:
         tup.done = True
         self.channel.send({"command": "ack", "id": tup.id})
 
-    def auto_ack_all(self, tuples: list[Tuple]) -> None:
-        """The bolt loop's acks: one ``ack`` command per tuple."""
-        for tup in tuples:
-            self.channel.send({"command": "ack", "id": tup.id})
-
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
         """``fail`` once per tuple, with the ``reason`` if given and the ``cause`` unless explicit.
 

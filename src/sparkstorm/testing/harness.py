@@ -158,11 +158,6 @@ class _RecordingCollector(TaskCollector):
         self.result.acked.append(tup)
         super().auto_ack(tup)
 
-    def auto_ack_all(self, tuples: list[Tuple]) -> None:
-        """Record, then the loop's acks."""
-        self.result.acked.extend(tuples)
-        super().auto_ack_all(tuples)
-
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = "explicit") -> None:
         """Record, then fail."""
         if not tup.done:

@@ -39,13 +39,6 @@ class HostCollector(Collector, Protocol):
         The engine's is leaner than ``ack``: the loop counts these acks itself.
         """
 
-    def auto_ack_all(self, tuples: list[Tuple]) -> None:
-        """Ack ``tuples`` for the loop, once per batch; the loop already set their ``done``.
-
-        The engine's XORs them in one pass (no call per tuple); others call ``auto_ack``'s
-        work for each.
-        """
-
 
 def start_task(cls: type[Component], collector: HostCollector, *, name: str,
                conf: dict[str, Any], context: dict[str, Any],
@@ -125,11 +118,6 @@ class BoltLoop:
         them itself get ``received`` (``perf_counter`` seconds), from which the engine
         measures their process latency.
 
-        The loop's acks are marked (``done``) as each ``process`` returns and handed to the
-        collector together when the batch ends, or raises (``auto_ack_all``): one call per
-        batch instead of one per tuple. A tuple's ack therefore carries every edge
-        anchored to it during the batch, even by a later tuple's ``process``.
-
         Args:
             tuples: the input, all from one source component and stream.
             tick: they are tick tuples: ``process_tick`` handles them.
@@ -143,19 +131,18 @@ class BoltLoop:
         """
         collector = self.collector
         process = self.instance.process_tick if tick else self.instance.process
-        done = 0
-        acked: list[Tuple] = []
+        done = auto_acked = 0
         tup: Tuple | None = None
         try:
             if self.auto_ack:  # the common case: nothing but the per-tuple work
-                keep = acked.append
+                ack = collector.auto_ack
                 for tup in tuples:
                     collector.current = tup
                     process(tup)
                     done += 1
                     if not tup.done:
-                        tup.done = True
-                        keep(tup)
+                        ack(tup)
+                        auto_acked += 1
             else:  # acked later, maybe much later: process latency counts from receipt
                 clock = time.perf_counter
                 for tup in tuples:
@@ -166,12 +153,10 @@ class BoltLoop:
         except Exception as exc:
             if self.auto_fail and tup is not None:  # pystorm: else it is left to time out
                 collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
-            raise BoltRaised(exc, done, len(acked)) from exc
+            raise BoltRaised(exc, done, auto_acked) from exc
         finally:
             collector.current = None
-            if acked:
-                collector.auto_ack_all(acked)
-        return len(acked)
+        return auto_acked
 
 
 __all__ = ["BoltLoop", "BoltRaised", "HostCollector", "start_task"]
