@@ -47,7 +47,7 @@ def one_run(topology: Any, sentences: list[str]) -> tuple[float, float]:
     split_task = split.info.tasks[0]
     spout_task = plan.component_tasks[SPOUT][0]
     blob = pack([[split_task, spout_task, "default", [[s] for s in sentences],
-                  [{n + 1: n + 77} for n in range(len(sentences))]]])
+                  list(range(1, len(sentences) + 1)), list(range(77, len(sentences) + 77))]])
     started = time.thread_time()
     out = split.encode_rows(split.run_window([blob]))
     split_cpu = time.thread_time() - started

@@ -12,7 +12,9 @@ Builds the benchmark topology's ``ExecutionPlan`` and drives the real ``SpoutExe
     acker: ``Acker.process_window`` -> verdicts -> next window's spout control
 
 First a timed pass (perf_counter per phase, no profiler: cProfile roughly doubles the cost
-of call-heavy code), then the same under cProfile, one profiler per phase.
+of call-heavy code), then the same under cProfile, one profiler per phase. Each phase's CPU
+time (``time.thread_time``) is printed next to its wall time: on a shared machine only the
+CPU figures compare across runs (``--timed-only`` skips the cProfile pass).
 
 Run: ``cd /work/main && .venv/bin/python benchmarks/profile_executor.py --sentences 100000``
 """
@@ -70,12 +72,13 @@ class Pipeline:
         self.acked = 0
         self.words = 0
         self.seconds: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        self.cpu_seconds: dict[str, float] = dict.fromkeys(PHASES, 0.0)
         self.profiles: dict[str, cProfile.Profile] | None = None
         self.windows = 0
 
     def _phase(self, name: str, fn: Any, *args: Any) -> Any:
         prof = self.profiles[name] if self.profiles is not None else None
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         if prof is not None:
             prof.enable()
         try:
@@ -84,6 +87,7 @@ class Pipeline:
             if prof is not None:
                 prof.disable()
             self.seconds[name] += time.perf_counter() - started
+            self.cpu_seconds[name] += time.thread_time() - cpu_started
 
     def _produce(self) -> None:
         """The body of ``SpoutExecutor._produce_loop``, until the buffer is full or the
@@ -163,12 +167,15 @@ def print_timings(label: str, pipe: Pipeline) -> None:
     total = sum(pipe.seconds.values())
     print(f"\n--- {label}: {n:,} sentences, {words:,} words, {pipe.windows} windows of "
           f"<= {pipe.spout.buffer_bound:,} sentences, {total:.2f} s in the phases")
-    print(f"{'phase':<20} {'seconds':>8} {'per sentence':>13} {'per word':>12} {'share':>6}")
+    cpu_total = sum(pipe.cpu_seconds.values())
+    print(f"{'phase':<20} {'seconds':>8} {'per sentence':>13} {'per word':>12} {'share':>6} "
+          f"{'CPU/sentence':>13}")
     for name in PHASES:
-        s = pipe.seconds[name]
+        s, cpu = pipe.seconds[name], pipe.cpu_seconds[name]
         print(f"{name:<20} {s:8.3f} {_per_tuple(s, n):>13} {_per_tuple(s, words):>12} "
-              f"{100 * s / total:5.1f}%")
-    print(f"{'total':<20} {total:8.3f} {_per_tuple(total, n):>13} {_per_tuple(total, words):>12}")
+              f"{100 * s / total:5.1f}% {_per_tuple(cpu, n):>13}")
+    print(f"{'total':<20} {total:8.3f} {_per_tuple(total, n):>13} {_per_tuple(total, words):>12}"
+          f" {'':>6} {_per_tuple(cpu_total, n):>13}")
     print(f"=> one core could do ~{n / total:,.0f} sentences/s ({words / total:,.0f} words/s) "
           "through the executors alone, without Spark/sockets")
 
@@ -180,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="topology.spout.buffer.size (default: the engine's)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--timed-only", action="store_true",
+                        help="skip the cProfile pass (the two timed passes only)")
     args = parser.parse_args(argv)
 
     pipe = Pipeline(args.sentences, args.buffer, args.seed)
@@ -202,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         pipe.close()
     print_timings("timed pass, what-if gc.disable() (no profiler)", pipe)
     del pipe
+    if args.timed_only:
+        return 0
 
     pipe = Pipeline(args.sentences, args.buffer, args.seed)
     pipe.profiles = {name: cProfile.Profile() for name in PHASES}

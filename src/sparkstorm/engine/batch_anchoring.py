@@ -16,19 +16,23 @@ acking an input contributes ``edge ^ ack_val`` for each of its roots (see
 So acking a batch adds, per root, the inputs' edges and ack values, then ``batch_val``:
 exactly the ledger a per-tuple bolt anchoring each row to all inputs would leave.
 
+The inputs' anchors come as a batch's two anchor columns (``engine.anchor_columns``) and
+the emitted rows' anchors go out the same way.
+
 Example:
-    >>> batch = BatchAnchoring([{7: 5}, {8: 6}, None])
-    >>> edge_map = batch.parent_edge(1)
-    >>> list(edge_map) == [8] and batch.row_vals == [0, edge_map[8], 0]
+    >>> batch = BatchAnchoring([7, 8, None], [5, 6, None])
+    >>> root, edge = batch.parent_edge(1)
+    >>> root == 8 and batch.row_vals == [0, edge, 0]
     True
     >>> xor = {}
     >>> batch.ack_into(xor)
-    >>> xor[7] == 5 and xor[8] == 6 ^ edge_map[8]
+    >>> xor[7] == 5 and xor[8] == 6 ^ edge
     True
 """
 
 from __future__ import annotations
 
+from sparkstorm.engine.anchor_columns import Edge, column_roots
 from sparkstorm.engine.collector import WindowOutput, mark_failed, new_id
 from sparkstorm.engine.failures import FAIL_ERROR
 
@@ -37,13 +41,15 @@ class BatchAnchoring:
     """The anchors of one input batch and the ack values its emits accumulated.
 
     Args:
-        anchors_list: each input tuple's anchor map (root -> edge), None if untracked.
+        roots: each input tuple's root column entry (see ``engine.anchor_columns``).
+        edges: each input tuple's edge column entry.
     """
 
-    __slots__ = ("anchors_list", "row_vals", "batch_val", "_roots")
+    __slots__ = ("roots_column", "edges_column", "row_vals", "batch_val", "_roots")
 
-    def __init__(self, anchors_list: list[dict[int, int] | None]) -> None:
-        self.anchors_list = anchors_list
+    def __init__(self, roots: list[int | None], edges: list[Edge]) -> None:
+        self.roots_column = roots
+        self.edges_column = edges
         self.row_vals: list[int] = []
         """Per input row, XOR of the edges of the rows anchored to it alone (made by
         :meth:`parent_vals` on first use)."""
@@ -51,52 +57,55 @@ class BatchAnchoring:
         """XOR of the edges of the rows anchored to the whole batch."""
         self._roots: list[int] | None = None
 
+    def __len__(self) -> int:
+        return len(self.roots_column)
+
     def roots(self) -> list[int]:
         """Every root id the batch's inputs belong to (computed once)."""
         if self._roots is None:
-            self._roots = list(set().union(*filter(None, self.anchors_list)))
+            self._roots = list(set(column_roots(self.roots_column, self.edges_column)))
         return self._roots
 
     def parent_vals(self) -> list[int]:
         """:attr:`row_vals`, made on first use, for emits that anchor rows to parents."""
         if not self.row_vals:
-            self.row_vals = [0] * len(self.anchors_list)
+            self.row_vals = [0] * len(self.roots_column)
         return self.row_vals
 
-    def batch_edge(self) -> dict[int, int] | None:
-        """A fresh anchor map for one delivery of a row anchored to the whole batch."""
+    def batch_edge(self) -> tuple[int | None, Edge]:
+        """Fresh anchor columns (root, edge) for one delivery of a row anchored to the batch."""
         roots = self.roots()
         if not roots:
-            return None
+            return None, None
         edge = new_id(64)
         self.batch_val ^= edge
-        return dict.fromkeys(roots, edge)
+        if len(roots) == 1:
+            return roots[0], edge
+        return None, dict.fromkeys(roots, edge)
 
-    def parent_edge(self, parent: int) -> dict[int, int] | None:
-        """A fresh anchor map for one delivery of a row anchored to input ``parent``."""
-        anchors = self.anchors_list[parent]
-        if not anchors:
-            return None
+    def parent_edge(self, parent: int) -> tuple[int | None, Edge]:
+        """Fresh anchor columns (root, edge) for one delivery of a row anchored to ``parent``."""
+        root, edges = self.roots_column[parent], self.edges_column[parent]
+        if root is None and not edges:
+            return None, None
         edge = new_id(64)
         self.parent_vals()[parent] ^= edge
-        return dict.fromkeys(anchors, edge)
+        if root is not None:
+            return root, edge
+        return None, dict.fromkeys(edges, edge)  # type: ignore[arg-type]
 
     def ack_into(self, xor: dict[int, int]) -> None:
         """Ack every input of the batch: add its contributions to the window's ``xor``.
 
         Called once, when ``process_batch`` returned; one pass over the inputs.
         """
-        row_vals = self.row_vals
-        if row_vals:
-            for anchors, val in zip(self.anchors_list, row_vals, strict=True):
-                if anchors:
-                    for root, edge in anchors.items():
-                        xor[root] = xor.get(root, 0) ^ edge ^ val
-        else:
-            for anchors in self.anchors_list:
-                if anchors:
-                    for root, edge in anchors.items():
-                        xor[root] = xor.get(root, 0) ^ edge
+        vals = self.row_vals or [0] * len(self.roots_column)
+        for root, edge, val in zip(self.roots_column, self.edges_column, vals, strict=True):
+            if root is not None:
+                xor[root] = xor.get(root, 0) ^ edge ^ val  # type: ignore[operator]
+            elif edge:
+                for many_root, many_edge in edge.items():  # type: ignore[union-attr]
+                    xor[many_root] = xor.get(many_root, 0) ^ many_edge ^ val
         if self._roots is not None:  # some rows were anchored to the whole batch
             batch_val = self.batch_val
             for root in self._roots:
@@ -104,9 +113,8 @@ class BatchAnchoring:
 
     def fail_into(self, output: WindowOutput, reason: str) -> None:
         """Fail every root of the batch in ``output`` (cause ``error``, ``reason``)."""
-        for anchors in self.anchors_list:
-            if anchors:
-                mark_failed(output, anchors, FAIL_ERROR, reason)
+        mark_failed(output, column_roots(self.roots_column, self.edges_column), FAIL_ERROR,
+                    reason)
 
 
 __all__ = ["BatchAnchoring"]

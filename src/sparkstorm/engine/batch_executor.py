@@ -84,7 +84,7 @@ class TaskBatchSink:
 
     def _parents(self, parents: Any, rows: int, stream: str) -> list[int]:
         indexes = as_list(parents)
-        size = len(self.anchoring.anchors_list) if self.anchoring else 0
+        size = len(self.anchoring) if self.anchoring else 0
         if len(indexes) != rows or (indexes and (min(indexes) < 0 or max(indexes) >= size)):
             msg = (
                 f"component {self.collector.component!r} emitted {rows} rows on {stream!r} "
@@ -96,17 +96,17 @@ class TaskBatchSink:
         return indexes
 
 
-class _TaskColumns(dict[int, tuple[list[Any], list[Any]]]):
-    """Target task -> its (values, anchors) columns in the window output, looked up once."""
+class _TaskColumns(dict[int, tuple[list[Any], list[Any], list[Any]]]):
+    """Target task -> its (values, roots, edges) columns in the window output, looked up once."""
 
     def __init__(self, collector: TaskCollector, stream: str) -> None:
         super().__init__()
         self.collector = collector
         self.stream = stream
 
-    def __missing__(self, task: int) -> tuple[list[Any], list[Any]]:
+    def __missing__(self, task: int) -> tuple[list[Any], list[Any], list[Any]]:
         batch = self.collector.columns_for(task, self.stream)
-        found = self[task] = (batch[3], batch[4])
+        found = self[task] = (batch[3], batch[4], batch[5])
         return found
 
 
@@ -117,9 +117,10 @@ def _append_unanchored(rows: list[list[Any]], choose: Chooser, target: _TaskColu
     for values in rows:
         tasks = choose(values)
         for task in tasks:
-            values_out, anchors_out = target[task]
+            values_out, roots_out, edges_out = target[task]
             values_out.append(values)
-            anchors_out.append(None)
+            roots_out.append(None)
+            edges_out.append(None)
         deliveries += len(tasks)
     return deliveries
 
@@ -129,15 +130,17 @@ def _append_whole_batch(rows: list[list[Any]], choose: Chooser, target: _TaskCol
     roots = anchoring.roots()
     if not roots:
         return _append_unanchored(rows, choose, target)
+    single = roots[0] if len(roots) == 1 else None
     deliveries, batch_val, fromkeys = 0, anchoring.batch_val, dict.fromkeys
     for values in rows:
         tasks = choose(values)
         for task in tasks:
-            values_out, anchors_out = target[task]
+            values_out, roots_out, edges_out = target[task]
             values_out.append(values)
             edge = new_id(64)
             batch_val ^= edge
-            anchors_out.append(fromkeys(roots, edge))
+            roots_out.append(single)
+            edges_out.append(edge if single is not None else fromkeys(roots, edge))
         deliveries += len(tasks)
     anchoring.batch_val = batch_val
     return deliveries
@@ -145,20 +148,26 @@ def _append_whole_batch(rows: list[list[Any]], choose: Chooser, target: _TaskCol
 
 def _append_by_parent(rows: list[list[Any]], parents: list[int], choose: Chooser,
                       target: _TaskColumns, anchoring: BatchAnchoring) -> int:
-    anchors_list, row_vals = anchoring.anchors_list, anchoring.parent_vals()
+    roots_in, edges_in, row_vals = (anchoring.roots_column, anchoring.edges_column,
+                                    anchoring.parent_vals())
     deliveries, fromkeys = 0, dict.fromkeys
     for values, parent in zip(rows, parents, strict=True):
-        roots = anchors_list[parent]
+        root, many = roots_in[parent], edges_in[parent]
         tasks = choose(values)
         for task in tasks:
-            values_out, anchors_out = target[task]
+            values_out, roots_out, edges_out = target[task]
             values_out.append(values)
-            if roots:
+            roots_out.append(root)
+            if root is not None:
                 edge = new_id(64)
                 row_vals[parent] ^= edge
-                anchors_out.append(fromkeys(roots, edge))
+                edges_out.append(edge)
+            elif many:
+                edge = new_id(64)
+                row_vals[parent] ^= edge
+                edges_out.append(fromkeys(many, edge))  # type: ignore[arg-type]
             else:
-                anchors_out.append(None)
+                edges_out.append(None)
         deliveries += len(tasks)
     return deliveries
 
@@ -198,15 +207,16 @@ class BatchBoltExecutor(BoltExecutor):
                    batches: list[list[Any]]) -> None:
         """One ``process_batch`` call over the merged ``batches``, then ack or fail them."""
         if len(batches) == 1:
-            rows, anchors = batches[0][3], batches[0][4]
+            rows, roots, edges = batches[0][3], batches[0][4], batches[0][5]
         else:
             rows = list(chain.from_iterable(batch[3] for batch in batches))
-            anchors = list(chain.from_iterable(batch[4] for batch in batches))
+            roots = list(chain.from_iterable(batch[4] for batch in batches))
+            edges = list(chain.from_iterable(batch[5] for batch in batches))
         if not rows:
             return
         key = (component, stream)
         instance, sink, stats = self.instances[task], self.sinks[task], self.stats
-        anchoring = sink.anchoring = BatchAnchoring(anchors)
+        anchoring = sink.anchoring = BatchAnchoring(roots, edges)
         instance.source = BatchSource(component, stream)
         instance._batch_sink = sink
         started = time.perf_counter()

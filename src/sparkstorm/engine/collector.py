@@ -5,6 +5,9 @@ random 64-bit edge id per root; the edge is XORed into the new tuple's anchor ma
 the anchor's ``ack_val``; acking a tuple contributes ``edge ^ ack_val`` for each root. The
 contributions are pre-aggregated per window (one XOR value per root) before they leave the
 executor, which is what keeps the acker's traffic small.
+
+The anchor map travels as two flat columns per batch (``engine.anchor_columns``): a tuple of
+one tree, the common case, is a root and an edge, two integers, with no map per tuple.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import random
 import time
 from typing import Any
 
+from sparkstorm.engine.anchor_columns import Edge, roots_of, split_map
 from sparkstorm.engine.failures import (
     FAIL_CAUSES,
     FAIL_CRASH,
@@ -38,9 +42,10 @@ class WindowOutput:
 
     Tuples travel in batches, one per (target task, source task, stream), column-wise::
 
-        [target_task, source_task, stream, [values, ...], [anchor map or None, ...]]
+        [target_task, source_task, stream, [values, ...], [root, ...], [edge, ...]]
 
-    so the wire carries one header per batch instead of one per tuple.
+    so the wire carries one header per batch instead of one per tuple (the anchor columns
+    are described in ``engine.anchor_columns``).
     """
 
     def __init__(self) -> None:
@@ -59,7 +64,7 @@ class WindowOutput:
         key = (task, src, stream)
         found = self.batches.get(key)
         if found is None:
-            found = self.batches[key] = [task, src, stream, [], []]
+            found = self.batches[key] = [task, src, stream, [], [], []]
             self.rows.setdefault(gid, []).append(found)
         return found
 
@@ -146,11 +151,13 @@ class TaskCollector:
         if tup_id is not None:
             self._emit_spout_tuple(tasks, stream_id, values, tup_id)
         else:
-            roots = self._anchor_tuples(anchors)
+            anchor_tuples = self._anchor_tuples(anchors)
             for task in tasks:
                 columns = self.columns_for(task, stream_id)
                 columns[3].append(values)
-                columns[4].append(_edge_map(roots) if roots else None)
+                root, edge = _edges(anchor_tuples) if anchor_tuples else (None, None)
+                columns[4].append(root)
+                columns[5].append(edge)
         self.output.count += len(tasks)
         route.emitted += 1
         route.transferred += len(tasks)
@@ -177,22 +184,32 @@ class TaskCollector:
         if out.generation != self._generation:
             self._columns, self._generation = {}, out.generation
         cache, current = self._columns, self.current
-        roots = current.anchors if self.auto_anchor and current is not None else None
-        if roots:
-            single_root = len(roots) == 1
-            if single_root:
-                (root,) = roots
+        if current is None or not self.auto_anchor:
+            root = edges = None
+        else:
+            root, edges = current.root, current.edge
+        if root is not None:  # one tree: a root and an edge per delivery, no map
             for task in tasks:
                 columns = cache.get((task, name)) or self.columns_for(task, name)
                 columns[3].append(values)
+                columns[4].append(root)
                 edge = new_id(64)
                 current.ack_val ^= edge  # type: ignore[union-attr]
-                columns[4].append({root: edge} if single_root else dict.fromkeys(roots, edge))
+                columns[5].append(edge)
+        elif edges:  # several trees: one edge for all of them
+            for task in tasks:
+                columns = cache.get((task, name)) or self.columns_for(task, name)
+                columns[3].append(values)
+                columns[4].append(None)
+                edge = new_id(64)
+                current.ack_val ^= edge  # type: ignore[union-attr]
+                columns[5].append(dict.fromkeys(edges, edge))  # type: ignore[arg-type]
         else:
             for task in tasks:
                 columns = cache.get((task, name)) or self.columns_for(task, name)
                 columns[3].append(values)
                 columns[4].append(None)
+                columns[5].append(None)
         n = len(tasks)
         out.count += n
         route.emitted += 1
@@ -222,10 +239,10 @@ class TaskCollector:
     def _anchor_tuples(self, anchors: Any) -> list[Tuple] | None:
         if anchors is None:
             current = self.current
-            return [current] if self.auto_anchor and current is not None and current.anchors \
-                else None
+            return [current] if self.auto_anchor and current is not None and (
+                current.root is not None or current.edge) else None
         tuples = [anchors] if isinstance(anchors, Tuple) else list(anchors)
-        return [a for a in tuples if a.anchors] or None
+        return [a for a in tuples if a.root is not None or a.edge] or None
 
     def _emit_spout_tuple(self, tasks: list[int], stream: str, values: list[Any],
                           tup_id: Any) -> None:
@@ -235,6 +252,7 @@ class TaskCollector:
                 columns = self.columns_for(task, stream)
                 columns[3].append(values)
                 columns[4].append(None)
+                columns[5].append(None)
             self.immediate_acks.append((tup_id, stream))
             return
         root, xor = new_id(64), 0
@@ -243,7 +261,8 @@ class TaskCollector:
             xor ^= edge
             columns = self.columns_for(task, stream)
             columns[3].append(values)
-            columns[4].append({root: edge})
+            columns[4].append(root)
+            columns[5].append(edge)
         out.inits[root] = src
         out.xor[root] = out.xor.get(root, 0) ^ xor
         self.pending_roots[root] = (tup_id, time.monotonic(), stream)
@@ -259,9 +278,13 @@ class TaskCollector:
         if received is not None:
             self.acked_ms[key] = self.acked_ms.get(key, 0.0) + \
                 (time.perf_counter() - received) * 1000.0
-        if tup.anchors:
+        root = tup.root
+        if root is not None:
+            xor = self.output.xor
+            xor[root] = xor.get(root, 0) ^ tup.edge ^ tup.ack_val  # type: ignore[operator]
+        elif tup.edge:
             xor, val = self.output.xor, tup.ack_val
-            for root, edge in tup.anchors.items():
+            for root, edge in tup.edge.items():  # type: ignore[union-attr]
                 xor[root] = xor.get(root, 0) ^ edge ^ val
 
     def fail(self, tup: Tuple, reason: str | None = None, cause: str = FAIL_EXPLICIT) -> None:
@@ -275,8 +298,8 @@ class TaskCollector:
         tup.done = True
         self.failed_count[(tup.component, tup.stream)] = \
             self.failed_count.get((tup.component, tup.stream), 0) + 1
-        if tup.anchors:
-            mark_failed(self.output, tup.anchors, cause,
+        if tup.root is not None or tup.edge:
+            mark_failed(self.output, roots_of(tup.root, tup.edge), cause,
                         f"{self.component}: {reason or 'fail() called'}")
 
     def auto_ack(self, tup: Tuple) -> None:
@@ -285,31 +308,40 @@ class TaskCollector:
         The loop does the counting per batch. Called once per auto-acked tuple: keep it lean.
         """
         tup.done = True
-        anchors = tup.anchors
-        if anchors:
+        root = tup.root
+        if root is not None:
+            xor = self.output.xor
+            xor[root] = xor.get(root, 0) ^ tup.edge ^ tup.ack_val  # type: ignore[operator]
+        elif tup.edge:
             xor, val = self.output.xor, tup.ack_val
-            for root, edge in anchors.items():
+            for root, edge in tup.edge.items():  # type: ignore[union-attr]
                 xor[root] = xor.get(root, 0) ^ edge ^ val
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""
-        if tup.anchors:
-            self.output.resets.update(tup.anchors)
+        self.output.resets.update(roots_of(tup.root, tup.edge))
 
 
-def _edge_map(roots: list[Tuple]) -> dict[int, int]:
-    if len(roots) == 1:  # the common case: one anchor, whose roots all get the same edge
-        anchor = roots[0]
+def _edges(anchor_tuples: list[Tuple]) -> tuple[int | None, Edge]:
+    """One delivery's (root, edge) columns; XORs the fresh edge into each anchor's ack_val.
+
+    Every anchor gets one fresh edge for all its roots; a root two anchors share gets
+    the XOR of their edges, as Storm's anchor map does.
+    """
+    if len(anchor_tuples) == 1:  # the common case: one anchor
+        anchor = anchor_tuples[0]
         edge = new_id(64)
         anchor.ack_val ^= edge
-        return dict.fromkeys(anchor.anchors or (), edge)
+        if anchor.root is not None:
+            return anchor.root, edge
+        return None, dict.fromkeys(anchor.edge, edge)  # type: ignore[arg-type]
     edges: dict[int, int] = {}
-    for anchor in roots:
+    for anchor in anchor_tuples:
         edge = new_id(64)
         anchor.ack_val ^= edge
-        for root in anchor.anchors or ():
+        for root in roots_of(anchor.root, anchor.edge):
             edges[root] = edges.get(root, 0) ^ edge
-    return edges
+    return split_map(edges)
 
 
 __all__ = ["FAIL_CAUSES", "FAIL_CRASH", "FAIL_ERROR", "FAIL_EXPLICIT", "FAIL_TIMEOUT",

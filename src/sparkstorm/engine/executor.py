@@ -15,11 +15,11 @@ import logging
 import threading
 import time
 import traceback
-from itertools import count, repeat
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.engine.anchor_columns import batch_roots
 from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, PartBuilder, RestorePoint
 from sparkstorm.engine.failures import (
@@ -39,7 +39,7 @@ from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Component
 from sparkstorm.topology.spec import load_class
 from sparkstorm.topology.task import BoltLoop, BoltRaised, start_task
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT, Tuple, is_tick, values_class
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, delivered, is_tick, values_class
 
 logger = logging.getLogger(__name__)
 
@@ -305,18 +305,18 @@ class BoltExecutor(ExecutorHost):
                 raise ComponentFailure(str(exc)) from exc
 
     def _process_batch(self, task: int, src: int, stream: str, values_list: list[Any],
-                       anchors_list: list[Any]) -> None:
+                       roots: list[Any], edges: list[Any]) -> None:
         """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
 
         This is the engine's hottest path: everything constant for the batch is looked up
-        once, and the tuples are made by ``map`` as the loop takes them.
+        once, and the tuples are made (``delivered``) as the loop takes them.
         """
         component = self.plan.task_component.get(src, SYSTEM_COMPONENT)
         key = (component, stream)
         first_id = self.next_tuple_id + 1
         self.next_tuple_id += len(values_list)
-        tuples = map(Tuple, count(first_id), repeat(component), repeat(stream), repeat(src),
-                     values_list, repeat(self.values_classes.get(key)), anchors_list)
+        tuples = delivered(first_id, component, stream, src, values_list,
+                           self.values_classes.get(key), roots, edges)
         done = auto_acked = 0
         started = time.perf_counter()
         try:
@@ -327,8 +327,8 @@ class BoltExecutor(ExecutorHost):
             self.record_error(task, raised.cause)
             reason = f"{type(raised.cause).__name__}: {raised.cause}"
             self.must_restart = True
-            self._fail_rest([[task, src, stream, values_list[done + 1:],
-                              anchors_list[done + 1:]]], reason)
+            self._fail_rest([[task, src, stream, values_list[done + 1:], roots[done + 1:],
+                              edges[done + 1:]]], reason)
             raise ComponentFailure(reason) from raised.cause
         finally:
             stats = self.stats
@@ -349,9 +349,7 @@ class BoltExecutor(ExecutorHost):
         """
         why = f"{self.info.component}: {reason}"
         for batch in batches:
-            for anchors in batch[4]:
-                if anchors:
-                    mark_failed(self.output, anchors, FAIL_ERROR, why)
+            mark_failed(self.output, batch_roots(batch), FAIL_ERROR, why)
 
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window, explicit fails through the collectors included."""

@@ -11,12 +11,12 @@ for any failure) and the emitting component gets an error naming stream, field a
 Example:
     >>> from sparkstorm.engine.wire import unpack
     >>> out = WindowOutput()
-    >>> out.batch(3, 30, 10, "default")[3:] = [[["ok"], [{1, 2}]], [{7: 5}, {8: 6}]]
+    >>> out.batch(3, 30, 10, "default")[3:] = [[["ok"], [{1, 2}]], [7, 8], [5, 6]]
     >>> errors = []
     >>> rows = encode_rows(out, "words", lambda stream: ("word",),
     ...                    lambda task, text: errors.append(text))
     >>> unpack(rows[3])
-    [[30, 10, 'default', [['ok']], [{7: 5}]]]
+    [[30, 10, 'default', [['ok']], [7], [5]]]
     >>> out.failed[8].reason[:44]
     "[TUPLE_VALUE_UNENCODABLE] component 'words' "
 """
@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sparkstorm.engine.anchor_columns import roots_of
 from sparkstorm.engine.collector import WindowOutput, mark_failed
 from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.wire import pack
@@ -67,13 +68,14 @@ def _refuse_unencodable(output: WindowOutput, batches: list[list[Any]], componen
     refused: dict[tuple[int, str, str, str], list[Any]] = {}
     """(emitting task, stream, field, type) -> [count, message]"""
     for batch in batches:
-        task, src, stream, values_list, anchors_list = batch
-        kept_values, kept_anchors = [], []
-        for values, anchors in zip(values_list, anchors_list, strict=True):
+        task, src, stream, values_list, roots, edges = batch
+        kept_values, kept_roots, kept_edges = [], [], []
+        for values, root, edge in zip(values_list, roots, edges, strict=True):
             problem = _problem(task, src, stream, values, fields(stream))
             if problem is None:
                 kept_values.append(values)
-                kept_anchors.append(anchors)
+                kept_roots.append(root)
+                kept_edges.append(edge)
                 continue
             field, kind, exc = problem
             found = refused.get((src, stream, field, kind))
@@ -82,9 +84,8 @@ def _refuse_unencodable(output: WindowOutput, batches: list[list[Any]], componen
                     0, _message(component, stream, field, kind, exc)]
             found[0] += 1
             text = found[1]
-            if anchors:
-                mark_failed(output, anchors, FAIL_ERROR, text)
-        batch[3], batch[4] = kept_values, kept_anchors
+            mark_failed(output, roots_of(root, edge), FAIL_ERROR, text)
+        batch[3:] = kept_values, kept_roots, kept_edges
     for (src, _, _, _), (count, text) in refused.items():
         report(src, f"{text} ({count} tuple{'s' if count != 1 else ''} refused in this "
                     "window)")
@@ -95,11 +96,11 @@ def _problem(task: int, src: int, stream: str, values: list[Any],
              names: tuple[str, ...]) -> tuple[str, str, Exception] | None:
     """None if the tuple encodes at its depth in a batch, else (field, type, error)."""
     try:
-        pack([[task, src, stream, [values], [None]]])
+        pack([[task, src, stream, [values], [None], [None]]])
     except UNENCODABLE as exc:
         for index, value in enumerate(values):
             try:
-                pack([[task, src, stream, [[value]], [None]]])
+                pack([[task, src, stream, [[value]], [None], [None]]])
             except UNENCODABLE as field_exc:
                 name = names[index] if index < len(names) else f"#{index}"
                 return name, _kind(value, field_exc), field_exc

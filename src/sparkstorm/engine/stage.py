@@ -293,9 +293,11 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],
           exc: EngineError) -> WindowMeta:
     """The meta of an executor given up on: the trees of its input fail (they replay)."""
+    from sparkstorm.engine.anchor_columns import batch_roots  # here: only _lost reads anchors
+
     component = stage.components[gid]
     why = Failure.of(FAIL_CRASH, f"{component}: executor {gid} did not answer window "
                                  f"{window}; it is restarted ({exc})")
     failed = {root: why for blob in rows for batch in unpack(blob)
-              for anchors in batch[4] if anchors for root in anchors}
+              for root in batch_roots(batch)}
     return WindowMeta(gid, component, failed=failed, lost=True)

@@ -37,6 +37,6 @@ class TickSchedule:
             freq = int(period) if period.is_integer() else period
             for executor in self.plan.executors:
                 if executor.component == component:
-                    rows = [[task, SYSTEM_TASK, TICK_STREAM, [[freq]], [None]]
+                    rows = [[task, SYSTEM_TASK, TICK_STREAM, [[freq]], [None], [None]]
                             for task in executor.tasks]
                     yield executor.gid, pack(rows)

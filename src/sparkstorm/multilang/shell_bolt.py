@@ -163,7 +163,7 @@ class ShellBolt(ShellComponent, Bolt):
             data = self._json_input(tup_id, tup)
         else:
             data = self._encode_value(input_message(
-                tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
+                tup_id, tup.component, tup.stream, tup.task, list(tup.values)))
         if tick:
             self._remember_tick(tup_id, tup)
         else:
@@ -196,10 +196,10 @@ class ShellBolt(ShellComponent, Bolt):
                       f'"task":{int(tup.task)},"tuple":').encode("ascii")
             self._input_prefixes[key] = middle
         try:
-            values = encode_json(tup._raw)
+            values = encode_json(tup.values)
         except (TypeError, ValueError, OverflowError):
             return self._encode_value(input_message(
-                tup_id, tup.component, tup.stream, tup.task, list(tup._raw)))
+                tup_id, tup.component, tup.stream, tup.task, list(tup.values)))
         return b"".join((b'{"id":"', tup_id.encode("ascii"), middle,
                          values.encode("ascii"), b"}\nend\n"))
 

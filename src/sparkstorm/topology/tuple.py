@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Iterator
 from functools import lru_cache
+from itertools import count, repeat
 from typing import Any
 
 TICK_STREAM = "__tick"
@@ -32,15 +34,19 @@ class Tuple:
 
     ``values`` is a sequence that is also readable by field name when the source stream
     declares fields (``tup.values.word``), as pystorm's tuples are. The engine keeps the
-    tuple's anchor ids in private slots; a bolt may keep a tuple and ack it later.
+    tuple's anchors in the slots ``root`` and ``edge``, as a batch carries them (see
+    ``sparkstorm.engine.anchor_columns``): one tree is ``root`` (an int) with its ``edge``
+    (an int); several trees are ``root`` None and ``edge`` a map ``{root: edge}``; an
+    untracked tuple has both None. :attr:`anchors` gives them as one map. A bolt may keep
+    a tuple and ack it later.
 
     Example:
-        >>> t = Tuple(7, "split", "default", 3, ["storm"], ("word",))
-        >>> t.values.word, t.values[0]
-        ('storm', 'storm')
+        >>> t = Tuple(7, "split", "default", 3, ["storm"], ("word",), {11: 5})
+        >>> t.values.word, t.values[0], t.root, t.edge, t.anchors
+        ('storm', 'storm', 11, 5, {11: 5})
     """
 
-    __slots__ = ("id", "component", "stream", "task", "_raw", "values", "anchors", "ack_val",
+    __slots__ = ("id", "component", "stream", "task", "values", "root", "edge", "ack_val",
                  "done", "received")
     received: float
     """perf_counter seconds of receipt, set by the engine only for bolts that ack
@@ -54,25 +60,37 @@ class Tuple:
         task: int,
         values: list[Any],
         fields: tuple[str, ...] | Any = (),
-        anchors: dict[int, int] | None = None,
+        anchors: dict[int, int] | int | None = None,
+        edge: int | dict[int, int] | None = None,
     ) -> None:
+        """Make a tuple; ``anchors`` is an anchor map, or the root that goes with ``edge``.
+
+        The engine passes the root and edge of a batch's anchor columns: an int root with
+        an int edge, or None with a map of several roots.
+        """
         self.id = id
         self.component = component
         self.stream = stream
         self.task = task
-        self._raw = values
         # the engine passes the namedtuple class itself, looked up once per batch; made
         # here rather than on first read: nearly every bolt reads its values, and a
         # property would cost more than it saves
         cls: Any = values_class(fields) if type(fields) is tuple else fields
-        if cls is not None and len(cls._fields) == len(values):
-            self.values: Any = tuple.__new__(cls, values)
-            """The values, as a namedtuple when field names are known."""
-        else:
-            self.values = tuple(values)
-        self.anchors = anchors
+        self.values: Any = _values(cls, values)
+        """The values, as a namedtuple when field names are known."""
+        if edge is None and anchors is not None:  # an anchor map, from a caller
+            anchors, edge = _split_map(anchors)  # type: ignore[arg-type]
+        self.root: int | None = anchors  # type: ignore[assignment]
+        self.edge = edge
         self.ack_val = 0
         self.done = False
+
+    @property
+    def anchors(self) -> dict[int, int] | None:
+        """The tuple's anchor map ``{root: edge}`` (None when it is not tracked)."""
+        if self.root is not None:
+            return {self.root: self.edge}  # type: ignore[dict-item]
+        return self.edge or None  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # issue 11: tuples kept by a component (a windowed bolt's windows) are task state
@@ -80,7 +98,8 @@ class Tuple:
         # and ``received`` (a perf_counter reading of this process) is left out
         fields = tuple(getattr(type(self.values), "_fields", ()))
         return (_rebuild_tuple, (self.id, self.component, self.stream, self.task,
-                                 list(self._raw), fields, self.anchors, self.ack_val, self.done))
+                                 list(self.values), fields, self.anchors, self.ack_val,
+                                 self.done))
 
     def is_tick(self) -> bool:
         """True for the system tick tuple."""
@@ -89,8 +108,55 @@ class Tuple:
     def __repr__(self) -> str:
         return (
             f"Tuple(id={self.id!r}, component={self.component!r}, stream={self.stream!r}, "
-            f"task={self.task!r}, values={self._raw!r})"
+            f"task={self.task!r}, values={list(self.values)!r})"
         )
+
+
+def delivered(first_id: int, component: str, stream: str, task: int,
+              values_list: list[list[Any]], values_cls: Any, roots: list[Any],
+              edges: list[Any]) -> Iterator[Tuple]:
+    """The engine's tuples of one input batch, made as they are taken (ids from ``first_id``).
+
+    The same tuples as ``Tuple(id, component, stream, task, values, values_cls, root,
+    edge)`` for each row of the batch's columns, made without a call per tuple: the
+    namedtuples in one ``map`` when every row has the stream's arity (emits are checked
+    for it), the rest as plain stores into an empty instance.
+    """
+    if values_cls is not None and values_list and len(values_list[0]) == len(
+            values_cls._fields) and len(set(map(len, values_list))) == 1:
+        values_iter: Iterator[Any] = map(tuple.__new__, repeat(values_cls), values_list)
+    else:
+        values_iter = (_values(values_cls, values) for values in values_list)
+    new = object.__new__
+    for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
+        tup = new(Tuple)
+        tup.id = tup_id
+        tup.component = component
+        tup.stream = stream
+        tup.task = task
+        tup.values = values
+        tup.root = root
+        tup.edge = edge
+        tup.ack_val = 0
+        tup.done = False
+        yield tup
+
+
+def _values(values_cls: Any, values: list[Any]) -> Any:
+    """``values`` as a ``values_cls`` namedtuple when the arity fits, else a plain tuple."""
+    if values_cls is not None and len(values_cls._fields) == len(values):
+        return tuple.__new__(values_cls, values)
+    return tuple(values)
+
+
+def _split_map(anchors: dict[int, int]) -> tuple[int | None, int | dict[int, int] | None]:
+    """An anchor map as (root, edge): one tree as two ints, several as (None, map)."""
+    if not anchors:
+        return None, None
+    if len(anchors) == 1:
+        ((root, edge),) = anchors.items()
+        return root, edge
+    return None, anchors
 
 
 def _rebuild_tuple(id: Any, component: str, stream: str, task: int,  # noqa: A002

@@ -41,7 +41,8 @@ def test_a_retried_window_is_answered_from_memory_not_run_twice(pool: ExecutorPo
     sink_task = plan.component_tasks["sink"][0]
     spout_task = plan.component_tasks["numbers"][0]
     gid = plan.task_executor[sink_task]
-    batch = pack([[sink_task, spout_task, "default", [[1, "k1"], [2, "k2"]], [None, None]]])
+    batch = pack([[sink_task, spout_task, "default", [[1, "k1"], [2, "k2"]], [None, None],
+                   [None, None]]])
     request = {"cmd": "window", "w": 5, "rows": [batch]}
 
     first = call_executor(pool.endpoints[gid], pool.token, request, 10)
@@ -65,7 +66,7 @@ def test_a_restarted_executor_starts_with_its_log_control(pool: ExecutorPool) ->
     pool.kill(gid)
     wait_for(lambda: pool.pids()[gid] != before and Path(pool.sockets[gid]).exists(), 30,
              message="the executor restarted")
-    batch = pack([[sink_task, spout_task, "default", [[7, "k0"]], [None]]])
+    batch = pack([[sink_task, spout_task, "default", [[7, "k0"]], [None], [None]]])
     call_executor(pool.endpoints[gid], pool.token, {"cmd": "window", "w": 1, "rows": [batch]},
                   10)
     log = pool.log_path(gid).read_text()

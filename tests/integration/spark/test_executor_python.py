@@ -62,7 +62,7 @@ def test_executors_run_under_the_configured_interpreter(tmp_path: Path) -> None:
         command = Path(f"/proc/{pool.pids()[gid]}/cmdline").read_bytes().split(b"\0")
         assert command[0].decode() == python
         batch = pack([[sink_task, plan.component_tasks["numbers"][0], "default", [[1, "k1"]],
-                       [None]]])
+                       [None], [None]]])
         call_executor(pool.endpoints[gid], pool.token,
                       {"cmd": "window", "w": 1, "rows": [batch]}, 30)
         received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
+from sparkstorm.engine.anchor_columns import batch_of
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.wire import pack
@@ -72,4 +73,4 @@ def raiser_executor() -> tuple[BoltExecutor, int, int]:
 def raiser_window(task: int, src: int, words: list[str], first_root: int) -> list[bytes]:
     """One window's input for ``task``: ``words`` from ``src``, tree roots from ``first_root``."""
     anchors = [{first_root + n: 1000 + n} for n in range(len(words))]
-    return [pack([[task, src, "default", [[w] for w in words], anchors]])]
+    return [pack([batch_of(task, src, "default", [[w] for w in words], anchors)])]

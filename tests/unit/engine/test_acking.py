@@ -85,14 +85,14 @@ class Cluster:
         for executor in self.plan.executors:
             if executor.component != component:
                 continue
-            for target, src, stream, values_list, anchors_list in self.inbox.pop(executor.gid,
-                                                                                  []):
+            for target, src, stream, values_list, roots, edges in self.inbox.pop(executor.gid,
+                                                                                 []):
                 source = self.plan.task_component[src]
-                for values, anchors in zip(values_list, anchors_list, strict=True):
+                for values, root, edge in zip(values_list, roots, edges, strict=True):
                     self.next_tuple_id += 1
                     received.append((target, Tuple(
                         self.next_tuple_id, source, stream, src, values,
-                        self.plan.fields_of(source, stream), anchors)))
+                        self.plan.fields_of(source, stream), root, edge)))
         return received
 
     def ack(self, delivered: tuple[int, Tuple]) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from sparkstorm import BatchBolt, Grouping, Spout, Stream, Topology
 from sparkstorm.engine import batch_executor
+from sparkstorm.engine.anchor_columns import anchor_map, batch_of
 from sparkstorm.engine.batch_executor import BatchBoltExecutor
 from sparkstorm.engine.executor import ComponentFailure, make_executor
 from sparkstorm.engine.plan import ExecutionPlan
@@ -100,14 +101,14 @@ def window(task: int, src: int, stream: str, values: list[list[Any]],
         edge = (root << 20) + (len(SPOUT_EDGES) << 8) + index + 1
         SPOUT_EDGES[root] = SPOUT_EDGES.get(root, 0) ^ edge
         anchors.append({root: edge})
-    return pack([[task, src, stream, values, anchors]])
+    return pack([batch_of(task, src, stream, values, anchors)])
 
 
 def delivered(output: Any) -> list[tuple[int, list[Any], dict[int, int] | None]]:
     """(target task, values, anchor map) of every emitted delivery."""
-    return [(batch[0], values, anchors)
+    return [(batch[0], values, anchor_map(root, edge))
             for rows in output.rows.values() for batch in rows
-            for values, anchors in zip(batch[3], batch[4], strict=True)]
+            for values, root, edge in zip(batch[3], batch[4], batch[5], strict=True)]
 
 
 def ledger_after(output: Any, roots: list[int]) -> dict[int, int]:
@@ -183,7 +184,7 @@ def test_a_raising_batch_fails_its_trees_and_the_rest_of_the_window() -> None:
 def test_ticks_go_to_process_tick() -> None:
     host, plan, task, _ = executor(Words)
     system = next(t for t, c in plan.task_component.items() if c == "__system")
-    host.run_window([pack([[task, system, "__tick", [[1]], [None]]])])
+    host.run_window([pack([[task, system, "__tick", [[1]], [None], [None]]])])
     assert SplitWords.ticks == [(1,)] and SEEN == []
 
 
@@ -211,7 +212,7 @@ def test_without_pyarrow_batches_are_lists(monkeypatch: pytest.MonkeyPatch) -> N
 def test_parents_out_of_range_is_a_clear_error() -> None:
     host, _, task, src = executor(Words)
     sink = host.sinks[task]
-    sink.anchoring = batch_executor.BatchAnchoring([{1: 5}])
+    sink.anchoring = batch_executor.BatchAnchoring([1], [5])
     with pytest.raises(TopologyError) as excinfo:
         sink.emit_batch({"word": ["a", "b"]}, None, [0, 1], True)
     assert excinfo.value.code == "BATCH_PARENTS_MISMATCH"

@@ -62,7 +62,7 @@ def served(tmp_path: Path) -> Iterator[tuple[ExecutionPlan, ExecutorServer, int]
 def _window(plan: ExecutionPlan, window: int) -> dict[str, Any]:
     double, spout = plan.component_tasks["double"][0], plan.component_tasks["numbers"][0]
     return {"cmd": "window", "w": window,
-            "rows": [pack([[double, spout, "default", [[1], [2]], [{7: 1}, {8: 2}]]])]}
+            "rows": [pack([[double, spout, "default", [[1], [2]], [7, 8], [1, 2]]])]}
 
 
 def test_a_caller_on_another_host_reaches_the_executor_over_tcp(
@@ -71,7 +71,7 @@ def test_a_caller_on_another_host_reaches_the_executor_over_tcp(
     elsewhere = Endpoint(str(tmp_path / "not-on-this-host.sock"), "127.0.0.1", port)
     assert not elsewhere.local()
     rows, body = call_executor(elsewhere, TOKEN, _window(plan, 1), 5)
-    ((_, _, _, values, _),) = unpack(next(iter(rows.values())))
+    ((_, _, _, values, _, _),) = unpack(next(iter(rows.values())))
     assert values == [[2], [4]]
     assert WindowMeta.decode(body).stats.executed == {"numbers:default": 2}
     # the same window over the Unix socket is answered from memory, not run again

@@ -283,7 +283,7 @@ def test_collector_emit_routes_and_reports_task_ids() -> None:
     assert collector.emit(["b", 2], None, None, None, False, None) is None
     rows = collector.output.rows
     assert rows[plan.task_executor[chosen]] == [
-        [chosen, collector.task, "picked", [["v"]], [None]]]
+        [chosen, collector.task, "picked", [["v"]], [None], [None]]]
     emitted, transferred = collector.take_counts()
     assert emitted == {"default": 2, "picked": 1}
     assert transferred == {"default": 2, "picked": 1}

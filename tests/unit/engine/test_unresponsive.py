@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.anchor_columns import batch_of
 from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
@@ -54,7 +55,8 @@ def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: Endpoint) -> N
 
 def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: Endpoint) -> None:
     stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, "", 10.0, 0.3, {4: "count"})
-    rows = pack([[7, 3, "default", [["a"], ["b"], ["c"]], [{100: 1}, None, {200: 2, 300: 3}]]])
+    rows = pack([batch_of(7, 3, "default", [["a"], ["b"], ["c"]],
+                          [{100: 1}, None, {200: 2, 300: 3}])])
     ((key, (blob, deliveries, call)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and deliveries == {}
@@ -89,7 +91,7 @@ def test_a_slow_window_is_waited_for_while_the_executor_answers_pings(tmp_path: 
     thread.start()
     try:
         task, src = plan.component_tasks["sleepy"][0], plan.component_tasks["numbers"][0]
-        batch = pack([[task, src, "default", [[1]], [{5: 1}]]])
+        batch = pack([[task, src, "default", [[1]], [5], [1]]])
         _, body = call_executor(Endpoint(server.path, "127.0.0.1", 1), "",
                                 {"cmd": "window", "w": 1, "rows": [batch]}, 10,
                                 answer_timeout=0.3)

@@ -61,7 +61,7 @@ class Served:
 
     def send(self, window: int, n: int, after: int | None) -> Future[tuple[Any, bytes]]:
         """Send window ``window`` carrying number ``n`` from a thread of its own."""
-        rows = pack([[self.task, self.source, "default", [[n]], [None]]])
+        rows = pack([[self.task, self.source, "default", [[n]], [None], [None]]])
         request: dict[str, Any] = {"cmd": "window", "w": window, "rows": [rows]}
         if after is not None:
             request["after"] = after
