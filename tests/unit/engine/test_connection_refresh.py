@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sparkstorm.engine.anchor_columns import batch_of
 from sparkstorm.engine.endpoint import Endpoint, authenticated
 from sparkstorm.engine.endpoint_lookup import (
     EndpointLookup,
@@ -198,7 +199,7 @@ def test_an_executor_nobody_moved_is_given_up_on_after_the_answer_timeout(
     assert caught.value.code == "EXECUTOR_UNREACHABLE"
     assert "topology.executor.answer.timeout.secs" in str(caught.value)
     assert time.monotonic() - started < 10
-    rows = pack([[7, 3, "default", [["a"], ["b"]], [{100: 1}, {200: 2}]]])
+    rows = pack([batch_of(7, 3, "default", [["a"], ["b"]], [{100: 1}, {200: 2}])])
     ((key, (blob, _, call)),) = list(run_stage(stage, 3, {}, 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and call is None and meta.lost
