@@ -58,6 +58,7 @@ from sparkstorm.engine.window_job import (
     counting_tasks,
     first_stage_done,
     submit_window_job,
+    wait_for_job,
 )
 from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.errors import EngineError, shorten_error
@@ -426,6 +427,8 @@ class TopologyDriver:
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
         self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
+        # a job about to end is waited for: the next window then carries its verdicts
+        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
