@@ -412,7 +412,8 @@ class TopologyDriver:
         two windows are in flight, and results are absorbed in window order: the spouts
         hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
         had already ended (a light load: windows shorter than the period do not overlap,
-        and their verdicts are not held back a window).
+        and their verdicts are not held back a window). A job the window sizer expects to
+        end within half a period is waited for (``WindowSizer.overlap_wait``).
         """
         previous = self._in_flight_job
         if previous is not None and previous.future.done():
