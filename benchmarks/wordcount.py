@@ -85,8 +85,8 @@ def conf_entries(entries: list[str]) -> dict[str, Any]:
     for entry in entries:
         key, sep, text = entry.partition("=")
         if not sep or not key:
-            raise SystemExit(f"--conf {entry!r}: expected KEY=VALUE, e.g. "
-                             "topology.window.overlap=false")
+            msg = f"--conf {entry!r}: expected KEY=VALUE, e.g. topology.window.overlap=false"
+            raise SystemExit(msg)
         try:
             conf[key] = json.loads(text)
         except ValueError:
