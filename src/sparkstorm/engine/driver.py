@@ -59,6 +59,7 @@ from sparkstorm.engine.window_job import (
     counting_tasks,
     first_stage_done,
     submit_window_job,
+    wait_for_job,
 )
 from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.errors import EngineError, shorten_error
@@ -437,7 +438,8 @@ class TopologyDriver:
         two windows are in flight, and results are absorbed in window order: the spouts
         hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
         had already ended (a light load: windows shorter than the period do not overlap,
-        and their verdicts are not held back a window).
+        and their verdicts are not held back a window). A job the window sizer expects to
+        end within half a period is waited for (``WindowSizer.overlap_wait``).
         """
         previous = self._in_flight_job
         if previous is not None and previous.future.done():
@@ -452,6 +454,8 @@ class TopologyDriver:
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
         self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
+        # a job about to end is waited for: the next window then carries its verdicts
+        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
