@@ -362,7 +362,7 @@ class TopologyDriver:
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
-                         len(first.gids), future)
+                         len(first.gids), future, dict(self.pool.remote_pids))
 
     def _end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
@@ -383,19 +383,27 @@ class TopologyDriver:
             self._take_checkpoint(window)
 
     def _job_result(self, job: WindowJob) -> tuple[list[Any], float]:
-        """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.
+        """``job``'s records and end time; the job is cancelled when it cannot end well.
 
-        Its result would be thrown away by the rollback, and its tasks may be calling an
-        executor whose host is gone (``engine.rollback_calls``).
+        With checkpoints, once a rollback is due (its result would be thrown away). Without,
+        once an executor another worker runs was replaced (moved off a lost host): its tasks
+        call the old address until ``topology.executor.start.timeout.secs``, and the trees
+        that executor held are gone anyway; the window fails and its trees replay
+        (``engine.rollback_calls``).
         """
-        if self.checkpoints is None:
-            return job.future.result()
-
         def cancel() -> None:
             logger.warning("topology %s: an executor's state is gone; cancelling window %d "
-                           "to roll back", self.name, job.window)
+                           "(%s)", self.name, job.window,
+                           "to roll back" if self.checkpoints else "its trees replay")
             self._spark.sparkContext.cancelJobGroup(job.group)
-        return await_window(job.future, self._rollback_due, cancel)
+        return await_window(job.future, partial(self._window_doomed, job), cancel)
+
+    def _window_doomed(self, job: WindowJob) -> bool:
+        """Whether ``job`` should be cancelled (see :meth:`_job_result`)."""
+        if self.checkpoints is not None:
+            return self._rollback_due()
+        now = self.pool.remote_pids
+        return any(now.get(gid, pid) != pid for gid, pid in job.remote_pids.items())
 
     # -- overlapping windows ----------------------------------------------------------
     def _may_overlap(self) -> bool:

@@ -8,7 +8,10 @@ across hosts (``tests/integration/hosts/test_host_loss.py``, checkpoints case):
   the dead endpoint for ``topology.executor.start.timeout.secs``, and Spark retries the task
   (four attempts on a standalone cluster), so the window's job held the driver for minutes
   although its result would be thrown away by the rollback anyway. :func:`await_window`
-  cancels that job as soon as the rollback is due.
+  cancels that job as soon as the rollback is due. Without checkpoints the same window
+  stalled the replay the same way; the driver cancels it once an executor of another
+  worker was replaced (a new process: the trees it held are gone), and the window's trees
+  fail and replay.
 - The ``restore`` request of a moved executor went to the address it had when the call began,
   and kept retrying it until the start timeout. :func:`restore_executor` looks the address
   up again every :data:`RESTORE_ATTEMPT_SECONDS`, so it follows the executor to its new host
@@ -37,15 +40,16 @@ RESTORE_ATTEMPT_SECONDS = 2.0
 T = TypeVar("T")
 
 
-def await_window(future: Future[T], rollback_due: Callable[[], bool],
+def await_window(future: Future[T], doomed: Callable[[], bool],
                  cancel: Callable[[], None]) -> T:
-    """The result of a window's job; the job is cancelled once a rollback is due.
+    """The result of a window's job; the job is cancelled once it is doomed.
 
-    Called by the driver's loop thread for every window when checkpoints are on.
+    Called by the driver's loop thread for every window.
 
     Args:
         future: the job's result (``engine.window_job``).
-        rollback_due: whether the topology must roll back (polled).
+        doomed: whether the job cannot end well (a rollback is due, an executor it calls
+            was replaced), polled every :data:`RESULT_POLL_SECONDS`.
         cancel: cancels the job (its Spark job group); called at most once.
 
     Raises:
@@ -56,7 +60,7 @@ def await_window(future: Future[T], rollback_due: Callable[[], bool],
         try:
             return future.result(RESULT_POLL_SECONDS)
         except FutureTimeout:
-            if not cancelled and rollback_due():
+            if not cancelled and doomed():
                 cancelled = True
                 cancel()
 

@@ -44,6 +44,9 @@ class WindowJob:
     """Counts the spout stage's finished tasks (a PySpark accumulator)."""
     spout_partitions: int
     future: Future[tuple[list[Any], float]] = field(repr=False)
+    remote_pids: dict[int, int] = field(default_factory=dict)
+    """The process of each executor other workers run, when the job was submitted: one
+    that changed since is called at an address that is gone (``engine.rollback_calls``)."""
 
 
 def submit_window_job(threads: ThreadPoolExecutor, sc: Any, rdd: Any, group: str,
