@@ -15,6 +15,7 @@ seen at a load average of 40 on 2 cores); unloaded, the test takes about a minut
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,14 @@ def test_a_worker_moved_off_a_lost_supervisor_restores_from_the_checkpoint(
     (driver,) = _workers(cluster, roles["driver"])
     cluster.kill9(roles["host"])
     cluster.kill_worker(lost["record"])
+    lost_at = time.monotonic()
     moved = wait_for(lambda: [w for w in _workers(cluster, roles["driver"])
                               if w["record"]["pid"] != driver["record"]["pid"]
                               and w["stats"].get("endpoints")], 180,
                      message=f"the worker moved to {roles['driver']}\n{cluster.logs()}")
+    # not before nimbus.task.timeout.secs (10) of silence; the last heartbeat may be up to
+    # a heartbeat interval (1 s) older than the kill
+    assert time.monotonic() - lost_at >= 10 - 1.5, "moved before the heartbeat timeout"
     assert {int(g) for g in moved[0]["stats"]["endpoints"]} == {
         int(g) for g in lost["stats"]["endpoints"]}, "the lost worker's executors moved"
 
