@@ -33,7 +33,7 @@ from sparkstorm.engine.stage import call_executor
 logger = logging.getLogger(__name__)
 
 RESULT_POLL_SECONDS = 0.2
-"""How often the driver, waiting for a window's job, looks whether a rollback became due."""
+"""How often the driver, waiting for a window's job, looks whether the job is doomed."""
 RESTORE_ATTEMPT_SECONDS = 2.0
 """How long one ``restore`` attempt tries an address before the address is looked up again."""
 
