@@ -47,6 +47,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.rollback_calls import await_window, restore_executor
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
 from sparkstorm.engine.stage import DRIVER, StageInfo
@@ -394,7 +395,7 @@ class TopologyDriver:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
         window = job.window
         try:
-            results, finished = job.future.result()
+            results, finished = self._job_result(job)
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
             self._job_failed(window, exc)
             if "after" in job.flags:
@@ -407,6 +408,23 @@ class TopologyDriver:
         # not when an executor restarted meanwhile: it answered this window from scratch
         if job.flags.get("checkpoint") and results and not self._rollback_due():
             self._take_checkpoint(window)
+
+    def _job_result(self, job: WindowJob) -> tuple[list[Any], float]:
+        """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.
+
+        Its result would be thrown away by the rollback, and its tasks may still be calling
+        an executor of a lost host (``engine.rollback_calls``). Without checkpoints such tasks
+        find the executor's new address themselves (connection refresh, ``engine.stage``).
+        """
+        def cancel() -> None:
+            logger.warning("topology %s: an executor's state is gone; cancelling window %d "
+                           "to roll back", self.name, job.window)
+            self._spark.sparkContext.cancelJobGroup(job.group)
+        return await_window(job.future, self._window_doomed, cancel)
+
+    def _window_doomed(self) -> bool:
+        """Whether the window in flight should be cancelled (see :meth:`_job_result`)."""
+        return self.checkpoints is not None and self._rollback_due()
 
     # -- overlapping windows ----------------------------------------------------------
     def _may_overlap(self) -> bool:
@@ -534,7 +552,8 @@ class TopologyDriver:
         timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
         for executor in self.plan.executors:
             try:
-                self.pool.call(executor.gid, {"cmd": "restore", "window": target}, timeout)
+                restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
+                                 self.pool.token, target, timeout)
             except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
                 logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
                              self.name, executor.gid, target, exc)

@@ -77,6 +77,8 @@ def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestClus
     cluster.kill_worker(record)
     second = wait_for(lambda: (r := cluster.worker_records()) and r[0]["pid"] != record["pid"]
                       and r[0], 60, message=f"the supervisor restarts the worker\n{cluster.logs()}")
+    assert (second["worker_id"], second["port"]) == (record["worker_id"], record["port"]), (
+        "restarted in its slot by its supervisor, not reassigned by Nimbus")
     # the new driver rolled back to the committed checkpoint instead of starting afresh
     beat = wait_for(lambda: (b := cluster.local_heartbeat(second)) and
                     b.get("time_secs", 0) > second["create_time"] and

@@ -73,6 +73,9 @@ def test_kill9_nimbus_the_worker_goes_on_and_a_new_nimbus_resumes(
     assert cluster.worker_records() == [record], "the new Nimbus kept the worker where it was"
 
 
+# make test-all only: test_worker_moved_checkpoints (make test) loses a supervisor with its
+# worker too and checks the move (not before nimbus.task.timeout.secs) and the run after it
+@pytest.mark.slow
 def test_a_lost_supervisor_s_worker_moves_to_the_other_supervisor(
         zk_cluster: TestCluster) -> None:
     cluster = zk_cluster

@@ -102,6 +102,9 @@ def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str
 
 # a restarted worker needs a while (Spark, executors) before its first heartbeat: Nimbus
 # must not take that gap for a silent worker and move it
+# make test-all only: test_checkpoint_recovery (make test) kills the worker with -9 too and
+# checks that its supervisor restarts it in its slot, same worker id, and that it runs on
+@pytest.mark.slow
 @pytest.mark.parametrize("zk_cluster", [{"nimbus.task.timeout.secs": 30}], indirect=True)
 def test_a_killed_worker_is_restarted_by_its_supervisor(zk_cluster: TestCluster) -> None:
     """The worker's own supervisor restarts it in the same slot.

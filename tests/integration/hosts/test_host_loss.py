@@ -7,7 +7,10 @@ its executors, the Spark worker and executor). Nimbus notices the silent worker 
 ``nimbus.task.timeout.secs`` (10 s here), moves it to a free slot of the host left, the
 windows in flight are resent to the executors there once the driver hears where they
 answer (connection refresh), and the lost trees replay: every id is committed exactly
-once, with checkpoints off (the spout's replay) and on (rollback to the last checkpoint).
+once, with checkpoints off (the spout's replay) and on (rollback to the last checkpoint:
+the driver cancels the window still calling the lost host as soon as the moved executors
+report, ``engine.rollback_calls``; ``tests/integration/cluster/test_worker_moved_checkpoints.py``
+is the one-machine twin that ``make test`` runs).
 Each case gets fresh hosts: a lost host does not come back.
 """
 
@@ -38,14 +41,8 @@ def fresh_cluster_hosts() -> Iterator[TestHosts]:
         yield test_hosts
 
 
-CHECKPOINTS_STALL = pytest.mark.xfail(
-    reason="open (issue 10 §3): with checkpoints on, ids stop being acked after the host "
-           "is taken away although the executors moved to the host left; the replay case "
-           "passes", strict=False)
-
-
 @pytest.mark.parametrize("checkpoint_windows", [
-    pytest.param(0, id="replay"), pytest.param(5, id="checkpoints", marks=CHECKPOINTS_STALL)])
+    pytest.param(0, id="replay"), pytest.param(5, id="checkpoints")])
 def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestHosts,
                                                       checkpoint_windows: int) -> None:
     cluster = ClusterHosts(fresh_cluster_hosts)
@@ -61,13 +58,18 @@ def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestH
     driver, lost = cluster.wait_spread()
     wait_for(lambda: len(acked(results)) >= 100, 120,
              message=f"ids acked through both hosts\n{cluster.logs()}")
+    assert len(acked(results)) < count, "ids are still to come when the host is lost"
     taken = fresh_cluster_hosts.script("kill-host", lost, timeout=60)
     assert taken.returncode == 0, taken.stderr
     wait_for(lambda: set(cluster.executor_hosts().values()) == {IP_OF[driver]}
              and len(cluster.executor_hosts()) == 5, 180,
              message=f"every executor moved to host {driver}\n{cluster.logs()}")
     wait_every_id_once(cluster, results, count)
-    if not checkpoint_windows:  # a rollback resends nothing: it restores and replays
+    if checkpoint_windows:  # the driver cancelled the window that called the lost host
+        (beat,) = [w["beat"]["stats"] for w in cluster.workers(driver)
+                   if w["beat"]["stats"].get("windows")]
+        assert beat["rollbacks"] >= 1, "rolled back to the checkpoint"
+    else:  # a rollback resends nothing: it restores and replays
         # windows that hit the lost host's executors were resent to the host left
         wait_for(lambda: cluster.refreshed_calls() >= 1, 60, message="calls retried at new "
                  f"addresses\n{cluster.driver_stats().get('locality')}\n{cluster.logs()}")

@@ -354,8 +354,11 @@ class Assigner:
                 if beat is None or silent:
                     dead[slot] = f"supervisor {slot.node} of slot {slot.port} is gone"
             elif beat is None:
-                launched = max(since_start, min(assignment.executor_start_time_secs.values(),
-                                                default=now))
+                # this slot's executors' start: a worker moved here after a loss gets its own
+                # launch time, not the topology's (it was reassigned every round otherwise)
+                started = assignment.executor_start_time_secs
+                launched = max(since_start, min((started.get(e, now) for e in
+                                                 assignment.executors_in(slot)), default=now))
                 limit = self.times.launch_timeout
                 if now - launched > limit:
                     dead[slot] = (f"worker {worker_id} sent no heartbeat within {limit:.0f} s "

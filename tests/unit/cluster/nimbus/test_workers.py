@@ -92,6 +92,32 @@ def test_a_lost_supervisor_s_worker_moves_and_the_live_worker_stays(
     assert nimbus.umbilical.heartbeat(staying, {"topology_id": topology_id})["shutdown"] is False
 
 
+def test_a_moved_worker_gets_a_launch_timeout_of_its_own(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    for worker_id in first.worker_ids.values():
+        nimbus.umbilical.heartbeat(worker_id, {"topology_id": topology_id, "stats": {}})
+    (staying_slot,) = [s for s in first.worker_ids if s.node == "s1"]
+    staying = first.worker_ids[staying_slot]
+    state.store.delete("/supervisors/s2")
+    clock.now += 31
+    nimbus.umbilical.heartbeat(staying, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    moved = state.get_assignment(topology_id)
+    assert moved is not None
+    # past nimbus.task.launch.secs (120) since the topology started, not since the move
+    clock.now += 100
+    nimbus.umbilical.heartbeat(staying, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    after = state.get_assignment(topology_id)
+    assert after is not None and after.worker_ids == moved.worker_ids, (
+        "the moved worker, still starting, kept its slot")
+
+
 def test_a_rebalance_places_every_executor_afresh(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
     register(state, "s1", 6700, 6701)
