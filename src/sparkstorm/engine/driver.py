@@ -164,6 +164,8 @@ class TopologyDriver:
         self._seen_restarts = 0
         self._rehost_wanted: set[int] | None = None
         """Executors a rebalance wants this process to run (:meth:`rehost`)."""
+        self._rehost_cancelled: set[int] | None = None
+        """The rehost whose windows in flight were cancelled already."""
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -269,8 +271,23 @@ class TopologyDriver:
         A rebalance that keeps this driver's worker moved executors to or from it. The
         window loop applies it between windows (:meth:`_follow_rehost`); the executors
         that stay, spouts included, keep running.
+
+        Executors that arrive here come from a worker the rebalance took away: the windows
+        in flight that call them at their old address would wait for it until
+        ``topology.executor.start.timeout.secs``, on every retry of their Spark tasks. So
+        those windows are cancelled now: they fail, and their trees replay (Storm's
+        meaning of tuples in flight to an executor that went away).
         """
-        self._rehost_wanted = set(hosted)
+        wanted = set(hosted)
+        self._rehost_wanted = wanted
+        arriving = wanted - set(self.pool.sockets)
+        # the worker repeats the order at each heartbeat until the loop applied it: once
+        if arriving and self._spark is not None and wanted != self._rehost_cancelled:
+            self._rehost_cancelled = wanted
+            logger.warning("topology %s: executors %s move here from a worker that is going "
+                           "away; cancelling the windows in flight (their trees replay)",
+                           self.name, sorted(arriving))
+            self._spark.sparkContext.cancelAllJobs()
 
     def _follow_rehost(self) -> None:
         """Apply a wanted rehost: end the window in flight, move executors, await them.
