@@ -381,8 +381,10 @@ keep_staying`); only the others move.
                 if beat is None or silent:
                     dead[slot] = f"supervisor {slot.node} of slot {slot.port} is gone"
             elif beat is None:
-                launched = max(since_start, min(assignment.executor_start_time_secs.values(),
-                                                default=now))
+                # this slot's executors' times: a kept worker's are older than a new one's
+                starts = assignment.executor_start_time_secs
+                launched = max(since_start, min((starts.get(e, now) for e in
+                                                 assignment.executors_in(slot)), default=now))
                 limit = self.times.launch_timeout
                 if now - launched > limit:
                     dead[slot] = (f"worker {worker_id} sent no heartbeat within {limit:.0f} s "

@@ -131,3 +131,21 @@ def test_a_rebalance_with_new_executor_counts_places_every_executor_afresh(
     second = state.get_assignment(topology_id)
     assert second is not None and len(second.executor_slots) == 3
     assert not set(second.worker_ids.values()) & set(first.worker_ids.values())
+
+
+def test_a_new_worker_next_to_a_kept_one_gets_its_full_launch_time(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 1})
+    (driver,) = state.get_assignment(topology_id).worker_ids.values()  # type: ignore[union-attr]
+    clock.now += 200  # the kept worker's executors started long ago
+    nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    nimbus.rebalance(topology_id, 0, 2, {})
+    second = state.get_assignment(topology_id)
+    assert second is not None and len(second.worker_ids) == 2
+    clock.now += 1
+    nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    assert state.get_assignment(topology_id) == second, \
+        "the new worker is not moved for its older neighbour's launch time"
