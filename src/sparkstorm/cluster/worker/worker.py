@@ -232,6 +232,8 @@ class ClusterWorker:
                            sorted(wanted))
             return
         if hosted != set(runner.pool.sockets):
+            logger.info("the assignment moved executors: this worker hosts %s now (ran %s)",
+                        sorted(hosted), sorted(runner.pool.sockets))
             runner.rehost(hosted)
 
     def _beat(self) -> dict[str, Any]:
