@@ -46,7 +46,11 @@ def _hosting(cluster: TestCluster) -> dict[str, tuple[dict[str, Any], dict[int, 
 
 
 def _settled(cluster: TestCluster, workers: int) -> dict[str, dict[int, int]] | None:
-    """Executor pids per worker once ``workers`` workers host all 5 executors between them."""
+    """Executor pids per worker once ``workers`` workers host all 5 executors between them.
+
+    Each executor in one worker only: a worker that gives executors up still reports them
+    until it has closed them.
+    """
     hosting = _hosting(cluster)
     pids = {wid: gids for wid, (_, gids) in hosting.items()}
     everything = sorted(g for gids in pids.values() for g in gids)
