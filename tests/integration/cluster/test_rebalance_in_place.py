@@ -48,13 +48,15 @@ def _hosting(cluster: TestCluster) -> dict[str, tuple[dict[str, Any], dict[int, 
 def _settled(cluster: TestCluster, workers: int) -> dict[str, dict[int, int]] | None:
     """Executor pids per worker once ``workers`` workers host all 5 executors between them.
 
-    Each executor in one worker only: a worker that gives executors up still reports them
-    until it has closed them.
+    Each worker hosts some (a new worker reports none until its executors run, while the
+    one giving them up still reports them) and each executor runs in one worker only.
     """
     hosting = _hosting(cluster)
     pids = {wid: gids for wid, (_, gids) in hosting.items()}
     everything = sorted(g for gids in pids.values() for g in gids)
-    return pids if len(pids) == workers and everything == list(range(5)) else None
+    settled = (len(pids) == workers and all(pids.values())
+               and everything == list(range(5)))
+    return pids if settled else None
 
 
 def _rebalance(cluster: TestCluster, workers: int) -> None:
