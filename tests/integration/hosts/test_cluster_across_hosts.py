@@ -100,9 +100,17 @@ def test_rebalance_to_one_worker_and_back_keeps_exact_counts(cluster_hosts: Test
              message=f"ids acked by the one worker on {driver}\n{cluster.logs()}")
     cluster.cli("rebalance", "rebalanced", "-n", "2", "-w", "0")
     cluster.wait_spread()
-    again = cluster.executor_pids()
-    kept = {gid: where for gid, where in again.items() if where[0] == IP_OF[driver]}
-    assert len(kept) == 3 and SPOUT_GID in kept, f"the driver keeps its share: {again}"
+
+    def driver_share() -> dict[int, tuple[str, int]] | None:
+        """The driver's worker's executors, once it closed the two that moved out."""
+        reported = [{int(gid): (where[1], int(where[3])) for gid, where in
+                     (worker["beat"].get("stats") or {}).get("endpoints", {}).items()}
+                    for worker in cluster.workers(driver)]
+        return next((share for share in reported if len(share) == 3), None)
+
+    kept = wait_for(driver_share, 120, message=f"the driver keeps its share of 5 (3)\n"
+                                               f"{cluster.logs()}")
+    assert SPOUT_GID in kept
     assert {gid: one[gid] for gid in kept} == kept, "staying executors kept their pids"
     wait_every_id_once(cluster, results, count)
     assert {a["pid"] for a in acks(results)} == {two[SPOUT_GID][1]}, "one spout process"
