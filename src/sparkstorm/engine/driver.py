@@ -92,6 +92,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
+MOVED_WARN_SECONDS = 30.0
+"""How often the driver says it still waits for moved executors' new endpoints."""
+
 SKIP_TIMEOUT_SECONDS = 5.0
 """Bound on telling one executor that a window's job failed (``_skip_failed``)."""
 
@@ -165,6 +168,10 @@ class TopologyDriver:
         self._needs_rollback = (self.checkpoints is not None
                                 and self.checkpoints.store.latest_committed() is not None)
         self._seen_restarts = 0
+        self._rehost_wanted: set[int] | None = None
+        """Executors a rebalance wants this process to run (:meth:`rehost`)."""
+        self._rehost_cancelled: set[int] | None = None
+        """The rehost whose windows in flight were cancelled already."""
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -284,6 +291,50 @@ class TopologyDriver:
         """
         self.pool.set_remote(reported)
 
+    def rehost(self, hosted: set[int]) -> None:
+        """Run exactly the executors ``hosted`` in this process from the next window on.
+
+        A rebalance that keeps this driver's worker moved executors to or from it. The
+        window loop applies it between windows (:meth:`_follow_rehost`); the executors
+        that stay, spouts included, keep running.
+
+        Executors that arrive here come from a worker the rebalance took away: the windows
+        in flight that call them at their old address would wait for it until
+        ``topology.executor.start.timeout.secs``, on every retry of their Spark tasks. So
+        those windows are cancelled now: they fail, and their trees replay (Storm's
+        meaning of tuples in flight to an executor that went away).
+        """
+        wanted = set(hosted)
+        self._rehost_wanted = wanted
+        arriving = wanted - set(self.pool.sockets)
+        # the worker repeats the order at each heartbeat until the loop applied it: once
+        if arriving and self._spark is not None and wanted != self._rehost_cancelled:
+            self._rehost_cancelled = wanted
+            logger.warning("topology %s: executors %s move here from a worker that is going "
+                           "away; cancelling the windows in flight (their trees replay)",
+                           self.name, sorted(arriving))
+            self._spark.sparkContext.cancelAllJobs()
+
+    def _follow_rehost(self) -> None:
+        """Apply a wanted rehost: end the window in flight, move executors, await them.
+
+        Called by the window loop before it starts a window. The executors that left are
+        closed here and started by their new worker; the next window waits until that
+        worker reported where they answer (through Nimbus's heartbeat answers).
+        """
+        wanted, self._rehost_wanted = self._rehost_wanted, None
+        if wanted is None or wanted == set(self.pool.sockets):
+            return
+        self._finish_in_flight()
+        self.pool.rehost(wanted)
+        waited, warned = time.monotonic(), 0.0
+        while self.pool.missing() and not self.stop_requested.wait(0.1):
+            if time.monotonic() - waited - warned > MOVED_WARN_SECONDS:
+                warned = time.monotonic() - waited
+                logger.warning("topology %s: executors %s moved to other workers and have "
+                               "not reported where they answer for %.0f s", self.name,
+                               self.pool.missing(), warned)
+
     def _wait_for_endpoints(self) -> None:
         """Wait until every executor run by another worker has reported where it answers.
 
@@ -309,6 +360,7 @@ class TopologyDriver:
                 if self._rollback_due() and not self._roll_back():
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
+                self._follow_rehost()
                 if self.overlapping:
                     self._run_overlapped()
                     continue

@@ -163,15 +163,19 @@ class ExecutorPool:
 
         The executor writes it to ``<socket>.port`` before its socket appears.
         """
+        path = self.sockets.get(gid)
+        if path is None:
+            return  # a rebalance moved it away
         try:
-            port = int(Path(self.sockets[gid] + ".port").read_text(encoding="utf-8"))
+            port = int(Path(path + ".port").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return  # not written yet: a restarting executor
-        endpoint = Endpoint(self.sockets[gid], self.host, port)
+        endpoint = Endpoint(path, self.host, port)
         if self.endpoints.get(gid) != endpoint:
             with self.lock:
-                self.endpoints[gid] = endpoint
-                self.endpoints_version += 1
+                if gid in self.sockets:
+                    self.endpoints[gid] = endpoint
+                    self.endpoints_version += 1
 
     def log_path(self, gid: int) -> Path:
         """Where executor ``gid`` writes its log."""
@@ -186,9 +190,12 @@ class ExecutorPool:
     def _check_processes(self) -> None:
         """One round of the monitor: restart the executors that exited."""
         for gid, process in list(self.processes.items()):
+            socket_path = self.sockets.get(gid)
+            if socket_path is None:  # a rebalance moved it away meanwhile (rehost)
+                continue
             if process.poll() is not None and not self.stopping.is_set():
                 self._restart(gid, process.returncode)
-            elif os.path.exists(self.sockets[gid]):
+            elif os.path.exists(socket_path):
                 self._note_port(gid)  # a restarted executor may have had to take another
 
     def _restart(self, gid: int, code: int | None) -> None:
@@ -211,6 +218,8 @@ class ExecutorPool:
             return
         del self.restart_at[gid]
         with self.lock:
+            if gid not in self.sockets:  # moved away by a rebalance meanwhile
+                return
             self.restarts += 1
             self._spawn(gid, restarted=True)
 
@@ -224,6 +233,61 @@ class ExecutorPool:
                 logger.warning("unreadable start-up error report %s", path)
             path.unlink(missing_ok=True)
 
+
+    def rehost(self, hosted: set[int], grace: float = 5.0) -> None:
+        """Run exactly the executors ``hosted`` from now on (a rebalance moved some).
+
+        The ones that stay keep running, untouched. The ones that left are closed (their
+        new worker starts them fresh; their endpoint is forgotten until it reports one),
+        the ones that arrived start fresh here, as restarted executors: they join windows
+        mid-stream. Returns once the new ones accept connections or their start timed out
+        (the monitor goes on restarting them).
+
+        Called from one thread at a time (the worker's), never with :attr:`lock` held.
+        """
+        leaving = sorted(set(self.sockets) - hosted)
+        arriving = sorted(hosted - set(self.sockets))
+        for gid in leaving:
+            self._give_up(gid, grace)
+        for gid in arriving:
+            path = str(self.workdir / f"e{gid}.sock")
+            _remove_files(path)  # left by an earlier stay here, they would say "ready"
+            with self.lock:
+                self.sockets[gid] = path
+                self.remote_pids.pop(gid, None)
+                if self.endpoints.pop(gid, None) is not None:
+                    self.endpoints_version += 1
+                self._spawn(gid, restarted=True)
+        deadline = time.monotonic() + self.start_timeout
+        for gid in arriving:
+            while not os.path.exists(self.sockets[gid]) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self._note_port(gid)
+        if leaving or arriving:
+            logger.info("topology %s: executors %s left this worker, %s arrived", self.name,
+                        leaving, arriving)
+
+    def _give_up(self, gid: int, grace: float) -> None:
+        """Stop running executor ``gid`` here: close it, kill it if it lingers, forget it."""
+        with self.lock:  # the monitor restarts only executors still in sockets
+            process = self.processes.pop(gid, None)
+            endpoint = self.endpoints.pop(gid, None)
+            path = self.sockets.pop(gid, None)
+            self.endpoints_version += 1
+            for kept in (self.spawned_at, self.backoff, self.restart_at):
+                kept.pop(gid, None)
+        if process is None:
+            return
+        if process.poll() is None and endpoint is not None:
+            with contextlib.suppress(ConnectionError, EngineError):
+                call_executor(endpoint, self.token, {"cmd": "close"}, 1.0, answer_timeout=1.0)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if path is not None:
+            _remove_files(path)
 
     def missing(self) -> list[int]:
         """Executors of other workers whose endpoint is not known yet (not reported)."""
@@ -326,3 +390,10 @@ class ExecutorPool:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _remove_files(socket_path: str) -> None:
+    """Remove an executor's socket and the port and error files next to it."""
+    for suffix in ("", ".port", ".error"):
+        with contextlib.suppress(OSError):
+            os.unlink(socket_path + suffix)

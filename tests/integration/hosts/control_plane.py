@@ -71,6 +71,13 @@ class ClusterHosts:
                 for gid, where in (worker["beat"].get("stats") or {}).get("endpoints",
                                                                            {}).items()}
 
+    def executor_pids(self) -> dict[int, tuple[str, int]]:
+        """Each executor's gid, host address and process id, as its worker reports them."""
+        return {int(gid): (where[1], int(where[3])) for host in IP_OF
+                for worker in self.workers(host)
+                for gid, where in (worker["beat"].get("stats") or {}).get("endpoints",
+                                                                           {}).items()}
+
     def driver_host(self) -> str | None:
         """B or C: where the worker that runs the driver (and windows) is, once it runs them."""
         for host in IP_OF:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.chaos.faults import TOPOLOGY
+from tests.chaos.faults import TOPOLOGY, acks
 from tests.integration.hosts.conftest import HOST_B, HOST_C, TestHosts
 from tests.integration.hosts.control_plane import (
     IP_OF,
@@ -27,6 +27,9 @@ from tests.integration.hosts.control_plane import (
 )
 
 pytestmark = pytest.mark.timeout(600)
+
+SPOUT_GID = 0
+"""The chaos topology's spout executor (its only level-0 component)."""
 
 
 def _results(hosts: TestHosts, name: str) -> Path:
@@ -77,20 +80,44 @@ def test_killed_worker_is_restarted_and_called_at_its_new_address(
 
 @pytest.mark.slow
 def test_rebalance_to_one_worker_and_back_keeps_exact_counts(cluster_hosts: TestHosts) -> None:
+    """``rebalance -n 1`` then ``-n 2``: the executors that stay keep their processes.
+
+    The driver's worker stays (Storm's rebalance reassigns): its executors, the spout
+    among them, keep their pids while the other host's move in, and again while two of
+    them move out to a new worker.
+    """
     cluster = ClusterHosts(cluster_hosts)
     results, count = _results(cluster_hosts, "rebalanced"), 2400
     cluster.submit(TOPOLOGY, "rebalanced", results, count, "topology.workers=2")
-    cluster.wait_spread()
+    driver, _ = cluster.wait_spread()
+    two = cluster.executor_pids()
+    staying = {gid: where for gid, where in two.items() if where[0] == IP_OF[driver]}
+    assert SPOUT_GID in staying, f"the spout is the lowest executor: {two}"
     wait_for(lambda: len(acked(results)) >= 100, 120,
              message=f"ids acked through both workers\n{cluster.logs()}")
     cluster.cli("rebalance", "rebalanced", "-n", "1", "-w", "0")
-    one_host = wait_for(lambda: len(set(cluster.executor_hosts().values())) == 1
-                        and cluster.driver_host(), 180,
-                        message=f"every executor in one worker\n{cluster.logs()}")
+    wait_for(lambda: set(cluster.executor_hosts().values()) == {IP_OF[driver]}
+             and len(cluster.executor_hosts()) == 5, 180,
+             message=f"every executor in the driver's worker\n{cluster.logs()}")
+    one = cluster.executor_pids()
+    assert {gid: one[gid] for gid in staying} == staying, "staying executors kept their pids"
     progress = len(acked(results))
     wait_for(lambda: len(acked(results)) > progress + 60, 120,
-             message=f"ids acked by the one worker on {one_host}\n{cluster.logs()}")
+             message=f"ids acked by the one worker on {driver}\n{cluster.logs()}")
     cluster.cli("rebalance", "rebalanced", "-n", "2", "-w", "0")
     cluster.wait_spread()
+
+    def driver_share() -> dict[int, tuple[str, int]] | None:
+        """The driver's worker's executors, once it closed the two that moved out."""
+        reported = [{int(gid): (where[1], int(where[3])) for gid, where in
+                     (worker["beat"].get("stats") or {}).get("endpoints", {}).items()}
+                    for worker in cluster.workers(driver)]
+        return next((share for share in reported if len(share) == 3), None)
+
+    kept = wait_for(driver_share, 120, message=f"the driver keeps its share of 5 (3)\n"
+                                               f"{cluster.logs()}")
+    assert SPOUT_GID in kept
+    assert {gid: one[gid] for gid in kept} == kept, "staying executors kept their pids"
     wait_every_id_once(cluster, results, count)
+    assert {a["pid"] for a in acks(results)} == {two[SPOUT_GID][1]}, "one spout process"
     kill_topology(cluster, "rebalanced")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.cluster.nimbus.scheduler import Scheduler
+from sparkstorm.cluster.nimbus.staying import Kept, keep_staying
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import storms
 from sparkstorm.cluster.state.cluster_state import ClusterState
@@ -45,9 +46,12 @@ logger = logging.getLogger(__name__)
 UNASSIGNED = "unassigned"
 """The monitor's reason for a topology that has no assignment yet."""
 
-FRESH_REASONS = frozenset({"submitted", "rebalanced"})
-"""Assign events that place every executor afresh; any other (the monitor's reassignment
-of dead workers) keeps the live workers where they are."""
+SUBMITTED, REBALANCED = "submitted", "rebalanced"
+
+FRESH_REASONS = frozenset({SUBMITTED})
+"""Assign events that place every executor afresh. A rebalance keeps the workers that stay
+(:mod:`~sparkstorm.cluster.nimbus.staying`); any other event (the monitor's reassignment of
+dead workers) keeps the live workers where they are."""
 
 
 def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[ExecutorId]:
@@ -192,13 +196,15 @@ class Assigner:
                 event.result = current
                 return
             event.result = self.assign(event.topology_id,
-                                       keep_live=event.reason not in FRESH_REASONS)
+                                       keep_live=event.reason not in FRESH_REASONS,
+                                       rebalanced=event.reason == REBALANCED)
         except Exception:  # one bad event must not stop the queue
             logger.exception("assigning %s (%s) failed", event.topology_id, event.reason)
         finally:
             event.done.set()
 
-    def assign(self, topology_id: str, *, keep_live: bool = False) -> Assignment | None:
+    def assign(self, topology_id: str, *, keep_live: bool = False,
+               rebalanced: bool = False) -> Assignment | None:
         """(Re)assign a topology to free slots with new worker ids; None when no slot is free.
 
         The topology's own slots count as free: a reassigned worker may land in the same
@@ -207,6 +213,9 @@ class Assigner:
         their slot, id and executors, as Storm's scheduler keeps healthy slots: only the
         dead ones' executors move, and the driver's worker goes on with its Spark
         application and spouts (it calls the moved executors at their new address).
+        With ``rebalanced`` (``rebalance -n``), the staying workers keep their slot, id and
+        the executors their share allows (:func:`~sparkstorm.cluster.nimbus.staying.\
+keep_staying`); only the others move.
         """
         with self.lock:
             supervisors = self.state.all_supervisor_info()
@@ -217,8 +226,12 @@ class Assigner:
             num_workers = base.num_workers if base else 1
             old = self.state.get_assignment(topology_id)
             kept = (self._live_part(old, supervisors, executors, num_workers)
-                    if keep_live and old is not None else None)
-            if kept is not None:
+                    if keep_live and not rebalanced and old is not None else None)
+            staying = (self._staying_part(old, supervisors, executors, num_workers, free)
+                       if rebalanced and old is not None else None)
+            if staying is not None:
+                placed, workers, started = staying.placed, staying.workers, staying.started
+            elif kept is not None:
                 placed, workers, started = kept
                 moved = [e for e in executors if e not in placed]
                 fresh = self.scheduler.schedule(moved, num_workers - len(workers),
@@ -260,6 +273,20 @@ class Assigner:
         placed = {e: s for e, s in old.executor_slots.items() if s in live}
         started = {e: old.executor_start_time_secs.get(e, 0) for e in placed}
         return placed, live, started
+
+    def _staying_part(self, old: Assignment, supervisors: Mapping[str, SupervisorInfo],
+                      executors: list[ExecutorId], num_workers: int,
+                      free: list[WorkerSlot]) -> Kept | None:
+        """A rebalance's placement keeping the staying workers; None: place afresh.
+
+        Afresh when the executors changed (``rebalance -e``): a running worker's executors
+        and driver follow the plan they started with, so a new plan needs new workers.
+        """
+        if set(old.executor_slots) != set(executors):
+            return None
+        dead = self._dead_slots(old, set(supervisors))
+        return keep_staying(old, executors, num_workers, free, set(dead),
+                            schedule=self.scheduler.schedule)
 
     def _forget_old_workers(self, topology_id: str, staying: set[str]) -> None:
         # the replaced workers' heartbeats would otherwise linger in the UI's statistics

@@ -212,13 +212,15 @@ class Nimbus:
                   executors: Mapping[str, int] | None = None) -> None:
         """Storm's rebalance: deactivate now, change the executor counts later.
 
-        After ``wait_secs`` (default: the message timeout) the new executor counts are set and the
-        worker restarts with them.
+        After ``wait_secs`` (default: the message timeout) the new executor counts are set and
+        the topology is reassigned: with the executors unchanged (``num_workers`` only) the
+        workers that stay keep running with the executors their share allows and only the
+        others move (Storm's rebalance); new executor counts start new workers.
 
         The new counts and the due time are kept in the StormBase (status REBALANCING), so a
         restarted Nimbus finishes the rebalance. Executors change up to the component's task
         count (tasks are fixed for the topology's life); ``num_workers`` changes how many
-        worker processes the executors are spread over (every worker is replaced).
+        worker processes the executors are spread over.
 
         Raises:
             NimbusError: ``TOPOLOGY_NOT_FOUND``, ``TOPOLOGY_BEING_KILLED``,
@@ -280,8 +282,9 @@ class Nimbus:
         """Apply a due rebalance.
 
         New executor counts go into the spec, the previous status comes back, and a new assignment
-        follows (new worker ids: the supervisor replaces the worker, and the new one starts with the
-        new counts).
+        follows: with new counts, new worker ids (the supervisors replace the workers, and the
+        new ones start with the new counts); with the same counts the staying workers keep their
+        ids and follow their new executors (see :meth:`rebalance`).
         """
         with self.lock:
             base = self.storm(topology_id)

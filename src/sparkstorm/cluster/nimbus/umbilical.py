@@ -16,7 +16,11 @@ Heartbeat response::
 (``POST /api/v1/topology/{id}/stacktrace``); the worker answers with
 ``POST /api/v1/worker/{id}/stacktrace`` and ``GET /api/v1/topology/{id}/stacktrace`` shows it.
 ``rebalance`` is ``{"num_executors": {...}, "num_workers": n, "rebalance_at": secs}`` while the
-topology is REBALANCING (its spouts are paused; the worker is replaced at the due time).
+topology is REBALANCING (its spouts are paused; at the due time the workers that stay get
+their new executors, the others are replaced). ``executors`` lists the executor ids (first
+and last task) the worker's slot hosts now, so that a staying worker follows a rebalance
+(``[[2, 2], [4, 4]]``); the driver's worker also gets ``endpoints``, where the other workers'
+executors answer (``{"3": [path, host, port, pid]}``).
 """
 
 from __future__ import annotations
@@ -163,6 +167,8 @@ class Umbilical:
         response["committed_window"] = self._committed_window(assignment.topology_id, bounded)
         if slot == assignment.driver_slot() and len(assignment.worker_ids) > 1:
             response["endpoints"] = self._endpoints(assignment, worker_id)
+        # a rebalance may change a staying worker's executors: it starts and stops them
+        response["executors"] = [list(e) for e in assignment.executors_in(slot)]
         if worker_id in self.stack_requests:
             self.stack_requests.discard(worker_id)
             response["stack_trace"] = True

@@ -7,7 +7,8 @@ loop, acker); every other one runs this: its share of the executor processes, li
 their Unix sockets and on TCP with the topology's token, restarted when they die. Its
 heartbeats carry where each of its executors answers and its process id; Nimbus passes them
 to the driver in its heartbeat answers, so that a moved or restarted executor is called at
-its new address from the next window on.
+its new address from the next window on. A rebalance that keeps this worker changes its
+executors in place (:meth:`ExecutorHostRunner.rehost`).
 """
 
 from __future__ import annotations
@@ -57,10 +58,8 @@ class ExecutorHostRunner:
         self.pool = ExecutorPool(self.plan, name, self.workdir, checkpoint_id, hosted=hosted,
                                  token=token)
         self.pool.on_startup_error = self._startup_error
-        self.stats = TopologyStats(
-            conf_int(conf, "topology.stats.window.count"),
-            {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
-             for e in self.plan.executors if e.gid in self.pool.sockets})
+        self.stats = TopologyStats(conf_int(conf, "topology.stats.window.count"),
+                                   self._ranges())
         self.spark_ui_url: str | None = None
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
         self.stopped = threading.Event()
@@ -86,6 +85,19 @@ class ExecutorHostRunner:
             raise
         self._restarts.start()
         logger.info("topology %s: hosting executors %s", self.name, sorted(self.pool.sockets))
+
+    def _ranges(self) -> dict[int, ExecutorRange]:
+        return {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
+                for e in self.plan.executors if e.gid in self.pool.sockets}
+
+    def rehost(self, hosted: set[int]) -> None:
+        """Follow a rebalance: start the executors that arrived, stop the ones that left.
+
+        The others keep running. Called from the worker's heartbeat thread; a window that
+        was calling an executor that left fails its trees, which replay.
+        """
+        self.pool.rehost(hosted)
+        self.stats.executor_ranges = self._ranges()
 
     def set_active(self, active: bool) -> None:
         """Spouts are activated by the driver's window requests: nothing to do here."""

@@ -199,6 +199,8 @@ class ClusterWorker:
         runner = self.runner or self._starting  # a starting driver waits for them
         if isinstance(endpoints, dict) and hasattr(runner, "set_remote_endpoints"):
             runner.set_remote_endpoints(remote_endpoints(endpoints))
+        if isinstance(orders.get("executors"), list):
+            self._follow_assignment(orders["executors"])
         if isinstance(orders.get("log_control"), dict):
             self._log_control(orders["log_control"])
         if "active" in orders:
@@ -206,6 +208,33 @@ class ClusterWorker:
                 self.active = bool(orders["active"])
                 if self.runner is not None:
                     self.runner.set_active(self.active)
+
+    def _follow_assignment(self, executors: list[Any]) -> None:
+        """Host the executors Nimbus's assignment gives this worker's slot now.
+
+        A rebalance that keeps this worker may move executors to or from it (Storm's
+        rebalance): the runner starts the new ones and stops the ones that left, and the
+        others, spouts included, go on. Executors the running plan does not know (new
+        executor counts) are ignored: Nimbus gives those to new workers.
+        """
+        runner = self.runner
+        if runner is None or not hasattr(runner, "rehost"):
+            return
+        try:
+            wanted = {(int(first), int(last)) for first, last in executors}
+        except (TypeError, ValueError):
+            logger.warning("ignoring a malformed executor list: %r", executors)
+            return
+        hosted = {e.gid for e in runner.plan.executors
+                  if (min(e.tasks), max(e.tasks)) in wanted}
+        if len(hosted) != len(wanted):
+            logger.warning("executors %s are not in this worker's plan; ignored",
+                           sorted(wanted))
+            return
+        if hosted != set(runner.pool.sockets):
+            logger.info("the assignment moved executors: this worker hosts %s now (ran %s)",
+                        sorted(hosted), sorted(runner.pool.sockets))
+            runner.rehost(hosted)
 
     def _beat(self) -> dict[str, Any]:
         runner = self.runner

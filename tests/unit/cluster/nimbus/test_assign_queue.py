@@ -30,9 +30,9 @@ def _recording(assigner: Assigner) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     original = assigner.assign
 
-    def assign(topology_id: str, *, keep_live: bool = False) -> Assignment | None:
+    def assign(topology_id: str, **how: bool) -> Assignment | None:
         seen.append((topology_id, threading.current_thread().name))
-        return original(topology_id, keep_live=keep_live)
+        return original(topology_id, **how)
 
     assigner.assign = assign  # type: ignore[method-assign]
     return seen
@@ -72,9 +72,12 @@ def test_a_rebalance_without_wait_reassigns_at_once(running: Nimbus,
     topology_id = submit(running)
     first = state.get_assignment(topology_id)
     assert first is not None
+    seen = _recording(running.assigner)
     running.rebalance(topology_id, 0, None, {})
+    assert seen == [(topology_id, "nimbus-assign")], "assigned before rebalance returned"
     second = state.get_assignment(topology_id)
-    assert second is not None and second.worker_ids != first.worker_ids
+    # nothing changed, so the staying worker keeps its executors (staying.py)
+    assert second is not None and second.worker_ids == first.worker_ids
 
 
 def test_without_the_thread_the_caller_assigns(nimbus: Nimbus, state: ClusterState) -> None:

@@ -118,14 +118,60 @@ def test_a_moved_worker_gets_a_launch_timeout_of_its_own(
         "the moved worker, still starting, kept its slot")
 
 
-def test_a_rebalance_places_every_executor_afresh(
+def test_a_rebalance_keeps_the_staying_worker_and_moves_only_the_others(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
     register(state, "s1", 6700, 6701)
     register(state, "s2", 6700, 6701)
     topology_id = submit(nimbus, conf={"topology.workers": 2})
     first = state.get_assignment(topology_id)
     assert first is not None
+    driver_slot = first.driver_slot()
+    assert driver_slot is not None
+    driver = first.worker_ids[driver_slot]
     nimbus.rebalance(topology_id, 0, 1, {})
     second = state.get_assignment(topology_id)
-    assert second is not None and len(second.worker_ids) == 1
+    assert second is not None and second.worker_ids == {driver_slot: driver}
+    assert sorted(second.executor_slots) == sorted(first.executor_slots)
+    answer = nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    assert sorted(map(tuple, answer["executors"])) == sorted(first.executor_slots), \
+        "the staying worker hears of the executors it takes over"
+    (gone,) = set(first.worker_ids.values()) - {driver}
+    assert nimbus.umbilical.heartbeat(gone, {"topology_id": topology_id})["shutdown"]
+
+    nimbus.rebalance(topology_id, 0, 2, {})
+    third = state.get_assignment(topology_id)
+    assert third is not None and len(third.worker_ids) == 2
+    assert third.worker_ids[driver_slot] == driver
+    assert third.driver_slot() == driver_slot
+    assert third.executors_in(driver_slot) == [min(first.executor_slots)]
+
+
+def test_a_rebalance_with_new_executor_counts_places_every_executor_afresh(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    nimbus.rebalance(topology_id, 0, None, {"split": 2})
+    second = state.get_assignment(topology_id)
+    assert second is not None and len(second.executor_slots) == 3
     assert not set(second.worker_ids.values()) & set(first.worker_ids.values())
+
+
+def test_a_new_worker_next_to_a_kept_one_gets_its_full_launch_time(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 1})
+    (driver,) = state.get_assignment(topology_id).worker_ids.values()  # type: ignore[union-attr]
+    clock.now += 200  # the kept worker's executors started long ago
+    nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    nimbus.rebalance(topology_id, 0, 2, {})
+    second = state.get_assignment(topology_id)
+    assert second is not None and len(second.worker_ids) == 2
+    clock.now += 1
+    nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {}})
+    nimbus.assigner.check_all()
+    assert state.get_assignment(topology_id) == second, \
+        "the new worker is not moved for its older neighbour's launch time"
