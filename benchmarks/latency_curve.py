@@ -22,12 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from _latency_breakdown import breakdown  # noqa: E402
+from _wordcount_topology import SPOUT  # noqa: E402
 from wordcount import (  # noqa: E402
     TARGET_P50_MS,
     TARGET_P99_MS,
@@ -49,6 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-sentences", type=int, default=200_000,
                         help="sentences of the unthrottled run that measures the maximum")
+    parser.add_argument("--warmup-sentences", type=int, default=50_000,
+                        help="sentences of an unreported first run (the JVM's JIT and Spark's "
+                             "Python workers warm up in it, not in the first measured run)")
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="how long each load offers sentences")
     parser.add_argument("--loads", default="20,40,60,80,100",
@@ -56,24 +62,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--target-latency-ms", type=int, default=None,
                         help="topology.window.target.latency.ms of the adaptive runs "
                              "(default: the engine's)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more topology conf entry for the window-sizer runs (as "
+                             "wordcount.py --conf); repeatable")
     parser.add_argument("--skip-fixed", action="store_true",
                         help="do not run the fixed-window reference at each load")
     return parser.parse_args(argv)
 
 
-def measure(spark: Any, sentences: int, rate: float, target_ms: int | None) -> dict[str, Any]:
-    """Run the word count once; its steady throughput and complete latency."""
+def measure(spark: Any, sentences: int, rate: float, target_ms: int | None,
+            conf: Sequence[str] = ()) -> dict[str, Any]:
+    """Run the word count once; its steady throughput, complete latency and its parts."""
     argv = ["--sentences", str(sentences), "--rate", str(rate), "--skip-references"]
     if target_ms is not None:
         argv += ["--target-latency-ms", str(target_ms)]
+    for entry in conf:
+        argv += ["--conf", entry]
     run, _ = run_topology(spark, wordcount_args(argv))
     if not run.completed or len(run.polls) < MIN_POLLS:
         return {"completed": False}
     res = analyse(run, sentences)
+    steady = res.get("steady_window_range")
+    parts = breakdown(run.windows, SPOUT, *steady) if steady else None
     return {"completed": True, "rate": res["steady_sentences_per_sec"],
             "p50": res["steady_p50_ms"], "p99": res["steady_p99_ms"],
             "period": res.get("steady_window_period"),
-            "per_window": res.get("steady_sentences_per_window")}
+            "per_window": res.get("steady_sentences_per_window"), "breakdown": parts}
 
 
 def _cells(result: dict[str, Any] | None) -> str:
@@ -99,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     loads = [int(x) for x in args.loads.split(",")]
     spark = make_spark()
     try:
-        top = measure(spark, args.max_sentences, 0.0, args.target_latency_ms)
+        if args.warmup_sentences:
+            measure(spark, args.warmup_sentences, 0.0, 0)
+        top = measure(spark, args.max_sentences, 0.0, args.target_latency_ms, args.conf)
         top_fixed = None if args.skip_fixed else measure(spark, args.max_sentences, 0.0, 0)
         if not top["completed"]:
             print("the unthrottled run did not complete", flush=True)
@@ -111,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         for load in loads:
             rate = maximum * load / 100.0
             sentences = max(1000, int(rate * args.seconds))
-            adaptive = measure(spark, sentences, rate, args.target_latency_ms)
+            adaptive = measure(spark, sentences, rate, args.target_latency_ms, args.conf)
             fixed = None if args.skip_fixed else measure(spark, sentences, rate, 0)
             rows.append((load, rate, adaptive, fixed))
     finally:
         spark.stop()
     print_curve(rows)
+    print_breakdowns(rows)
     flagged = [r for r in rows if r[0] == FLAGGED_LOAD]
     return 0 if all(r[2]["completed"] for r in rows) and flagged else 1
 
@@ -134,6 +151,17 @@ def print_curve(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | No
                     f"fixed {'OK' if _meets(fixed) else 'MISS' if fixed else '-'}")
         print(f"{load:>4}% {rate:>10,.0f} | {'':>16} {_cells(adaptive)} | {'':>14} "
               f"{_cells(fixed)}{flag}")
+
+
+def print_breakdowns(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
+                     ) -> None:
+    """Where the mean complete latency goes at each load (``_latency_breakdown``)."""
+    print("\n=== mean complete latency by part (steady windows; tuple-weighted ms) ===")
+    for load, _, adaptive, fixed in rows:
+        for label, result in (("sizer on", adaptive), ("fixed", fixed)):
+            parts = (result or {}).get("breakdown")
+            if parts is not None:
+                print(f"{load:>4}% {label:<9} {parts.line()}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Run: ``cd /work/main && .venv/bin/python benchmarks/wordcount.py --sentences 100
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -37,7 +38,10 @@ TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
 STEADY_FROM, STEADY_TO = 0.2, 0.8
 
-TARGET_UDF_RATIO = 1.5
+TARGET_PER_TUPLE_UDF_RATIO = 0.75
+"""Issue 12: the per-tuple Storm API on CPython, acking on, against the UDF reference."""
+TARGET_BATCH_UDF_RATIO = 1.5
+"""Issue 12: the batch API (or a faster interpreter) against the UDF reference."""
 TARGET_P50_MS = 1000.0
 TARGET_P99_MS = 2000.0
 TARGET_MEMORY_BYTES = 2 * 1024**3
@@ -69,10 +73,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="topology.executor.python: the executors' interpreter (default: "
                              "this one); for Debian 12's PyPy (3.9) run with PYTHONPATH on a "
                              "tree from benchmarks/_py39_tree.py")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more topology conf entry (VALUE read as JSON when it "
+                             "parses, else as a string); repeatable")
     parser.add_argument("--no-overlap", action="store_true",
                         help="topology.window.overlap false: one window at a time on local[2] "
                              "(else windows overlap on local[4]: see engine.session)")
     return parser.parse_args(argv)
+
+
+def conf_entries(entries: list[str]) -> dict[str, Any]:
+    """``--conf`` entries as a dict (values read as JSON when they parse)."""
+    conf: dict[str, Any] = {}
+    for entry in entries:
+        key, sep, text = entry.partition("=")
+        if not sep or not key:
+            msg = f"--conf {entry!r}: expected KEY=VALUE, e.g. topology.window.overlap=false"
+            raise SystemExit(msg)
+        try:
+            conf[key] = json.loads(text)
+        except ValueError:
+            conf[key] = text
+    return conf
 
 
 def make_spark(overlap: bool = True) -> Any:
@@ -171,6 +193,7 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.window.target.latency.ms"] = args.target_latency_ms
     if args.no_overlap:
         conf["topology.window.overlap"] = False
+    conf.update(conf_entries(args.conf))
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
@@ -182,7 +205,7 @@ def run_topology(spark: Any, args: argparse.Namespace,
             "topology.window.ms", "topology.window.target.latency.ms",
             "topology.spout.buffer.size", "topology.max.spout.pending",
             "topology.message.timeout.secs", "topology.acker.executors",
-            "topology.executor.python")}
+            "topology.executor.python", "topology.window.overlap", *conf_entries(args.conf))}
         print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)
         deadline = run.started + args.timeout
         next_report = run.started + 10.0
@@ -310,6 +333,8 @@ def analyse(run: Run, n: int) -> dict[str, Any]:
         if acked and lo <= cum and cum - acked <= hi:
             steady.append((rec, spout, acked))
     out["steady_windows"] = len(steady)
+    out["steady_window_range"] = ((steady[0][0]["window"], steady[-1][0]["window"])
+                                  if steady else None)
     out["steady_p50_ms"] = _weighted_quantile(
         [(s["complete_latency_p50_ms"], a) for _, s, a in steady], 0.5)
     out["steady_p99_ms"] = _weighted_quantile(
@@ -453,7 +478,8 @@ def main(argv: list[str] | None = None) -> int:
         steady_udf = res["steady_sentences_per_sec"] / udf["sentences_per_sec"]
         overall_udf = res["overall_sentences_per_sec"] / udf["sentences_per_sec"]
         print(f"sparkstorm / UDF:   steady {steady_udf:5.2f}x   overall {overall_udf:5.2f}x   "
-              f"[target >= {TARGET_UDF_RATIO}x] {_mark(steady_udf >= TARGET_UDF_RATIO)}")
+              f"[target >= {TARGET_PER_TUPLE_UDF_RATIO}x] "
+              f"{_mark(steady_udf >= TARGET_PER_TUPLE_UDF_RATIO)}")
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
@@ -500,7 +526,7 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
         ratio = res["steady_sentences_per_sec"] / udf_rate
         print(f"batch API / UDF:    steady {ratio:5.2f}x   overall "
               f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
-              f"[target >= {TARGET_UDF_RATIO}x] {_mark(ratio >= TARGET_UDF_RATIO)}")
+              f"[target >= {TARGET_BATCH_UDF_RATIO}x] {_mark(ratio >= TARGET_BATCH_UDF_RATIO)}")
     return 0 if run.completed else 1
 
 

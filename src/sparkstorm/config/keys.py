@@ -464,7 +464,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         30,
         "sparkstorm: an executor that answers neither its window nor a liveness check for "
         "this many seconds (stopped, hung) is killed and restarted; its window's trees fail "
-        "and replay while the other executors go on",
+        "and replay while the other executors go on; also how long a window's task waits to "
+        "learn the new address of an executor another worker moved or restarted",
         minimum=0.1,
     ),
     _K(

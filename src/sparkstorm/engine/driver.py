@@ -40,6 +40,7 @@ from sparkstorm.config import conf_bool, conf_float, conf_int
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
 from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.locality import CallLocality
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
@@ -58,6 +59,7 @@ from sparkstorm.engine.window_job import (
     counting_tasks,
     first_stage_done,
     submit_window_job,
+    wait_for_job,
 )
 from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.errors import EngineError, shorten_error
@@ -151,8 +153,11 @@ class TopologyDriver:
         """Windows whose job started while the previous window's job still ran."""
         self._spark: Any = None
         self._owns_spark = False
+        self.lookup: EndpointLookup | None = None
+        """Where Spark tasks ask for a moved executor's address (when other workers run
+        executors; started with the driver)."""
         self._stages = self._stage_infos()
-        self._stages_version = self.pool.endpoints_version
+        self._stages_version = self._endpoints_state()
         self.placement = Placement(str(conf.get("spark.master") or "local"))
         """Where each window's Spark tasks should run (set again from the session at start)."""
         # a driver restarted on a cluster resumes from its topology's committed checkpoint
@@ -228,10 +233,29 @@ class TopologyDriver:
         timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
         answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
         components = {e.gid: e.component for e in self.plan.executors}
+        lookup = self.lookup.address if self.lookup is not None else None
         return [StageInfo(level, tuple(gids), levels, self.pool.endpoints, self.pool.token,
                           timeout, answer,
-                          components)
+                          components, lookup, dict(self.pool.remote_pids))
                 for level, gids in enumerate(self.plan.stages)]
+
+    def _endpoints_state(self) -> tuple[int, tuple[tuple[int, int], ...]]:
+        """What the stages hold of the endpoint map: rebuilt when it changes."""
+        return self.pool.endpoints_version, tuple(sorted(self.pool.remote_pids.items()))
+
+    def _start_lookup(self) -> None:
+        """Answer the Spark tasks' "where is executor G now" when other workers run some."""
+        if len(self.pool.sockets) < len(self.plan.executors):
+            self.lookup = EndpointLookup(self.pool.host, self.pool.token, self.pool.where)
+            self._stages = self._stage_infos()
+
+    def _note_refreshed(self, window: int, gid: int, call: Any) -> None:
+        """Log a call of window ``window`` that followed executor ``gid`` to a new address."""
+        refreshed = call[2:][0] if call is not None and call[2:] else None
+        if refreshed:
+            logger.warning("topology %s: window %d: executor %d was not at the window's "
+                           "address; its call was retried at the refreshed one (%s)",
+                           self.name, window, gid, ", ".join(refreshed))
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, spark: Any = None) -> None:
@@ -243,6 +267,7 @@ class TopologyDriver:
         try:
             self.pool.start()
             self._wait_for_endpoints()
+            self._start_lookup()
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
@@ -313,6 +338,8 @@ class TopologyDriver:
 
     def _close(self) -> None:
         self._job_threads.shutdown(wait=False, cancel_futures=True)
+        if self.lookup is not None:
+            self.lookup.close()
         self.pool.stop()
         if self._owns_spark and self._spark is not None:
             self._spark.stop()
@@ -348,8 +375,8 @@ class TopologyDriver:
         self.window += 1
         sc = self._spark.sparkContext
         group = f"{self.name}-{window}"
-        if self._stages_version != self.pool.endpoints_version:  # an executor moved
-            self._stages_version = self.pool.endpoints_version
+        if self._stages_version != self._endpoints_state():  # an executor moved
+            self._stages_version = self._endpoints_state()
             self._stages = self._stage_infos()
         flags = self._window_flags(window)
         if overlapped:
@@ -411,7 +438,8 @@ class TopologyDriver:
         two windows are in flight, and results are absorbed in window order: the spouts
         hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
         had already ended (a light load: windows shorter than the period do not overlap,
-        and their verdicts are not held back a window).
+        and their verdicts are not held back a window). A job the window sizer expects to
+        end within half a period is waited for (``WindowSizer.overlap_wait``).
         """
         previous = self._in_flight_job
         if previous is not None and previous.future.done():
@@ -426,6 +454,8 @@ class TopologyDriver:
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
         self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
+        # a job about to end is waited for: the next window then carries its verdicts
+        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
@@ -571,6 +601,7 @@ class TopologyDriver:
                 continue
             locality.add(call)
             meta = WindowMeta.decode(meta_blob)
+            self._note_refreshed(window, meta.gid, call)
             if meta.lost:
                 self._executor_lost(window, meta)
             metas.append(meta)
@@ -597,9 +628,11 @@ class TopologyDriver:
         self._needs_rollback = self.checkpoints is not None
         if self.plan.components[info.component].kind == "spout":
             self.acker.forget_spout_tasks(set(info.tasks))
+        fate = ("it was killed and is restarted" if meta.gid in self.pool.sockets
+                else "its worker runs elsewhere and restarts it")
         text = (f"executor {meta.gid} ({info.component}) did not answer window {window} "
-                "within topology.executor.answer.timeout.secs; it was killed and is "
-                f"restarted, and the {len(meta.failed)} tuple trees of its input failed")
+                f"within topology.executor.answer.timeout.secs; {fate}, and the "
+                f"{len(meta.failed)} tuple trees of its input failed")
         logger.error("topology %s: %s", self.name, text)
         self._error(ComponentError.now(info.component, None, text))
 

@@ -248,6 +248,20 @@ class ExecutorPool:
                     self.restarts += 1
                 self.remote_pids[gid] = pid
 
+    def where(self, gid: int) -> tuple[int, Endpoint, int] | None:
+        """Where executor ``gid`` answers now: ``(endpoints_version, endpoint, pid)``.
+
+        What the driver's endpoint lookup answers (``engine.endpoint_lookup``); the pid is 0
+        for an executor of another worker that has not reported one. None: unknown.
+        """
+        with self.lock:
+            endpoint = self.endpoints.get(gid)
+            if endpoint is None:
+                return None
+            process = self.processes.get(gid)
+            pid = process.pid if process is not None else self.remote_pids.get(gid, 0)
+            return self.endpoints_version, endpoint, pid
+
     def hosted_endpoints(self) -> dict[int, list[Any]]:
         """The endpoints and current process ids of this pool's executors.
 

@@ -7,9 +7,16 @@ TCP address: see ``engine.endpoint``) and the topology's token. Records are
 the driver collects at the end of the job (each executor's encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` and its deliveries on edges closing a cycle).
 The spout stage's partitions get their executor's control as its own argument, apart from
-the records. The driver's record also says where the call went: ``(host_local, bytes)``,
-whether the task reached its executor over its Unix socket (same host) and how many bytes
-crossed hosts otherwise (request and reply, over TCP).
+the records. The driver's record also says where the call went:
+``(host_local, bytes, refreshed)``, whether the task reached its executor over its Unix
+socket (same host), how many bytes crossed hosts otherwise (request and reply, over TCP),
+and the address refreshes it went through (None: none; see below).
+
+An executor of another worker that cannot be reached at the window's address (connection
+refused, unknown host, token refused: its worker moved or restarted it) is looked up in
+the driver's endpoint map (``engine.endpoint_lookup``) and the window's request is resent
+where it answers now: a new process there serves it from scratch, the same one from its
+memory. The wait for a new address is bounded by ``topology.executor.answer.timeout.secs``.
 
 An executor that answers neither its window nor a liveness check within
 ``topology.executor.answer.timeout.secs`` (stopped, hung) is given up on: the Spark task
@@ -24,10 +31,11 @@ import select
 import socket
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.endpoint_lookup import look_up, refresh_decision
 from sparkstorm.engine.failures import FAIL_CRASH, Failure
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
@@ -50,6 +58,11 @@ class StageInfo:
     connect_timeout: float
     answer_timeout: float
     components: dict[int, str]
+    lookup: tuple[str, int] | None = None
+    """The driver's endpoint lookup (None: every executor is the driver's own)."""
+    pids: dict[int, int] = field(default_factory=dict)
+    """Process ids of the executors of other workers when the stage was built: those are
+    looked up when they cannot be reached."""
 
     def partition_of(self, key: int) -> int:
         """Partition of a record in this stage: its executor's, or any for passing through."""
@@ -61,6 +74,15 @@ class StageInfo:
 
 class ExecutorUnresponsive(EngineError):
     """An executor answered neither a request nor a liveness check in time."""
+
+
+class ExecutorUnreachable(EngineError):
+    """An executor of another worker could not be reached where the driver says it is."""
+
+
+REFRESH_SLICE_SECONDS = 0.25
+"""How long a task tries an address before it asks the driver's lookup again (so a new
+address is used about this long after the driver learns it: ``benchmarks/RESULTS.md``)."""
 
 
 def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeout: float,
@@ -188,17 +210,16 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
         request["rows"] = mine
     else:
         request["control"] = control
-    endpoint = stage.endpoints[gid]
     sizes: list[int] = []
+    refreshed: list[str] = []
     try:
-        outputs, meta = call_executor(endpoint, stage.token, request,
-                                      stage.connect_timeout, stage.answer_timeout, sizes)
-    except ExecutorUnresponsive as exc:
+        (outputs, meta), endpoint = call_refreshing(stage, gid, request, sizes, refreshed)
+    except (ExecutorUnresponsive, ExecutorUnreachable) as exc:
         yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {}, None)
         return
     # checked after the call: a restarted executor's socket may appear meanwhile
     local = endpoint.local()
-    call = (local, 0 if local else sum(sizes))
+    call = (local, 0 if local else sum(sizes), refreshed or None)
     deliveries = {}
     for target, blob in outputs.items():
         if stage.gid_levels[target] > stage.level:
@@ -208,8 +229,69 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
     yield DRIVER, (meta, deliveries, call)
 
 
+def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: list[int],
+                    refreshed: list[str]) -> tuple[tuple[Any, bytes], Endpoint]:
+    """Call executor ``gid`` with ``request``, following it if its worker moved it.
+
+    The driver's own executors (and every executor when there is no lookup) are called as
+    :func:`call_executor` does. An executor of another worker that does not answer at its
+    address for :data:`REFRESH_SLICE_SECONDS`, or goes silent mid-call (its pings
+    unanswered), is looked up; when the lookup names another
+    address or a new process, the same request is resent there (a new process gets it
+    without ``after``: it never saw the window before it, and must not wait for it). Each
+    refresh is appended to ``refreshed`` as ``"moved|replaced host:port"``.
+
+    Returns:
+        The reply (payload, body) and the endpoint that gave it.
+
+    Raises:
+        ExecutorUnreachable: ``EXECUTOR_UNREACHABLE`` when no address answered and no new
+            one was learnt within ``topology.executor.answer.timeout.secs``.
+        ExecutorUnresponsive: as :func:`call_executor`, when the lookup has the silent
+            executor where it was (hung, not moved).
+    """
+    endpoint = stage.endpoints[gid]
+    pid = stage.pids.get(gid)
+    if stage.lookup is None or pid is None:
+        reply = call_executor(endpoint, stage.token, request, stage.connect_timeout,
+                              stage.answer_timeout, sizes)
+        return reply, endpoint
+    deadline = time.monotonic() + stage.answer_timeout
+    while True:
+        try:
+            reply = call_executor(endpoint, stage.token, request,
+                                  min(REFRESH_SLICE_SECONDS, stage.answer_timeout),
+                                  stage.answer_timeout, sizes)
+            return reply, endpoint
+        except ExecutorUnresponsive:
+            # silent where it was (its host gone without a word, or hung): resent only if
+            # its worker runs it elsewhere now; a hung one is given up on, as before
+            found = look_up(stage.lookup, stage.token, gid, stage.answer_timeout)
+            if found is None or refresh_decision(endpoint, pid, found) == "wait":
+                raise
+        except ConnectionError as exc:
+            now = time.monotonic()
+            found = look_up(stage.lookup, stage.token, gid, stage.answer_timeout)
+            if found is None or refresh_decision(endpoint, pid, found) == "wait":
+                if now > deadline:
+                    msg = (f"executor {gid} ({stage.components[gid]}) did not answer at "
+                           f"{endpoint.host}:{endpoint.port} and the driver learnt no new "
+                           f"address within {stage.answer_timeout:g} s "
+                           "(topology.executor.answer.timeout.secs); see its worker's log "
+                           f"and supervisor: {exc}")
+                    raise ExecutorUnreachable(msg, code="EXECUTOR_UNREACHABLE") from exc
+                continue
+        decision = refresh_decision(endpoint, pid, found)
+        if decision == "replaced":
+            request = {k: v for k, v in request.items() if k != "after"}
+        # the new address gets the whole bound again
+        endpoint, pid = found.endpoint, found.pid
+        deadline = time.monotonic() + stage.answer_timeout
+        refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
+
+
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],
-          exc: ExecutorUnresponsive) -> WindowMeta:
+          exc: EngineError) -> WindowMeta:
     """The meta of an executor given up on: the trees of its input fail (they replay)."""
     from sparkstorm.engine.anchor_columns import batch_roots  # here: only _lost reads anchors
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,12 @@ def submit_window_job(threads: ThreadPoolExecutor, sc: Any, rdd: Any, group: str
         sc.setJobGroup(group, description)
         return rdd.collect(), time.time()
     return threads.submit(collect)
+
+
+def wait_for_job(job: WindowJob, seconds: float) -> None:
+    """Wait up to ``seconds`` for ``job``'s Spark job to end (no wait when 0)."""
+    if seconds > 0:
+        wait([job.future], timeout=seconds)
 
 
 def counting_tasks(accumulator: Any, function: Callable[[int, Iterable[Any]], Iterator[Any]],

@@ -26,7 +26,17 @@ sizes windows instead:
   at most half per window; a window that carried nothing leaves it as it is. So a step up
   in load is followed within a few windows (1,000 to 20,000 in three), a step down slowly,
   and a burst after a quiet spell runs smaller windows first instead of one 20,000-tuple
-  window.
+  window. Before any window carried tuples the limit is the bound (``INITIAL_LIMIT``): a
+  ramp from a small start leaves a backlog at high load that outlasts the ramp.
+- **Overlap.** With overlapping windows (``topology.window.overlap``) the next window may
+  start while this one's job still runs, but then this window's verdicts miss the next
+  window and wait for the one after it, at least a period later. :meth:`overlap_wait` says
+  when waiting for the running job is cheaper: when the smoothed job time says it ends
+  within ``OVERLAP_WAIT_SHARE`` of a period (the next window's tuples wait that long more,
+  the running window's tuples get their verdicts a period minus that sooner, and the two
+  jobs do not share the cores). At high load jobs run for several periods and windows
+  overlap as before; at moderate load (jobs a little longer than the period) they no
+  longer overlap for a few milliseconds' gain in start time.
 
 Stability: the per-tuple cost and the handed-over counts are exponentially smoothed
 (``SMOOTHING``), each step is bounded (x4 up, /2 down), and the limit at steady load sits at
@@ -38,11 +48,16 @@ the controller).
 
 Example:
     >>> sizer = WindowSizer(target_ms=1000, window_ms=500, buffer_bound=20_000, spouts=[0])
-    >>> sizer.period_seconds, sizer.limit(0)
-    (0.25, 1000)
-    >>> sizer.observe(job_seconds=0.3, handed={0: 1000}, full={0})  # it waited: grows
+    >>> sizer.period_seconds, sizer.limit(0)  # nothing learnt yet: the bound
+    (0.25, 20000)
+    >>> sizer.observe(job_seconds=0.2, handed={0: 200})  # light load: falls by half
     >>> sizer.limit(0)
-    4000
+    10000
+    >>> sizer.observe(job_seconds=0.3, handed={0: 10_000}, full={0})  # it waited: grows
+    >>> sizer.limit(0)
+    20000
+    >>> sizer.overlap_wait(running_seconds=0.2)  # smoothed job 0.23 s: ends in 0.03 s
+    0.03
     >>> WindowSizer(0, 500, 20_000, [0]).limit(0) is None  # off: the buffer bound rules
     True
 """
@@ -69,8 +84,22 @@ windows of 18,600 sentences at p50 1.2 s against 15,400 at 0.96 s with fixed win
 HEADROOM = 2.0
 """The limit at steady load, in tuples handed over per window: not binding, room to grow."""
 
-INITIAL_LIMIT = 1000
-"""Tuples a spout executor may buffer before the first window (then the controller steers)."""
+INITIAL_LIMIT: int | None = None
+"""Tuples a spout executor may buffer before the sizer has seen a window that carried some
+(None: the buffer bound, as fixed windows). Starting at 1,000 and growing x4 per full
+window, the ramp lagged three windows behind with overlapping windows (a window's control
+sets the fill the window after it hands over, and the control of ``w+1`` leaves before
+``w``'s result is in): in a word-count run offered 20,000 sentences/s from the start, three
+windows in 1.5 s handed over 1,000 sentences each, leaving about 27,000 behind, which a
+topology at 80 % of its maximum catches up at a fifth of its rate, over most of the
+benchmark's steady state (benchmarks/RESULTS.md, "Issue 12 §4: latency at 80 % load").
+Once a window carried tuples, the limit follows the load as the module says."""
+
+OVERLAP_WAIT_SHARE = 0.5
+"""Wait for the running window's job instead of overlapping it when it is expected to end
+within this share of a period (waiting ``d`` delays the next window's tuples by ``d`` and
+brings the running window's verdicts a period minus ``d`` sooner: it pays while ``d`` is
+under half a period)."""
 
 MIN_LIMIT = 1000
 """The limit never goes below this (measured: from 100, a step to 9,000 tuples/s took six
@@ -108,12 +137,14 @@ class WindowSizer:
         period_ms = min(window_ms, target_ms * PERIOD_SHARE) if self.enabled else window_ms
         self.period_seconds = period_ms / 1000.0
         """The minimum time from one window's start to the next's."""
-        start = max(1, min(buffer_bound, INITIAL_LIMIT))
+        start = max(1, min(buffer_bound, INITIAL_LIMIT or buffer_bound))
         self._spouts = {gid: _SpoutState(start) for gid in spouts}
         self.spouts = frozenset(self._spouts)
         """The spout executors' ids."""
         self.seconds_per_tuple: float | None = None
         """Smoothed job seconds per tuple handed over (fixed cost included: conservative)."""
+        self.job_seconds: float | None = None
+        """Smoothed job time of the recent windows, whatever they carried."""
 
     def limit(self, gid: int) -> int | None:
         """Tuples spout executor ``gid`` may buffer for the next window (None: the bound).
@@ -136,11 +167,30 @@ class WindowSizer:
         """
         if not self.enabled:
             return
+        self.job_seconds = _smooth(self.job_seconds, job_seconds)
         total = sum(handed.values())
         if total > 0:
             self.seconds_per_tuple = _smooth(self.seconds_per_tuple, job_seconds / total)
         for gid, state in self._spouts.items():
             self._adjust(state, handed.get(gid, 0), gid in full)
+
+    def overlap_wait(self, running_seconds: float) -> float:
+        """Seconds to wait for the running window's job before the next window starts.
+
+        0: start the next window now (overlapping the running job if it still runs): the
+        sizer is off, has no job time yet, or the job is expected to run on for more than
+        ``OVERLAP_WAIT_SHARE`` of a period (or should have ended already: it is late, and
+        how late it will be is unknown).
+
+        Args:
+            running_seconds: how long the running window's job has run.
+        """
+        if not self.enabled or self.job_seconds is None:
+            return 0.0
+        remaining = self.job_seconds - running_seconds
+        if 0.0 < remaining <= OVERLAP_WAIT_SHARE * self.period_seconds:
+            return round(remaining, 6)
+        return 0.0
 
     def _adjust(self, state: _SpoutState, handed: int, full: bool) -> None:
         """One spout executor's next limit, from what it handed over in a window."""

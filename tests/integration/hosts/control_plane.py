@@ -79,6 +79,19 @@ class ClusterHosts:
                     return host
         return None
 
+    def driver_stats(self) -> dict[str, Any]:
+        """The statistics the driver's worker last heartbeat ({} before it runs windows)."""
+        for host in IP_OF:
+            for worker in self.workers(host):
+                stats = worker["beat"].get("stats") or {}
+                if stats.get("windows"):
+                    return dict(stats)
+        return {}
+
+    def refreshed_calls(self) -> int:
+        """Executor calls the driver's windows retried at a refreshed address."""
+        return int((self.driver_stats().get("locality") or {}).get("refreshed_calls") or 0)
+
     def wait_spread(self, timeout: float = 180) -> tuple[str, str]:
         """Wait until executors answer on both B and C; (driver's host, the other host)."""
         wait_for(lambda: set(self.executor_hosts().values()) == {HOST_B, HOST_C}, timeout,

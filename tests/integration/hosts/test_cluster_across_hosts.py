@@ -53,7 +53,9 @@ def test_killed_worker_is_restarted_and_called_at_its_new_address(
         cluster_hosts: TestHosts) -> None:
     cluster = ClusterHosts(cluster_hosts)
     results, count = _results(cluster_hosts, "restart"), 1200
-    cluster.submit(TOPOLOGY, "restart", results, count, "topology.workers=2")
+    # the windows in flight wait for the restarted worker's new addresses this long
+    cluster.submit(TOPOLOGY, "restart", results, count, "topology.workers=2",
+                   "topology.executor.answer.timeout.secs=90")
     _, other = cluster.wait_spread()
     before = {gid: where for gid, where in cluster.executor_hosts().items()
               if where == IP_OF[other]}
@@ -66,6 +68,10 @@ def test_killed_worker_is_restarted_and_called_at_its_new_address(
     wait_every_id_once(cluster, results, count)
     after = cluster.executor_hosts()
     assert {gid: after[gid] for gid in before} == before, "its executors stay on its host"
+    # the windows that hit the killed executors were resent to their new addresses, not
+    # only failed and replayed (connection refresh)
+    wait_for(lambda: cluster.refreshed_calls() >= 1, 60,
+             message=f"calls retried at new addresses\n{cluster.driver_stats().get('locality')}")
     kill_topology(cluster, "restart")
 
 

@@ -5,7 +5,8 @@ the lowest executor was placed) and the other executors on the other. That other
 taken away: every process in its namespace is killed at once (the supervisor, the worker,
 its executors, the Spark worker and executor). Nimbus notices the silent worker after
 ``nimbus.task.timeout.secs`` (10 s here), moves it to a free slot of the host left, the
-driver calls the executors there, and the lost trees replay: every id is committed exactly
+windows in flight are resent to the executors there once the driver hears where they
+answer (connection refresh), and the lost trees replay: every id is committed exactly
 once, with checkpoints off (the spout's replay) and on (rollback to the last checkpoint).
 Each case gets fresh hosts: a lost host does not come back.
 """
@@ -52,7 +53,9 @@ def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestH
     results.mkdir(parents=True)
     # checkpoint parts must outlive their host: in a folder every host sees (a cluster
     # would name a shared file system), not in the host's private storm.local.dir
+    # the windows in flight wait this long for the moved executors' new addresses
     cluster.submit(TOPOLOGY, "lost", results, count, "topology.workers=2",
+                   "topology.executor.answer.timeout.secs=90",
                    f"topology.checkpoint.windows={checkpoint_windows}",
                    f"topology.checkpoint.dir={fresh_cluster_hosts.shared / 'checkpoints'}")
     driver, lost = cluster.wait_spread()
@@ -64,4 +67,8 @@ def test_workers_of_a_lost_host_move_to_the_host_left(fresh_cluster_hosts: TestH
              and len(cluster.executor_hosts()) == 5, 180,
              message=f"every executor moved to host {driver}\n{cluster.logs()}")
     wait_every_id_once(cluster, results, count)
+    if not checkpoint_windows:  # a rollback resends nothing: it restores and replays
+        # windows that hit the lost host's executors were resent to the host left
+        wait_for(lambda: cluster.refreshed_calls() >= 1, 60, message="calls retried at new "
+                 f"addresses\n{cluster.driver_stats().get('locality')}\n{cluster.logs()}")
     kill_topology(cluster, "lost")

@@ -78,7 +78,8 @@ def test_topology_stats_carry_locality_per_window_and_in_total() -> None:
     summary = stats.summary()
     assert summary["locality"] == {"calls": 4, "host_local_calls": 3, "host_local_share": 0.75,
                                    "crossed_bytes": 400, "tuples": 200,
-                                   "crossed_bytes_per_tuple": 2.0}
+                                   "crossed_bytes_per_tuple": 2.0, "refreshed_calls": 0,
+                                   "replaced_calls": 0}
     shares = [w["locality"]["host_local_share"] for w in summary["recent_windows"]]
     assert shares == [1.0, 0.5]
 

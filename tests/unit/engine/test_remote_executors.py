@@ -61,3 +61,14 @@ def test_a_moved_or_restarted_remote_executor_is_noticed(tmp_path: Path) -> None
     assert pool.restarts == restarts + 2
     pool.set_remote({0: (moved, 5)})  # its own executor is never overwritten
     assert pool.endpoints.get(0) != moved
+
+
+def test_where_answers_the_current_endpoint_version_and_pid(tmp_path: Path) -> None:
+    pool = _pool(tmp_path)
+    assert pool.where(1) is None, "not reported yet"
+    first = Endpoint("/elsewhere/e1.sock", "10.0.0.2", 4001)
+    pool.set_remote({1: (first, 11)})
+    assert pool.where(1) == (pool.endpoints_version, first, 11)
+    moved = Endpoint("/other/e1.sock", "10.0.0.3", 4009)
+    pool.set_remote({1: (moved, 12)})
+    assert pool.where(1) == (pool.endpoints_version, moved, 12)

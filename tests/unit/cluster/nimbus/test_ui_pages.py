@@ -189,7 +189,8 @@ def test_topology_page_windows_failures_and_recent_windows(nimbus: Nimbus,
     assert page["workers"][0]["sparkUiUrl"] is None
     assert page["hostLocality"] == {"calls": 2, "host_local_calls": 1, "host_local_share": 0.5,
                                     "crossed_bytes": 400, "tuples": 40,
-                                    "crossed_bytes_per_tuple": 10.0}
+                                    "crossed_bytes_per_tuple": 10.0, "refreshed_calls": 0,
+                                    "replaced_calls": 0}
 
     bad = client.get(f"/api/v1/topology/{topology_id}", params={"window": "60"})
     assert bad.status_code == 400 and bad.json()["code"] == "UNKNOWN_WINDOW"
