@@ -138,3 +138,37 @@ def test_a_stopped_executor_in_a_chain_fails_its_trees_and_they_replay(
         summary["last_errors"]["passing"]["error"]
     received = {e["values"][0] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"}
     assert received == set(range(COUNT)), "the replayed numbers went through the chain"
+
+
+class TickedChainTopology(Topology):
+    """Ticks for a chained bolt are injected into the spout stage: they must reach it there.
+
+    ``before``'s ticks come first in the window's injected records, so a plain spread over
+    the spout partitions would hand each ``ticked`` executor's tick to the other's task.
+    """
+
+    numbers = NumberSpout.spec(par=2)
+    before = RecordingBolt.spec(inputs={numbers: Grouping.fields("key")},
+                                config={"topology.tick.tuple.freq.secs": 1})
+    ticked = RecordingBolt.spec(inputs=[numbers], par=2,
+                                config={"topology.tick.tuple.freq.secs": 1})
+
+
+def test_ticks_reach_a_chained_bolt_in_the_spout_stage(cluster: LocalCluster,
+                                                       tmp_path: Path) -> None:
+    runner = cluster.submit_topology("chain-ticks", TickedChainTopology, conf={
+        "test.dir": str(tmp_path), "test.count": 10})
+    assert runner.plan.chain_parents == {"ticked": "numbers"}
+    tasks = set(runner.plan.component_tasks["ticked"])
+
+    def ticked_tasks() -> Counter[int]:
+        return Counter(e["task"] for e in read_events(tmp_path, "ticked")
+                       if e["event"] == "tick")
+
+    try:
+        wait_for(lambda: set(ticked_tasks()) == tasks and min(ticked_tasks().values()) >= 3,
+                 timeout=90, message="three ticks at each chained task")
+    finally:
+        cluster.kill_topology("chain-ticks")
+    before = [e for e in read_events(tmp_path, "before") if e["event"] == "tick"]
+    assert before, "the other component's ticks still arrive"
