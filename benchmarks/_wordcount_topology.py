@@ -18,6 +18,9 @@ Conf keys (topology conf):
         sentence 0 goes alone, and sentence ``i`` no earlier than ``i / rate`` s after its
         ack (so Spark's first, slow jobs leave no backlog behind), as from a queue that
         receives that rate (it catches up after back-pressure, nothing is skipped).
+    bench.share: true: the spout's tasks share the sentences (task ``k`` of ``n`` emits the
+        ids ``i`` with ``i % n == k``), so a spout of several executors still emits each
+        sentence once (``wordcount.py --spouts``); false (default): every task emits all.
 """
 
 from __future__ import annotations
@@ -45,7 +48,11 @@ class SentenceSpout(Spout):
         self.count = int(storm_conf.get("bench.sentences", 0))
         self.seed = int(storm_conf.get("bench.seed", 42))
         self.sentences = make_sentences(self.count, self.seed)
-        self.next_id = 0
+        self.next_id, self.step = 0, 1
+        if storm_conf.get("bench.share"):
+            mine = sorted(int(t) for t, c in context["task->component"].items()
+                          if c == context["componentid"])
+            self.next_id, self.step = mine.index(int(context["taskid"])), len(mine)
         self.rate = float(storm_conf.get("bench.rate", 0) or 0)
         self.started: float | None = None
         self.replay: list[int] = []
@@ -60,11 +67,11 @@ class SentenceSpout(Spout):
         tup_id = self.next_id
         if tup_id >= self.count or not self._due(tup_id):
             return
-        self.next_id = tup_id + 1
+        self.next_id = tup_id + self.step
         self.emit([self.sentences[tup_id]], tup_id=tup_id)
 
     def _due(self, tup_id: int) -> bool:
-        if not self.rate or tup_id == 0:
+        if not self.rate or tup_id < self.step:  # each task's first goes at once
             return True
         return (self.started is not None
                 and time.monotonic() - self.started >= tup_id / self.rate)
@@ -156,6 +163,19 @@ class WordCountScaling(Topology):
     sentences = SentenceSpout.spec(par=2)
     split = SplitBolt.spec(inputs=[sentences], par=2)
     count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
+
+
+def shared_spout_topology(spouts: int) -> type[Topology]:
+    """``WordCountBench`` with ``spouts`` spout executors sharing the sentences.
+
+    Run with ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which
+    the engine chains (``engine.chaining``): split runs in the spouts' Spark tasks.
+    """
+    sentences = SentenceSpout.spec(par=spouts)
+    split = SplitBolt.spec(inputs=[sentences], par=2)
+    count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
+    namespace = {"sentences": sentences, "split": split, "count": count}
+    return type(f"WordCount{spouts}Spouts", (Topology,), namespace)
 
 
 TOPOLOGY = WordCountBench

@@ -32,7 +32,14 @@ from _cpu_breakdown import CpuBreakdownSampler, format_breakdown, measure_core_t
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
-from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
+from _wordcount_topology import (  # noqa: E402
+    BATCH_TOPOLOGY,
+    COUNT,
+    SPLIT,
+    SPOUT,
+    TOPOLOGY,
+    shared_spout_topology,
+)
 
 TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
@@ -79,6 +86,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-overlap", action="store_true",
                         help="topology.window.overlap false: one window at a time on local[2] "
                              "(else windows overlap on local[4]: see engine.session)")
+    parser.add_argument("--spouts", type=int, default=1,
+                        help="spout executors, sharing the sentences (bench.share); with 2, "
+                             "spout -> split is chained (engine.chaining)")
+    parser.add_argument("--no-chain", action="store_true",
+                        help="topology.window.chain false: one Spark stage per DAG level")
+    parser.add_argument("--compare-chain", action="store_true",
+                        help="then run the same topology with topology.window.chain false and "
+                             "print its figures too (a same-run comparison)")
     return parser.parse_args(argv)
 
 
@@ -193,6 +208,12 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.window.target.latency.ms"] = args.target_latency_ms
     if args.no_overlap:
         conf["topology.window.overlap"] = False
+    if args.no_chain:
+        conf["topology.window.chain"] = False
+    if args.spouts > 1:
+        conf["bench.share"] = True
+        if topology is TOPOLOGY:
+            topology = shared_spout_topology(args.spouts)
     conf.update(conf_entries(args.conf))
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
@@ -205,8 +226,11 @@ def run_topology(spark: Any, args: argparse.Namespace,
             "topology.window.ms", "topology.window.target.latency.ms",
             "topology.spout.buffer.size", "topology.max.spout.pending",
             "topology.message.timeout.secs", "topology.acker.executors",
-            "topology.executor.python", "topology.window.overlap", *conf_entries(args.conf))}
+            "topology.executor.python", "topology.window.overlap", "topology.window.chain",
+            *conf_entries(args.conf))}
         print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)
+        print(f"Spark stages per window: {len(runner.plan.stages)} (chained: "
+              f"{runner.plan.chain_parents or 'none'})", flush=True)
         deadline = run.started + args.timeout
         next_report = run.started + 10.0
         try:
@@ -492,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
             ("reference: structured streaming UDF, 2 x wall", 2e6 / udf["sentences_per_sec"])])
         if args.batch_api and run_batch_api(spark, args, words, udf["sentences_per_sec"]):
             return 1
+        if args.compare_chain and run_unchained(spark, args, words, udf["sentences_per_sec"],
+                                                1e6 * udf_cpu.busy / n):
+            return 1
     finally:
         spark.stop()
     return 0 if run.completed else 1
@@ -527,6 +554,30 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
         print(f"batch API / UDF:    steady {ratio:5.2f}x   overall "
               f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
               f"[target >= {TARGET_BATCH_UDF_RATIO}x] {_mark(ratio >= TARGET_BATCH_UDF_RATIO)}")
+    return 0 if run.completed else 1
+
+
+def run_unchained(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
+                  udf_cpu_us: float) -> int:
+    """Run the same topology again with ``topology.window.chain`` false; report it alike.
+
+    Returns:
+        The exit code: 1 if the run did not complete.
+    """
+    print()
+    print("=== the same topology, topology.window.chain false ===", flush=True)
+    unchained = argparse.Namespace(**{**vars(args), "no_chain": True})
+    run, mem = run_topology(spark, unchained)
+    if len(run.polls) < 2:
+        print("no statistics collected", flush=True)
+        return 1
+    res = analyse(run, args.sentences)
+    report(run, mem, res, args.sentences, words)
+    _print_cpu_breakdown(run, res, [("reference: structured streaming UDF, CPU (above)",
+                                     udf_cpu_us)])
+    ratio = res["steady_sentences_per_sec"] / udf_rate
+    print(f"unchained / UDF:    steady {ratio:5.2f}x   overall "
+          f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x")
     return 0 if run.completed else 1
 
 

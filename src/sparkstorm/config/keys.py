@@ -445,6 +445,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         "slots than the widest stage plus one)",
     ),
     _K(
+        "topology.window.chain",
+        bool,
+        True,
+        "sparkstorm: run a bolt in its upstream's Spark task when its only inputs are that "
+        "component's streams with local_or_shuffle, shuffle or none grouping and both have the "
+        "same number of executors: executor i feeds the bolt's executor i without a Spark "
+        "shuffle, so a window has fewer stages (false: one stage per DAG level)",
+    ),
+    _K(
         "topology.spout.buffer.size",
         int,
         20000,

@@ -242,9 +242,13 @@ class TopologyDriver:
         answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
         components = {e.gid: e.component for e in self.plan.executors}
         lookup = self.lookup.address if self.lookup is not None else None
+        chained = self.plan.chained
+        roots = {gid: self.plan.chain_root(gid) for gids in chained.values() for gid in gids}
         return [StageInfo(level, tuple(gids), levels, self.pool.endpoints, self.pool.token,
-                          timeout, answer,
-                          components, lookup, dict(self.pool.remote_pids))
+                          timeout, answer, components, lookup=lookup,
+                          pids=dict(self.pool.remote_pids),
+                          chained={g: chained[g] for g in chained if levels[g] == level},
+                          roots={g: r for g, r in roots.items() if levels[g] == level})
                 for level, gids in enumerate(self.plan.stages)]
 
     def _endpoints_state(self) -> tuple[int, tuple[tuple[int, int], ...]]:
@@ -636,8 +640,10 @@ class TopologyDriver:
         injected = [(gid, blob) for gid, blobs in self._deliveries.items() for blob in blobs]
         injected.extend(self.ticks.due(time.monotonic()))
         self._deliveries = {}
-        for n, record in enumerate(injected):
-            payloads[n % len(payloads)][1].append(record)
+        for n, record in enumerate(injected):  # a chained executor's to its caller's partition
+            gid = record[0]
+            into = stage.partition_of(gid) if gid in stage.roots else n % len(payloads)
+            payloads[into][1].append(record)
         return payloads
 
     def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:

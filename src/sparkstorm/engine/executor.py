@@ -77,8 +77,9 @@ class ExecutorHost:
             self._restore(restore)
 
     def _start_task(self, cls: type[Component], task: int, tracking: bool) -> None:
+        routes = build_routes(self.plan, self.info.component, task, self.info.index)
         collector = TaskCollector(
-            task, self.info.component, build_routes(self.plan, self.info.component, task),
+            task, self.info.component, routes,
             self.plan.task_executor, self.output, tracking,
             bool(getattr(cls, "auto_anchor", True)),
         )

@@ -5,6 +5,10 @@ executor process, so only the spec and conf travel. Task ids follow
 :func:`number_tasks` (which Nimbus also uses for the task infos it stores at submit),
 ``__system`` is task -1, and a component's tasks are split over its executors in
 contiguous, nearly equal ranges.
+
+A window runs in Spark stages: one per DAG level, except that a bolt chained to its upstream
+(``engine.chaining``) runs in its upstream's stage and Spark task. So an executor's
+``level`` is its Spark stage, while gids follow the DAG levels (chaining changes no gid).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparkstorm.engine.chaining import chain_parents, stage_levels
 from sparkstorm.topology.grouping import Grouping
 from sparkstorm.topology.spec import ComponentSpec, TopologySpec
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT
@@ -24,7 +29,7 @@ SYSTEM_TASK = -1
 
 @dataclass(frozen=True)
 class ExecutorInfo:
-    """One executor process: ``gid`` is its index in the plan, ``level`` its DAG stage."""
+    """One executor process: ``gid`` is its index in the plan, ``level`` its Spark stage."""
 
     gid: int
     component: str
@@ -55,9 +60,15 @@ class ExecutionPlan:
         self.task_component[SYSTEM_TASK] = SYSTEM_COMPONENT
         self.back_edges = find_back_edges(spec)
         self.levels = component_levels(spec, self.back_edges)
+        self.chain_parents = chain_parents(spec, conf, self.back_edges)
+        """Each chained bolt's upstream component (``engine.chaining``)."""
+        self.stage_levels = stage_levels(spec, self.back_edges, self.chain_parents)
         self.executors = self._place_executors()
         self.task_executor = {t: e.gid for e in self.executors for t in e.tasks}
+        self.chained = self._chained()
+        """Executor gid -> the gids of the executors chained to it, run right after it."""
         self.stages = self._stages()
+        """Per Spark stage, the gids its partitions call first (chained ones ride along)."""
         self.subscriptions = self._subscriptions()
 
     @property
@@ -77,15 +88,45 @@ class ExecutionPlan:
             name = component.name or ""
             for index, tasks in enumerate(split_tasks(self.component_tasks[name], component.par)):
                 executors.append(
-                    ExecutorInfo(len(executors), name, index, tasks, self.levels[name])
+                    ExecutorInfo(len(executors), name, index, tasks, self.stage_levels[name])
                 )
         return executors
+
+    def _chained(self) -> dict[int, tuple[int, ...]]:
+        by_index = {(e.component, e.index): e.gid for e in self.executors}
+        chained: dict[int, list[int]] = defaultdict(list)
+        for executor in self.executors:
+            parent = self.chain_parents.get(executor.component)
+            if parent is not None:
+                chained[by_index[(parent, executor.index)]].append(executor.gid)
+        return {gid: tuple(partners) for gid, partners in chained.items()}
 
     def _stages(self) -> list[list[int]]:
         stages: dict[int, list[int]] = defaultdict(list)
         for executor in self.executors:
-            stages[executor.level].append(executor.gid)
+            if executor.component not in self.chain_parents:
+                stages[executor.level].append(executor.gid)
         return [stages[level] for level in sorted(stages)]
+
+    def chain_root(self, gid: int) -> int:
+        """The gid whose Spark task calls executor ``gid`` (itself unless it is chained)."""
+        executor = self.executors[gid]
+        while executor.component in self.chain_parents:
+            parent = self.chain_parents[executor.component]
+            executor = next(e for e in self.executors
+                            if e.component == parent and e.index == executor.index)
+        return executor.gid
+
+    def chained_tasks(self, target: str, source: str, index: int) -> tuple[int, ...] | None:
+        """The tasks executor ``index`` of ``source`` sends ``target``'s streams to.
+
+        Those of ``target``'s executor ``index`` when ``target`` is chained to ``source``;
+        None when it is not (every task of ``target`` is a candidate).
+        """
+        if self.chain_parents.get(target) != source:
+            return None
+        return next(e.tasks for e in self.executors
+                    if e.component == target and e.index == index)
 
     def _subscriptions(self) -> dict[tuple[str, str], list[Subscription]]:
         subs: dict[tuple[str, str], list[Subscription]] = defaultdict(list)

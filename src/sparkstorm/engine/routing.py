@@ -176,12 +176,31 @@ class StreamRoute:
         return [task]
 
 
-def build_routes(plan: ExecutionPlan, component: str, seed: int) -> dict[str, StreamRoute]:
-    """Routes for every output stream of ``component`` (one set per task)."""
+def build_routes(plan: ExecutionPlan, component: str, seed: int,
+                 executor_index: int | None = None) -> dict[str, StreamRoute]:
+    """Routes for every output stream of ``component`` (one set per task).
+
+    With ``executor_index`` (the task's executor), a bolt chained to ``component``
+    (``engine.chaining``) gets the tuples only at the tasks of its executor of that index:
+    the one the Spark task calls next.
+    """
     rng = random.Random(seed)
     spec = plan.components[component]
     return {
         stream.name: StreamRoute(component, stream,
-                                 plan.subscriptions.get((component, stream.name), []), rng)
+                                 _subscriptions(plan, component, stream.name, executor_index),
+                                 rng)
         for stream in spec.outputs
     }
+
+
+def _subscriptions(plan: ExecutionPlan, component: str, stream: str,
+                   executor_index: int | None) -> list[Subscription]:
+    subs = plan.subscriptions.get((component, stream), [])
+    if executor_index is None:
+        return subs
+    out = []
+    for sub in subs:
+        partner = plan.chained_tasks(sub.target, component, executor_index)
+        out.append(sub if partner is None else Subscription(sub.target, sub.grouping, partner))
+    return out

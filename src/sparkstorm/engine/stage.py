@@ -63,11 +63,18 @@ class StageInfo:
     pids: dict[int, int] = field(default_factory=dict)
     """Process ids of the executors of other workers when the stage was built: those are
     looked up when they cannot be reached."""
+    chained: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Executor gid -> the gids chained to it (``engine.chaining``), called in its task."""
+    roots: dict[int, int] = field(default_factory=dict)
+    """A chained executor's gid -> the gid whose partition calls it."""
 
     def partition_of(self, key: int) -> int:
-        """Partition of a record in this stage: its executor's, or any for passing through."""
+        """Partition of a record in this stage: its executor's, or any for passing through.
+
+        A chained executor's records go to the partition of the executor that calls it.
+        """
         try:
-            return self.gids.index(key)
+            return self.gids.index(self.roots.get(key, key))
         except ValueError:
             return key % len(self.gids) if key >= 0 else 0
 
@@ -197,6 +204,9 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
     executor's request of the window (``checkpoint``, ``committed``: see
     ``engine.executor_main``).
     """
+    if stage.chained:
+        yield from _call_chain(stage, window, flags, index, records, control)
+        return
     gid = stage.gids[index]
     mine: list[bytes] = []
     for key, value in records:
@@ -288,6 +298,68 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
         endpoint, pid = found.endpoint, found.pid
         deadline = time.monotonic() + stage.answer_timeout
         refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
+
+
+def _call_chain(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
+                records: Iterable[tuple[int, Any]], control: list[Any] | None
+                ) -> Iterator[tuple[int, Any]]:
+    """:func:`_call_stage` for a stage with chained executors (``engine.chaining``).
+
+    The partition's executor is called first, then each executor chained to it, with its
+    records and what the executor before it emitted to it, which never leaves this task.
+    """
+    first = stage.gids[index]
+    order = [first]
+    inputs: dict[int, list[bytes]] = {first: []}
+    for gid in order:  # breadth first: a chained executor after the one that feeds it
+        for partner in stage.chained.get(gid, ()):
+            inputs[partner] = []
+            order.append(partner)
+    for key, value in records:
+        rows = inputs.get(key)
+        if rows is None:
+            yield key, value
+        elif value is not ANCHOR:
+            rows.append(value)
+    for gid in order:
+        yield from _call_chained(stage, window, flags, gid, inputs,
+                                 control if gid == first else None)
+
+
+def _call_chained(stage: StageInfo, window: int, flags: dict[str, Any], gid: int,
+                  inputs: dict[int, list[bytes]], control: list[Any] | None
+                  ) -> Iterator[tuple[int, Any]]:
+    """Call executor ``gid`` of a chain with ``inputs[gid]``; feed its chained partners.
+
+    Its output for the executors chained to it is appended to their ``inputs``; the rest is
+    forwarded as :func:`_call_stage` forwards it. An executor given up on feeds nothing:
+    the trees of its input fail, and its partners are called with what else they have.
+    """
+    mine = inputs[gid]
+    request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
+    if control is None:
+        request["rows"] = mine
+    else:
+        request["control"] = control
+    sizes: list[int] = []
+    refreshed: list[str] = []
+    try:
+        (outputs, meta), endpoint = call_refreshing(stage, gid, request, sizes, refreshed)
+    except (ExecutorUnresponsive, ExecutorUnreachable) as exc:
+        yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {}, None)
+        return
+    local = endpoint.local()
+    call = (local, 0 if local else sum(sizes), refreshed or None)
+    partners = stage.chained.get(gid, ())
+    deliveries = {}
+    for target, blob in outputs.items():
+        if target in partners:
+            inputs[target].append(blob)
+        elif stage.gid_levels[target] > stage.level:
+            yield target, blob
+        else:  # an edge closing a cycle: delivered in the next window
+            deliveries[target] = blob
+    yield DRIVER, (meta, deliveries, call)
 
 
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],

@@ -158,12 +158,23 @@ def test_levels_on_a_dag_with_a_skip_edge() -> None:
 
 
 def test_levels_and_back_edges_with_a_cycle() -> None:
-    plan = ExecutionPlan(loop_topology(), {})
+    plan = ExecutionPlan(loop_topology(), {"topology.window.chain": False})
     assert plan.back_edges == {("c", "a")}
     assert plan.levels == {"s": 0, "a": 1, "b": 2, "c": 3}
     assert [[plan.executors[g].component for g in stage] for stage in plan.stages] == [
         ["s"], ["a"], ["b"], ["c"],
     ]
+
+
+def test_a_chained_bolt_runs_in_its_upstreams_stage_inside_a_cycle() -> None:
+    plan = ExecutionPlan(loop_topology(), {})  # b's only input is a's shuffle: chained
+    assert plan.levels == {"s": 0, "a": 1, "b": 2, "c": 3}, "gids still follow the DAG"
+    assert [[plan.executors[g].component for g in stage] for stage in plan.stages] == [
+        ["s"], ["a"], ["c"],
+    ]
+    gid = {e.component: e.gid for e in plan.executors}
+    assert plan.chained == {gid["a"]: (gid["b"],)}
+    assert plan.executors[gid["b"]].level == plan.executors[gid["a"]].level == 1
 
 
 def test_self_loop_is_a_back_edge() -> None:
