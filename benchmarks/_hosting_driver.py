@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> None:
     from sparkstorm.engine.driver import TopologyDriver
 
     spec = spread.load_spec(args.topology)
-    conf = spread._conf(args, spec)  # noqa: SLF001 - the harness's own conf layering
+    conf = spread._conf(args, spec)
     folder = Path(args.dir)
     events: dict[str, Any] = {"launched": args.launched, "hosting": args.hosting}
     spouts = {c.name for c in spec.components if c.kind == "spout" and c.name}
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
                                    driver.set_remote_endpoints)
             hosting.start(events["spark_hosts"][:args.shares])
         else:
-            driver.set_remote_endpoints(spread._wait_for_endpoints(  # noqa: SLF001
+            driver.set_remote_endpoints(spread._wait_for_endpoints(
                 folder, args.shares, args.wait))
         driver.start(spark)  # returns once every executor reported where it answers
         events["endpoints_ready"] = time.time()
@@ -94,7 +94,7 @@ def _loop(args: argparse.Namespace, driver: Any, hosting: SparkHosting | None, f
     with (folder / "progress.jsonl").open("a", encoding="utf-8") as progress:
         while time.monotonic() - started < args.seconds and driver.failure is None:
             summary = driver.stats.summary()
-            acked = spread._acked(summary, spouts)  # noqa: SLF001
+            acked = spread._acked(summary, spouts)
             if "first_window" not in events and summary["recent_windows"]:
                 first = summary["recent_windows"][0]
                 events["first_window"] = first["started"] + first["seconds"]
@@ -108,7 +108,7 @@ def _loop(args: argparse.Namespace, driver: Any, hosting: SparkHosting | None, f
                 break
             time.sleep(args.poll)
     _write(folder / "stats.json", {"elapsed": time.monotonic() - started,
-                                   "shuffle_remote_bytes": spread._shuffle_remote_bytes(driver),  # noqa: SLF001
+                                   "shuffle_remote_bytes": spread._shuffle_remote_bytes(driver),
                                    **driver.stats.summary()})
 
 

@@ -36,6 +36,7 @@ Run (as root): ``PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/hosting.p
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import secrets
@@ -163,7 +164,7 @@ def figures(folder: Path, total: int, kill_time: float | None) -> dict[str, Any]
         "first_window_end_s": events["first_window"] - launched,
         "steady_sentences_per_s": (STEADY_TO - STEADY_FROM) * total / max(end - begin, 1e-9),
         "steady_windows": len(windows),
-        "window_period_median_s": (statistics.median(b - a for a, b in zip(starts, starts[1:]))
+        "window_period_median_s": (statistics.median(b - a for a, b in itertools.pairwise(starts))
                                    if len(starts) > 1 else None),
         "window_latency_median_s": (statistics.median(w["seconds"] for w in windows)
                                     if windows else None),
