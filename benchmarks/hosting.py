@@ -63,7 +63,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="sentences per spout task (two spout tasks)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--runs", default="supervisor,spark,spark-loss",
-                        help="which runs, comma-separated")
+                        help="which runs, comma-separated: supervisor[-N], spark[-N], spark-loss")
+    parser.add_argument("--logs", type=Path, default=None,
+                        help="copy each run's driver and host logs into this folder")
     return parser.parse_args(argv)
 
 
@@ -123,6 +125,8 @@ def run(name: str, hosting: str, args: argparse.Namespace, kill: bool = False
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)
+        if args.logs is not None:
+            shutil.copytree(folder, args.logs / name, dirs_exist_ok=True)
     return figures(folder, total, kill_time)
 
 
@@ -212,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(script("spark-worker", "B", CPU["B"]).strip(), flush=True)
         print(script("spark-worker", "C", CPU["C"]).strip(), flush=True)
         for name in args.runs.split(","):
-            hosting = "supervisor" if name == "supervisor" else "spark"
+            hosting = "supervisor" if name.startswith("supervisor") else "spark"
             load_before = os.getloadavg()[0]
             results[name] = run(name, hosting, args, kill=name.endswith("-loss"))
             results[name]["load"] = [load_before, os.getloadavg()[0]]
