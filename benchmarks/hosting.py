@@ -13,9 +13,14 @@ same Spark cluster (a master on A; a worker on B pinned to CPU 0 and one on C pi
    (``spark.executor.cores=2``);
 2. **spark**: the same, the executors hosted by the driver's application: one long-running
    task per host holds a slot, so it takes 3 (2 left for windows, as in 1);
-3. **spark, host loss**: as 2; once 40 % of the trees are acked, every process on host C is
-   killed (its Spark worker, executor, hosting task and executors): Spark reruns C's hosting
-   task on B, which reports the moved executors' endpoints; the run goes on to the end.
+3. **spark, host loss** (``spark-loss``): as 2; once 40 % of the trees are acked, every
+   process on host C is killed (its Spark worker, executor, hosting task and executors):
+   Spark reruns C's hosting task on B, which reports the moved executors' endpoints; the run
+   goes on to the end. The kernel closes the dead processes' connections, so Spark learns
+   of the loss at once, as after a crash of the processes;
+4. **spark, host cut off** (``spark-cut``): as 3, but C's link is cut first, so nothing
+   tells the others (a machine that lost power or network): Spark learns of the loss from
+   missing heartbeats (``spark.network.timeout``, 120 s by default).
 
 Each run emits ``2 * --sentences`` sentences. Printed per run: start-up (launch to Spark
 executors up, to every executor's endpoint known, to the first window's end), steady
@@ -48,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scaling import ADDRESS, CPU, ROOT, SCRIPT, SHARED, TOPOLOGY, crossing, script
+from scaling import ADDRESS, CPU, PREFIX, ROOT, SCRIPT, SHARED, TOPOLOGY, crossing, script
 
 STEADY_FROM, STEADY_TO = 0.2, 0.8
 KILL_AT = 0.4
@@ -63,7 +68,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="sentences per spout task (two spout tasks)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--runs", default="supervisor,spark,spark-loss",
-                        help="which runs, comma-separated: supervisor[-N], spark[-N], spark-loss")
+                        help="which runs, comma-separated: supervisor[-N], spark[-N], spark-loss, "
+                             "spark-cut (C comes back after these)")
     parser.add_argument("--logs", type=Path, default=None,
                         help="copy each run's driver and host logs into this folder")
     return parser.parse_args(argv)
@@ -113,7 +119,8 @@ def run(name: str, hosting: str, args: argparse.Namespace, kill: bool = False
             "-c", "topology.stats.window.count=100000"], folder / "driver.log")
         processes.append(driver)
         if kill:
-            kill_time = _kill_when_acked(folder, driver, KILL_AT * total, args.timeout)
+            kill_time = _kill_when_acked(folder, driver, KILL_AT * total, args.timeout,
+                                         cut=name.endswith("-cut"))
         if driver.wait(args.timeout + 300) != 0:
             msg = f"{name}: driver failed: {(folder / 'driver.log').read_text()[-3000:]}"
             raise RuntimeError(msg)
@@ -131,8 +138,10 @@ def run(name: str, hosting: str, args: argparse.Namespace, kill: bool = False
 
 
 def _kill_when_acked(folder: Path, driver: subprocess.Popen[bytes], acked: float,
-                     timeout: float) -> float:
+                     timeout: float, cut: bool = False) -> float:
     """Kill every process on host C once ``acked`` trees are acked; when it was killed.
+
+    With ``cut``, C's link to the bridge goes down first: no reset reaches the other hosts.
 
     Raises:
         RuntimeError: the driver ended first, or nothing reached ``acked`` in ``timeout``.
@@ -143,6 +152,9 @@ def _kill_when_acked(folder: Path, driver: subprocess.Popen[bytes], acked: float
         lines = progress.read_text().splitlines() if progress.exists() else []
         if lines and json.loads(lines[-1])["acked"] >= acked:
             killed = time.time()
+            if cut:
+                subprocess.run(["ip", "link", "set", f"{PREFIX}vC", "down"], check=True,
+                               timeout=10)
             print(script("kill-host", "C").strip(), flush=True)
             return killed
         time.sleep(0.1)
@@ -218,9 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.runs.split(","):
             hosting = "supervisor" if name.startswith("supervisor") else "spark"
             load_before = os.getloadavg()[0]
-            results[name] = run(name, hosting, args, kill=name.endswith("-loss"))
+            results[name] = run(name, hosting, args,
+                                kill=name.endswith(("-loss", "-cut")))
             results[name]["load"] = [load_before, os.getloadavg()[0]]
             print(f"{name}:", json.dumps(results[name]), flush=True)
+            if name.endswith(("-loss", "-cut")):  # host C back, for the runs after it
+                subprocess.run(["ip", "link", "set", f"{PREFIX}vC", "up"], check=True,
+                               timeout=10)
+                print(script("spark-worker", "C", CPU["C"]).strip(), flush=True)
     finally:
         script("down", timeout=120)
         shutil.rmtree(SHARED, ignore_errors=True)
