@@ -209,7 +209,7 @@ def recovery(polls: list[dict[str, Any]], events: dict[str, Any], killed: float,
         "moved_to": [host for t, _share, host in events.get("reports", []) if t > killed],
         "first_ack_after_kill_s": (min(grown) - killed) if grown else None,
         "five_pct_more_acked_after_s": (min(resumed) - killed) if resumed else None,
-        "all_acked": max(p["acked"] for p in polls) >= total,
+        "acks_reached_total": max(p["acked"] for p in polls) >= total,  # replays included
     }
 
 
