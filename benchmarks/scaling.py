@@ -173,6 +173,7 @@ def figures(folder: Path, total: int) -> dict[str, Any]:
     return {
         "steady_span": (begin, end),
         "steady_seconds": end - begin,
+        "steady_sentences": (STEADY_TO - STEADY_FROM) * total,
         "acked": max(p["acked"] for p in polls),
         "steady_sentences_per_s": (STEADY_TO - STEADY_FROM) * total / max(end - begin, 1e-9),
         "steady_windows": len(windows),
@@ -251,12 +252,36 @@ def report(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
         for key in sorted(set(one["steady_core_seconds"]) | set(two["steady_core_seconds"])):
             print(f"{'core s ' + key:32}{_cell(one['steady_core_seconds'].get(key)):>14}"
                   f"{_cell(two['steady_core_seconds'].get(key)):>14}")
-        print(f"throughput ratio two/one: {ratio:.2f}")
+        print(f"throughput ratio two/one: {ratio:.2f}; with each CPU to itself "
+              f"(projected from core seconds per sentence): {projected_ratio(one, two):.2f}")
     median = sorted(ratios)[len(ratios) // 2] if len(ratios) % 2 else (
         sum(sorted(ratios)[len(ratios) // 2 - 1:len(ratios) // 2 + 1]) / 2)
     verdict = "meets" if median >= TARGET_RATIO else "misses"
     print(f"\nratios {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f} "
           f"({verdict} the {TARGET_RATIO} target)")
+
+
+def busiest_cpu_seconds_per_sentence(run: dict[str, Any], hosts: list[str]) -> float:
+    """Core seconds per steady sentence on the run's busiest CPU (the driver's on CPU 0).
+
+    CPU 0 carries host B and, pinned there (the default ``--driver-cpu 0``), the driver on
+    A; CPU 1 carries host C.
+    """
+    cores, sentences = run["steady_core_seconds"], run["steady_sentences"]
+    on_cpu = {"0": cores["A"] + cores["B"], "1": cores["C"] if "C" in hosts else 0.0}
+    return max(on_cpu.values()) / sentences
+
+
+def projected_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
+    """The two-host/one-host ratio if each pinned CPU ran nothing but the run.
+
+    On a shared machine the other engineers' processes take most of each CPU (the
+    ``cpu0``/``cpu1`` figures stay near 100 % busy while the hosts use a fraction): the
+    throughput follows the share each run got. Each CPU's core seconds per sentence do not
+    depend on that share, so the busiest CPU's bounds what a whole CPU would carry.
+    """
+    return (busiest_cpu_seconds_per_sentence(one, ["B"])
+            / busiest_cpu_seconds_per_sentence(two, ["B", "C"]))
 
 
 def _cell(value: Any) -> str:
