@@ -291,29 +291,10 @@ class TopologyDriver:
     def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
         """Where the executors other workers run answer now, and their process ids.
 
-        The stages of the next window call them there. A window already running when an
-        endpoint changed is cancelled: its tasks would keep calling the old address until
-        ``topology.executor.start.timeout.secs`` on each of Spark's task attempts (minutes
-        after a host loss); cancelled, it fails (and its trees replay) at once.
+        The stages of the next window call them there; a window already running finds a
+        moved executor through the endpoint lookup (connection refresh, ``engine.stage``).
         """
-        version = self.pool.endpoints_version
         self.pool.set_remote(reported)
-        if self.pool.endpoints_version != version:
-            self._cancel_windows_in_flight()
-
-    def _cancel_windows_in_flight(self) -> None:
-        """Cancel the Spark jobs of the windows started before now (two when overlapping).
-
-        Called from whichever thread learns of a moved executor. A window started just now
-        with the new endpoints may be cancelled too: it replays, nothing is lost.
-        """
-        if self._spark is None:
-            return
-        sc = self._spark.sparkContext
-        for window in range(max(self.window - 2, 0), self.window):
-            logger.info("topology %s: executor endpoints changed; cancelling window %d",
-                        self.name, window)
-            sc.cancelJobGroup(f"{self.name}-{window}")
 
     def rehost(self, hosted: set[int]) -> None:
         """Run exactly the executors ``hosted`` in this process from the next window on.
