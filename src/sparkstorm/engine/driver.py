@@ -607,10 +607,11 @@ class TopologyDriver:
         restarts = self.pool.restarts
         target = self.checkpoints.rollback_target()
         timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
+        resume = self.window if target is None else max(self.window, target + 1)
         for executor in self.plan.executors:
             try:
                 restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
-                                 self.pool.token, target, timeout)
+                                 self.pool.token, target, timeout, resume=resume)
             except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
                 logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
                              self.name, executor.gid, target, exc)

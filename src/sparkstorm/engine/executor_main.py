@@ -11,8 +11,9 @@ checkpoint 17 at the window's cut) and ``"committed": 10`` (checkpoint 10 is com
 stateful bolts commit their state first), and with overlapping windows ``"after": 16``: the
 window the driver sent before (served first: ``engine.window_turns``; ``{"cmd": "skip",
 "w": 16}`` says its job failed, so nothing waits for it). ``{"cmd": "restore", "window":
-10}`` rebuilds the executor's tasks from its part of checkpoint 10 (``"window": null``: from
-scratch), as the driver asks on a rollback (``engine.executor_checkpoint``).
+10, "resume": 18}`` rebuilds the executor's tasks from its part of checkpoint 10
+(``"window": null``: from scratch), as the driver asks on a rollback
+(``engine.executor_checkpoint``); windows before 18 are refused from then on.
 
 and get back ``{target gid: packed rows}`` with the encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
@@ -96,6 +97,8 @@ class ExecutorServer:
         self.rebuild = rebuild
         self.writer = writer
         self.turns = turns or WindowTurns()
+        self.resume_from = 0
+        """Windows before this one are refused: they began before the last rollback."""
         self.done = threading.Event()
         self.exit_requested = False
         self.log_levels = LogLevels()
@@ -181,7 +184,7 @@ class ExecutorServer:
             self.apply_log_control(request)
             return "ok", b""
         if cmd == "restore":
-            self._restore(request.get("window"))
+            self._restore(request.get("window"), int(request.get("resume") or 0))
             return "ok", b""
         if cmd == "skip":
             self.turns.skip(int(request["w"]))
@@ -203,6 +206,12 @@ class ExecutorServer:
             remembered = turns.remembered(window)
             if remembered is not None:
                 return remembered  # a retried Spark task: never run components twice
+            if window < self.resume_from:
+                # a window of a job cancelled for a rollback, whose request was already on
+                # its way: run after the restore, it would apply its input twice
+                msg = (f"executor {self.host.info.gid} was rolled back; window {window} "
+                       f"began before it (windows from {self.resume_from} are served)")
+                raise ConnectionAbortedError(msg)
             if self.exit_requested:
                 # the window before failed a component, its reply is out and we are on our
                 # way out (windows overlap): no reply, so the caller resends this one to our
@@ -265,11 +274,11 @@ class ExecutorServer:
         parts = [(w, info.name, info.size, info.sha256) for w, info in self.writer.take_written()]
         return replace(meta, parts=parts, errors=[*meta.errors, *errors])
 
-    def _restore(self, window: int | None) -> None:
+    def _restore(self, window: int | None, resume: int = 0) -> None:
         """Roll back: the current tasks hear ``pre_rollback`` and close.
 
         New ones start from this executor's part of checkpoint ``window`` (from scratch when
-        None).
+        None). Windows before ``resume`` (the driver's next window) are refused from now on.
         """
         if self.rebuild is None:
             msg = "this executor cannot restore: checkpoints are off"
@@ -285,6 +294,9 @@ class ExecutorServer:
             old.close()
             self.host = self.rebuild(point)
             self.host.sample_pct = old.sample_pct
+            self.resume_from = max(self.resume_from, resume)
+            if resume:  # refused from now on: the window after them need not wait for them
+                self.turns.skip(resume - 1)
             logger.info("executor %d restored from checkpoint %s", old.info.gid, window)
 
     def _run(self, request: dict[str, Any], checkpoint: int | None) -> WindowOutput:

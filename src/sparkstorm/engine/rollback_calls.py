@@ -65,8 +65,12 @@ def await_window(future: Future[T], doomed: Callable[[], bool],
 
 
 def restore_executor(endpoint_of: Callable[[], Endpoint], token: str, window: int | None,
-                     timeout: float, clock: Callable[[], float] = time.monotonic) -> Any:
+                     timeout: float, clock: Callable[[], float] = time.monotonic,
+                     resume: int = 0) -> Any:
     """Ask one executor to restore checkpoint ``window`` (None: from scratch).
+
+    It refuses windows before ``resume`` afterwards: a cancelled window's request may still
+    reach it after the restore, and must not apply its input on top of the checkpoint.
 
     Tried at the executor's current address, looked up again (``endpoint_of``) after each
     attempt that could not connect, until ``timeout`` seconds have passed. Once connected,
@@ -77,7 +81,7 @@ def restore_executor(endpoint_of: Callable[[], Endpoint], token: str, window: in
         EngineError: the executor answered that it could not restore.
     """
     deadline = clock() + timeout
-    request = {"cmd": "restore", "window": window}
+    request = {"cmd": "restore", "window": window, "resume": resume}
     while True:
         endpoint = endpoint_of()
         attempt = max(0.0, min(RESTORE_ATTEMPT_SECONDS, deadline - clock()))

@@ -251,11 +251,22 @@ class StopOnceBolt(Bolt):
         self.record = Recorder(conf, context)
 
     def process(self, tup: Any) -> None:
-        if tup.values.n == self.stop_on and not self.marker.exists():
-            self.marker.write_text("x")
+        if tup.values.n == self.stop_on and self._first_to_stop():
             self.record("stopping")
             os.kill(os.getpid(), signal.SIGSTOP)
         self.emit(list(tup.values))
+
+    def _first_to_stop(self) -> bool:
+        """Whether this is the first time any executor reached ``stop_on``.
+
+        The marker is made exclusively: two executors given the number in the same window
+        would both see no marker and both stop.
+        """
+        try:
+            self.marker.open("x").close()
+        except FileExistsError:
+            return False
+        return True
 
 
 class RaiseOnceNoAutoFailBolt(RaiseOnceBolt):

@@ -126,3 +126,30 @@ def test_a_restarted_executor_serves_its_first_window_at_once_then_in_order() ->
         assert turns.wait_turn(8, 7) is True  # window 7 died with its predecessor
         turns.served(8, ({}, b""))
         assert turns.wait_turn(10, 9) is False  # from now on, in order
+
+
+def test_a_window_begun_before_a_rollback_is_refused_after_it(tmp_path: Path) -> None:
+    """A cancelled window's request that reaches the executor after its restore is not run.
+
+    Run on top of the restored checkpoint it would apply its input twice (the rollback
+    replays it); the first window after the rollback does not wait for it.
+    """
+    PROCESSED.clear()
+    one = Served(tmp_path)
+    plan, gid = one.server.host.plan, one.server.host.info.gid
+    one.server.rebuild = lambda _point: BoltExecutor(plan, gid, "turns")
+    thread = threading.Thread(target=one.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        one.send(3, 13, after=None).result(10)
+        call_executor(one.endpoint, "", {"cmd": "restore", "window": None, "resume": 6}, 10)
+        stale = {"cmd": "window", "w": 4, "after": 3, "rows": [pack(
+            [[one.task, one.source, "default", [[14]], [None], [None]]])]}
+        with pytest.raises(ConnectionError):  # never answered: tried again until the bound
+            call_executor(one.endpoint, "", stale, 1, 5.0)
+        one.send(6, 16, after=5).result(10)  # window 5 never comes: refused, not awaited
+    finally:
+        one.senders.shutdown(wait=True, cancel_futures=True)
+        one.server._shutdown()
+        thread.join(5)
+    assert PROCESSED == [13, 16]
