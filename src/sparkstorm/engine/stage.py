@@ -202,41 +202,26 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
     Called once per partition of each stage of window ``window``, in a Spark Python worker.
     Records for executors of later stages pass through unchanged. ``flags`` go into every
     executor's request of the window (``checkpoint``, ``committed``: see
-    ``engine.executor_main``).
+    ``engine.executor_main``). The executors chained to the partition's executor
+    (``engine.chaining``) are called after it, with their records and what the executor
+    before them emitted to them, which never leaves this task.
     """
-    if stage.chained:
-        yield from _call_chain(stage, window, flags, index, records, control)
-        return
-    gid = stage.gids[index]
-    mine: list[bytes] = []
+    first = stage.gids[index]
+    order = [first]
+    inputs: dict[int, list[bytes]] = {first: []}
+    for gid in order:  # breadth first: a chained executor after the one that feeds it
+        for partner in stage.chained.get(gid, ()):
+            inputs[partner] = []
+            order.append(partner)
     for key, value in records:
-        if key == gid:
-            if value is not ANCHOR:
-                mine.append(value)
-        else:
+        rows = inputs.get(key)
+        if rows is None:
             yield key, value
-    request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
-    if control is None:
-        request["rows"] = mine
-    else:
-        request["control"] = control
-    sizes: list[int] = []
-    refreshed: list[str] = []
-    try:
-        (outputs, meta), endpoint = call_refreshing(stage, gid, request, sizes, refreshed)
-    except (ExecutorUnresponsive, ExecutorUnreachable) as exc:
-        yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {}, None)
-        return
-    # checked after the call: a restarted executor's socket may appear meanwhile
-    local = endpoint.local()
-    call = (local, 0 if local else sum(sizes), refreshed or None)
-    deliveries = {}
-    for target, blob in outputs.items():
-        if stage.gid_levels[target] > stage.level:
-            yield target, blob
-        else:  # an edge closing a cycle: delivered in the next window
-            deliveries[target] = blob
-    yield DRIVER, (meta, deliveries, call)
+        elif value is not ANCHOR:
+            rows.append(value)
+    for gid in order:
+        yield from _call_and_route(stage, window, flags, gid, inputs,
+                                 control if gid == first else None)
 
 
 def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: list[int],
@@ -300,40 +285,15 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
         refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
 
 
-def _call_chain(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
-                records: Iterable[tuple[int, Any]], control: list[Any] | None
-                ) -> Iterator[tuple[int, Any]]:
-    """:func:`_call_stage` for a stage with chained executors (``engine.chaining``).
-
-    The partition's executor is called first, then each executor chained to it, with its
-    records and what the executor before it emitted to it, which never leaves this task.
-    """
-    first = stage.gids[index]
-    order = [first]
-    inputs: dict[int, list[bytes]] = {first: []}
-    for gid in order:  # breadth first: a chained executor after the one that feeds it
-        for partner in stage.chained.get(gid, ()):
-            inputs[partner] = []
-            order.append(partner)
-    for key, value in records:
-        rows = inputs.get(key)
-        if rows is None:
-            yield key, value
-        elif value is not ANCHOR:
-            rows.append(value)
-    for gid in order:
-        yield from _call_chained(stage, window, flags, gid, inputs,
-                                 control if gid == first else None)
-
-
-def _call_chained(stage: StageInfo, window: int, flags: dict[str, Any], gid: int,
+def _call_and_route(stage: StageInfo, window: int, flags: dict[str, Any], gid: int,
                   inputs: dict[int, list[bytes]], control: list[Any] | None
                   ) -> Iterator[tuple[int, Any]]:
-    """Call executor ``gid`` of a chain with ``inputs[gid]``; feed its chained partners.
+    """Call executor ``gid`` with ``inputs[gid]``; feed the executors chained to it.
 
-    Its output for the executors chained to it is appended to their ``inputs``; the rest is
-    forwarded as :func:`_call_stage` forwards it. An executor given up on feeds nothing:
-    the trees of its input fail, and its partners are called with what else they have.
+    Its output for the executors chained to it is appended to their ``inputs``; the rest
+    goes to later stages or, on an edge closing a cycle, to the driver for the next window.
+    An executor given up on feeds nothing: the trees of its input fail, and its partners
+    are called with what else they have.
     """
     mine = inputs[gid]
     request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
@@ -348,6 +308,7 @@ def _call_chained(stage: StageInfo, window: int, flags: dict[str, Any], gid: int
     except (ExecutorUnresponsive, ExecutorUnreachable) as exc:
         yield DRIVER, (_lost(stage, gid, window, mine, exc).encode(), {}, None)
         return
+    # checked after the call: a restarted executor's socket may appear meanwhile
     local = endpoint.local()
     call = (local, 0 if local else sum(sizes), refreshed or None)
     partners = stage.chained.get(gid, ())
