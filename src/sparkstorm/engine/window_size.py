@@ -291,12 +291,13 @@ class WindowSizer:
         if handed == 0 and not full:
             return  # an idle window says nothing about the next burst: keep the limit
         state.handed = _smooth(state.handed, float(handed))
-        top = self.saturation_bound
+        # a bound that moved down (the fit changed) is followed by halves too
+        top = min(self.max_bound, max(self.saturation_bound, (state.limit + 1) // 2))
         if full:
             wanted = GROWTH * state.limit
         else:
             wanted = max(round(HEADROOM * state.handed), self._budget_share(),
-                         self._period_share(gid), state.limit // 2)
+                         self._period_share(gid), (state.limit + 1) // 2)
         state.limit = min(top, max(MIN_LIMIT, min(GROWTH * state.limit, wanted)))
 
     def _budget_share(self) -> int:
