@@ -190,12 +190,16 @@ class TopologyDriver:
     def _window_sizer(self) -> WindowSizer:
         spouts = [e.gid for e in self.plan.executors
                   if self.plan.components[e.component].kind == "spout"]
-        auto_pending = (conf_bool(self.conf, "topology.spout.pending.auto")
-                        and conf_optional_int(self.conf, "topology.max.spout.pending") is None)
-        return WindowSizer(conf_int(self.conf, "topology.window.target.latency.ms"),
-                           conf_int(self.conf, "topology.window.ms"),
-                           conf_int(self.conf, "topology.spout.buffer.size"), spouts,
-                           conf_int(self.conf, "topology.spout.buffer.max.size"), auto_pending)
+        conf = self.conf
+        auto_pending = (conf_bool(conf, "topology.spout.pending.auto")
+                        and conf_optional_int(conf, "topology.max.spout.pending") is None)
+        timeout = (conf_float(conf, "topology.message.timeout.secs")
+                   if conf_bool(conf, "topology.enable.message.timeouts") else 0.0)
+        return WindowSizer(conf_int(conf, "topology.window.target.latency.ms"),
+                           conf_int(conf, "topology.window.ms"),
+                           conf_int(conf, "topology.spout.buffer.size"), spouts,
+                           conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
+                           timeout)
 
     def _size_next_windows(self, started: float, job_seconds: float,
                            metas: list[WindowMeta]) -> None:

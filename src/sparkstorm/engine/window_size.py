@@ -21,7 +21,8 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   full (it had to wait: demand exceeds the limit), the limit grows ``GROWTH`` (4) times, up
   to the **saturation bound**: the window size at which the job's fixed cost is
   ``FIXED_SHARE`` of its time (:meth:`JobCost.amortising_size`, shared among the spout
-  executors), at least ``topology.spout.buffer.size`` and at most
+  executors) and whose expected job takes at most ``TIMEOUT_SHARE`` of the message
+  timeout, at least ``topology.spout.buffer.size`` and at most
   ``topology.spout.buffer.max.size`` (the memory cap: a window's tuples are held by the
   spout, the executors and Spark at once). So a saturated topology grows its windows until
   the fixed cost is amortised and keeps its throughput. Otherwise the limit becomes the
@@ -123,6 +124,11 @@ MAX_PERIOD_TARGETS = 4.0
 """The period the cost model may ask for is at most this many latency targets (beyond, the
 load is treated as saturating: the limits grow on full buffers instead)."""
 
+TIMEOUT_SHARE = 0.25
+"""A saturated window's expected job time stays under this share of
+``topology.message.timeout.secs`` (a tuple waits about two jobs and a period: windows grown
+for throughput on a slowed machine must not time their own tuples out)."""
+
 PENDING_SHARE = 0.6
 """With ``topology.spout.pending.auto``: the mean complete latency the in-flight bound aims
 at, as a share of the target (p50 sits near the mean, p99 about 1.5-2 times it)."""
@@ -156,16 +162,19 @@ class WindowSizer:
             ``buffer_bound``: ``buffer_bound``).
         auto_pending: bound each spout executor's un-acked tuples by Little's law
             (``topology.spout.pending.auto`` with ``topology.max.spout.pending`` unset).
+        timeout_seconds: ``topology.message.timeout.secs`` when timeouts are on (0: none);
+            a saturated window's expected job stays under ``TIMEOUT_SHARE`` of it.
     """
 
     def __init__(self, target_ms: int, window_ms: int, buffer_bound: int,
                  spouts: Iterable[int], max_bound: int | None = None,
-                 auto_pending: bool = False) -> None:
+                 auto_pending: bool = False, timeout_seconds: float = 0.0) -> None:
         self.enabled = target_ms > 0
         self.target_seconds = target_ms / 1000.0
         self.buffer_bound = buffer_bound
         self.max_bound = max(buffer_bound, max_bound or buffer_bound)
         self.auto_pending = auto_pending and self.enabled
+        self.timeout_seconds = timeout_seconds
         period_ms = min(window_ms, target_ms * PERIOD_SHARE) if self.enabled else window_ms
         self.base_period = period_ms / 1000.0
         self.period_seconds = self.base_period
@@ -217,6 +226,9 @@ class WindowSizer:
         size = self.cost.amortising_size(FIXED_SHARE)
         if size is None:
             return self.max_bound
+        if self.timeout_seconds and self.cost.seconds_per_tuple:
+            fits = (TIMEOUT_SHARE * self.timeout_seconds - (self.cost.fixed_seconds or 0.0))
+            size = min(size, max(0.0, fits) / self.cost.seconds_per_tuple)
         share = int(size / max(1, len(self._spouts)))
         return max(self.buffer_bound, min(self.max_bound, share))
 

@@ -364,3 +364,14 @@ def test_automatic_pending_is_off_unless_asked_and_with_the_sizer_off() -> None:
     off.observe(0.3, {0: 100}, (), started=0.0)
     off.observe(0.3, {0: 100}, (), started=0.5)
     assert off.pending(0) is None and off.limit(0) is None
+
+
+def test_saturated_windows_stay_well_inside_the_message_timeout() -> None:
+    slow = WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, timeout_seconds=4.0)
+    spout = SimulatedSpout(slow)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    limit = spout.run(demand=10**9, windows=10)[-1]
+    # a quarter of 4 s: (1.0 - 0.2) s / 40 us = 20,000 tuples, the buffer size
+    assert limit == BOUND
+    assert slow.cost.job_seconds(limit) <= window_size.TIMEOUT_SHARE * 4.0 + 1e-6
