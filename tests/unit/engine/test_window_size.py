@@ -344,8 +344,8 @@ def test_a_saturating_rate_leaves_the_period_and_grows_the_limit() -> None:
 def test_automatic_pending_is_throughput_times_a_share_of_the_target() -> None:
     spout = TimedSpout(saturating(auto_pending=True))
     assert spout.sizer.pending(0) is None  # unknown throughput: no bound yet
-    spout.run(rate=8000, windows=40)
-    expected = 8000 * window_size.PENDING_SHARE * 1.0
+    spout.run(rate=12_000, windows=40)
+    expected = 12_000 * window_size.PENDING_SHARE * 1.0  # above the floor of 5,000
     assert spout.sizer.pending(0) == pytest.approx(expected, rel=0.05)
     # moves by at most x2 or /2 per window, and never below MIN_LIMIT
     bounds = []
@@ -353,7 +353,18 @@ def test_automatic_pending_is_throughput_times_a_share_of_the_target() -> None:
         spout.run(rate=100, windows=1)
         bounds.append(spout.sizer.pending(0))
     assert all(b >= a // 2 for a, b in zip([int(expected), *bounds], bounds, strict=False))
-    assert bounds[-1] == MIN_LIMIT
+    # the floor: windows whose 0.2 s fixed cost is half their job, 0.2 / 40 us
+    floor = FIXED_SECONDS / SECONDS_PER_TUPLE
+    assert bounds[-1] == pytest.approx(floor, rel=0.05)
+
+
+def test_an_unreachable_target_keeps_the_pending_bound_at_its_floor() -> None:
+    slow = TimedSpout(saturating(auto_pending=True))
+    slow.run(rate=1000, windows=10)
+    slow.run(rate=5000, windows=10)
+    slow.run(rate=300, windows=30)  # Little's law alone would ask for 180 in flight
+    floor = slow.sizer.cost.amortising_size(window_size.PENDING_FIXED_SHARE)
+    assert floor is not None and slow.sizer.pending(0) == int(floor) > MIN_LIMIT
 
 
 def test_automatic_pending_is_off_unless_asked_and_with_the_sizer_off() -> None:
