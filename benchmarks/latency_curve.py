@@ -11,6 +11,14 @@ engine's default unless ``--target-latency-ms``) and off (0: fixed windows, the 
 measured in the same run), so the ratio survives a loaded machine. The targets (p50 ≤ 1 s,
 p99 ≤ 2 s) are flagged at 80 % of the maximum.
 
+The unthrottled runs also print the CPU each sentence costs in Spark's JVM and Python
+workers and in all of the topology's processes, and the peak memory of all processes: a
+saturated topology's windows grow (``topology.spout.buffer.max.size``) to amortise each
+Spark job's fixed cost, and this shows what that buys and what memory it takes. With
+``--pending-auto`` a third unthrottled run measures the maximum under the Little's-law
+in-flight bound (``topology.spout.pending.auto``): the throughput a saturated spout gives
+up to keep its latency near the target.
+
 A module of its own, not a ``wordcount.py`` option: it runs 12 topologies where
 ``wordcount.py`` runs one and the references, and ``make bench`` runs both.
 
