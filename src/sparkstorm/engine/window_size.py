@@ -129,8 +129,11 @@ load is treated as saturating: the limits grow on full buffers instead)."""
 
 TIMEOUT_SHARE = 0.1
 """A saturated window's expected job time stays under this share of
-``topology.message.timeout.secs``: windows grown for throughput on a slowed machine must
-not time their own tuples out. Measured at load average 22 on 2 cores with a quarter:
+``topology.message.timeout.secs``, and windows fall back towards
+``topology.spout.buffer.size`` (by halves) while the smoothed job time seen is above it:
+windows grown for throughput on a slowed machine must not time their own tuples out
+(at load average 30-35 on 2 cores, the fit's prediction alone let windows grow to 60,000
+sentences in 14 s jobs, p50 37 s). Measured at load average 22 on 2 cores with a quarter:
 30,000-sentence windows, 11 s periods, p50 24 s against a 30 s timeout (a tuple waits
 about a period, a job and the verdict's window: two to three jobs)."""
 
@@ -239,7 +242,10 @@ class WindowSizer:
         if size is None:
             return self.max_bound
         if self.timeout_seconds and self.cost.seconds_per_tuple:
-            fits = (TIMEOUT_SHARE * self.timeout_seconds - (self.cost.fixed_seconds or 0.0))
+            longest = TIMEOUT_SHARE * self.timeout_seconds
+            if (self.job_seconds or 0.0) > longest:
+                return self.buffer_bound  # seen, not predicted: jobs already too long
+            fits = longest - (self.cost.fixed_seconds or 0.0)
             size = min(size, max(0.0, fits) / self.cost.seconds_per_tuple)
         share = int(size / max(1, len(self._spouts)))
         return max(self.buffer_bound, min(self.max_bound, share))

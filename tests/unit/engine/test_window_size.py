@@ -392,3 +392,20 @@ def test_saturated_windows_stay_well_inside_the_message_timeout() -> None:
     spout.run(demand=500, windows=10)
     spout.run(demand=5000, windows=10)
     assert spout.run(demand=10**9, windows=10)[-1] == BOUND
+
+
+def test_jobs_seen_too_long_for_the_timeout_bring_saturated_windows_back_by_halves() -> None:
+    sizer = WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, timeout_seconds=30.0)
+    spout = SimulatedSpout(sizer)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    grown = spout.run(demand=10**9, windows=10)[-1]
+    assert grown > BOUND
+    # the machine slows down: the same windows now take 5 s, above a tenth of 30 s
+    limits = []
+    for _ in range(10):
+        sizer.observe(5.0, {0: grown}, {0}, started=None)
+        limits.append(sizer.limit(0))
+    steps = zip([grown, *limits], limits, strict=False)
+    assert all((a + 1) // 2 <= b <= a for a, b in steps)
+    assert limits[-1] == BOUND
