@@ -41,6 +41,11 @@ MIN_SPREAD = 0.2
 """Windows' sizes must spread by this share of their mean (coefficient of variation) before
 the fit trusts the slope they give; below it the previous estimates stay."""
 
+MIN_SPREAD_TUPLES = 1000
+"""...and by at least this many tuples (standard deviation): the slope of windows of a few
+dozen tuples is the job time's noise (an integration test's 20 tuples/s made it say
+seconds per tuple, and the period grew to match)."""
+
 
 class JobCost:
     """Fixed and per-tuple job seconds, fitted from (tuples, job seconds) of past windows.
@@ -80,7 +85,8 @@ class JobCost:
         """Weighted least squares of job seconds on tuples; False when sizes barely vary."""
         mean_n = self._n / self._w
         variance = self._nn / self._w - mean_n * mean_n
-        if mean_n <= 0 or variance <= (MIN_SPREAD * mean_n) ** 2:
+        spread = max(MIN_SPREAD * mean_n, MIN_SPREAD_TUPLES)
+        if mean_n <= 0 or variance <= spread**2:
             return False
         slope = (self._nj / self._w - mean_n * self._j / self._w) / variance
         if slope <= 0:

@@ -238,13 +238,13 @@ class WindowSizer:
     @property
     def saturation_bound(self) -> int:
         """The largest limit of one spout executor: where the fixed cost is amortised."""
+        longest = TIMEOUT_SHARE * self.timeout_seconds
+        if self.timeout_seconds and (self.job_seconds or 0.0) > longest:
+            return self.buffer_bound  # seen, not predicted: jobs already too long
         size = self.cost.amortising_size(FIXED_SHARE)
         if size is None:
             return self.max_bound
         if self.timeout_seconds and self.cost.seconds_per_tuple:
-            longest = TIMEOUT_SHARE * self.timeout_seconds
-            if (self.job_seconds or 0.0) > longest:
-                return self.buffer_bound  # seen, not predicted: jobs already too long
             fits = longest - (self.cost.fixed_seconds or 0.0)
             size = min(size, max(0.0, fits) / self.cost.seconds_per_tuple)
         share = int(size / max(1, len(self._spouts)))
@@ -290,9 +290,12 @@ class WindowSizer:
     def _next_period(self, saturated: bool) -> float:
         """The base period, or the shortest that keeps up with the offered rate."""
         rate = self.rate()
-        if saturated or rate is None:
-            return self.base_period
         capacity = CAPACITY_OVERLAP if self.overlapping else CAPACITY_SERIAL
+        if saturated or rate is None or self.job_seconds is None:
+            return self.base_period
+        if self.job_seconds <= capacity * self.base_period and self.period_seconds <= \
+                self.base_period:
+            return self.base_period  # the jobs keep up at the base period: nothing to fix
         needed = self.cost.shortest_period(rate, capacity)
         if needed is None or needed > MAX_PERIOD_TARGETS * self.target_seconds:
             return self.base_period  # saturating: the limits grow on full buffers instead

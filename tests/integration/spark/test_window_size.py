@@ -97,23 +97,23 @@ FLOOD_COUNT, FLOOD_BUFFER, FLOOD_MAX = 12_000, 300, 3000
 """An unthrottled spout: saturated, its windows grow past the buffer size to the cap."""
 
 
-def _flood(cluster: LocalCluster, tmp_path: Path, name: str, conf: dict[str, Any]
-           ) -> list[int]:
+def _flood(cluster: LocalCluster, tmp_path: Path, name: str, conf: dict[str, Any],
+           count: int = FLOOD_COUNT) -> list[int]:
     """Run the flood until every number is acked exactly once; each window's hand-over."""
     folder = tmp_path / name
     folder.mkdir()
     runner = cluster.submit_topology(name, FloodTopology, conf={
-        "test.dir": str(folder), "test.count": FLOOD_COUNT,
+        "test.dir": str(folder), "test.count": count,
         "topology.spout.buffer.size": FLOOD_BUFFER,
         "topology.spout.buffer.max.size": FLOOD_MAX, **conf})
     try:
         wait_for(lambda: runner.stats.summary()["components"].get("numbers", {}).get("acked")
-                 == FLOOD_COUNT, timeout=180, message=f"{name}: every number acked")
+                 == count, timeout=300, message=f"{name}: every number acked")
         windows = runner.stats.summary()["recent_windows"]
     finally:
         cluster.kill_topology(name)
     acks = Counter(e["n"] for e in read_events(folder, "numbers") if e["event"] == "ack")
-    assert acks == Counter(range(FLOOD_COUNT))
+    assert acks == Counter(range(count))
     return [int((w["components"].get("numbers") or {}).get("buffered", 0)) for w in windows]
 
 
@@ -130,5 +130,6 @@ def test_the_automatic_pending_bound_keeps_exact_acking(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     handed = _flood(cluster, tmp_path, "flood-pending", {
-        "topology.window.target.latency.ms": 1000, "topology.spout.pending.auto": True})
+        "topology.window.target.latency.ms": 1000, "topology.spout.pending.auto": True},
+        count=4000)
     assert max(handed) <= FLOOD_MAX, handed

@@ -360,8 +360,8 @@ def test_automatic_pending_is_throughput_times_a_share_of_the_target() -> None:
 
 def test_an_unreachable_target_keeps_the_pending_bound_at_its_floor() -> None:
     slow = TimedSpout(saturating(auto_pending=True))
-    slow.run(rate=1000, windows=10)
-    slow.run(rate=5000, windows=10)
+    slow.run(rate=2000, windows=10)
+    slow.run(rate=16_000, windows=10)  # windows of 500 and 4,000: the fit has both parts
     slow.run(rate=300, windows=30)  # Little's law alone would ask for 180 in flight
     floor = slow.sizer.cost.amortising_size(window_size.PENDING_FIXED_SHARE)
     assert floor is not None and slow.sizer.pending(0) == int(floor) > MIN_LIMIT
@@ -409,3 +409,13 @@ def test_jobs_seen_too_long_for_the_timeout_bring_saturated_windows_back_by_halv
     steps = zip([grown, *limits], limits, strict=False)
     assert all((a + 1) // 2 <= b <= a for a, b in steps)
     assert limits[-1] == BOUND
+
+
+def test_noisy_jobs_of_a_few_tuples_keep_the_base_period() -> None:
+    rng = random.Random(3)
+    light = saturating()
+    clock = 0.0
+    for _ in range(200):
+        light.observe(rng.uniform(0.1, 0.35), {0: rng.randrange(3, 30)}, (), started=clock)
+        clock += light.period_seconds
+        assert light.period_seconds == 0.25  # the slope of a few dozen tuples is noise
