@@ -18,7 +18,7 @@ a queue with a fixed cost per batch:
 Windows of one size only (a saturated topology at its limit) cannot separate ``F`` from
 ``c``; the fit then keeps what it learnt from windows of other sizes, and until it has seen
 two sizes it takes an empty window's job time as ``F`` (Spark's first windows carry nothing
-and measure it) and the rest as ``c``.
+and measure it) and the rest of a window of at least ``MIN_SPREAD_TUPLES`` as ``c``.
 
 Example:
     >>> cost = JobCost()
@@ -77,7 +77,8 @@ class JobCost:
         if tuples == 0:
             self.fixed_seconds = _blend(self.fixed_seconds, job_seconds)
             return
-        if not self._fit() and self.fixed_seconds is not None:
+        if (not self._fit() and self.fixed_seconds is not None
+                and tuples >= MIN_SPREAD_TUPLES):  # a few tuples' share is the job's noise
             rest = max(0.0, job_seconds - self.fixed_seconds) / tuples
             self.seconds_per_tuple = _blend(self.seconds_per_tuple, rest)
 

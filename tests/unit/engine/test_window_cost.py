@@ -48,3 +48,9 @@ def test_the_fit_follows_a_change_of_cost() -> None:
     for n in sizes * 15:
         cost.observe(n, 0.5 + 40e-6 * n)  # the machine got busier: fixed cost up
     assert cost.fixed_seconds == pytest.approx(0.5, rel=0.02)
+
+
+def test_a_few_tuples_teach_nothing_per_tuple() -> None:
+    cost = fitted([(0, 2.0), (12, 2.5), (20, 3.1), (15, 2.2)])  # a slow machine, light load
+    assert cost.fixed_seconds is not None and cost.seconds_per_tuple is None
+    assert cost.shortest_period(rate=20, capacity=1.5) == 0.0  # no constraint known
