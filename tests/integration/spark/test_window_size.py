@@ -105,7 +105,10 @@ def _flood(cluster: LocalCluster, tmp_path: Path, name: str, conf: dict[str, Any
     runner = cluster.submit_topology(name, FloodTopology, conf={
         "test.dir": str(folder), "test.count": count,
         "topology.spout.buffer.size": FLOOD_BUFFER,
-        "topology.spout.buffer.max.size": FLOOD_MAX, **conf})
+        "topology.spout.buffer.max.size": FLOOD_MAX,
+        # jobs seen above a tenth of the timeout stop the growth; on a loaded test machine
+        # they take seconds: the timeout is long here so that growth is what is tested
+        "topology.message.timeout.secs": 600, **conf})
     try:
         wait_for(lambda: runner.stats.summary()["components"].get("numbers", {}).get("acked")
                  == count, timeout=300, message=f"{name}: every number acked")
