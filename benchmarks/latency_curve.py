@@ -11,6 +11,14 @@ engine's default unless ``--target-latency-ms``) and off (0: fixed windows, the 
 measured in the same run), so the ratio survives a loaded machine. The targets (p50 ≤ 1 s,
 p99 ≤ 2 s) are flagged at 80 % of the maximum.
 
+The unthrottled runs also print the CPU each sentence costs in Spark's JVM and Python
+workers and in all of the topology's processes, and the peak memory of all processes: a
+saturated topology's windows grow (``topology.spout.buffer.max.size``) to amortise each
+Spark job's fixed cost, and this shows what that buys and what memory it takes. With
+``--pending-auto`` a third unthrottled run measures the maximum under the Little's-law
+in-flight bound (``topology.spout.pending.auto``): the throughput a saturated spout gives
+up to keep its latency near the target.
+
 A module of its own, not a ``wordcount.py`` option: it runs 12 topologies where
 ``wordcount.py`` runs one and the references, and ``make bench`` runs both.
 
@@ -29,6 +37,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from _cpu_breakdown import DRIVER, EXECUTOR, JVM, PYSPARK_WORKER  # noqa: E402
 from _latency_breakdown import breakdown  # noqa: E402
 from _wordcount_topology import SPOUT  # noqa: E402
 from wordcount import (  # noqa: E402
@@ -67,6 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "wordcount.py --conf); repeatable")
     parser.add_argument("--skip-fixed", action="store_true",
                         help="do not run the fixed-window reference at each load")
+    parser.add_argument("--pending-auto", action="store_true",
+                        help="also run the unthrottled topology with topology.spout.pending."
+                             "auto=true: the maximum throughput under the Little's-law bound")
     return parser.parse_args(argv)
 
 
@@ -78,16 +90,39 @@ def measure(spark: Any, sentences: int, rate: float, target_ms: int | None,
         argv += ["--target-latency-ms", str(target_ms)]
     for entry in conf:
         argv += ["--conf", entry]
-    run, _ = run_topology(spark, wordcount_args(argv))
+    run, mem = run_topology(spark, wordcount_args(argv))
     if not run.completed or len(run.polls) < MIN_POLLS:
-        return {"completed": False}
+        return {"completed": False, "peak_bytes": mem.peak_bytes}
     res = analyse(run, sentences)
     steady = res.get("steady_window_range")
     parts = breakdown(run.windows, SPOUT, *steady) if steady else None
     return {"completed": True, "rate": res["steady_sentences_per_sec"],
             "p50": res["steady_p50_ms"], "p99": res["steady_p99_ms"],
             "period": res.get("steady_window_period"),
-            "per_window": res.get("steady_sentences_per_window"), "breakdown": parts}
+            "per_window": res.get("steady_sentences_per_window"), "breakdown": parts,
+            "peak_bytes": mem.peak_bytes, "cpu_us": _cpu_per_sentence(run, res)}
+
+
+def _cpu_per_sentence(run: Any, res: dict[str, Any]) -> dict[str, float] | None:
+    """Core microseconds per steady sentence: JVM + Spark's Python workers, and all ours."""
+    sentences = res.get("steady_sentences") or 0
+    if run.cpu is None or not sentences or not res.get("steady_wall_span"):
+        return None
+    by_class = run.cpu.breakdown(*res["steady_wall_span"]).by_class
+    def us(*classes: str) -> float:
+        return sum(by_class.get(c, 0.0) for c in classes) * 1e6 / sentences
+    return {"spark": us(JVM, PYSPARK_WORKER), "all": us(JVM, PYSPARK_WORKER, EXECUTOR, DRIVER)}
+
+
+def _maximum_line(label: str, result: dict[str, Any] | None) -> str:
+    """One unthrottled run: the curve's cells, CPU per sentence and peak memory."""
+    if result is None:
+        return f"{label:<28} -"
+    cpu = result.get("cpu_us")
+    cpu_text = (f"JVM+Python workers {cpu['spark']:5.1f} us, all ours {cpu['all']:5.1f} us "
+                "per sentence" if cpu else "CPU n/a")
+    mib = (result.get("peak_bytes") or 0) / 2**20
+    return f"{label:<28} {_cells(result)} | {cpu_text} | peak {mib:,.0f} MiB"
 
 
 def _cells(result: dict[str, Any] | None) -> str:
@@ -117,12 +152,17 @@ def main(argv: list[str] | None = None) -> int:
             measure(spark, args.warmup_sentences, 0.0, 0)
         top = measure(spark, args.max_sentences, 0.0, args.target_latency_ms, args.conf)
         top_fixed = None if args.skip_fixed else measure(spark, args.max_sentences, 0.0, 0)
+        top_pending = (measure(spark, args.max_sentences, 0.0, args.target_latency_ms,
+                               [*args.conf, "topology.spout.pending.auto=true"])
+                       if args.pending_auto else None)
         if not top["completed"]:
             print("the unthrottled run did not complete", flush=True)
             return 1
         maximum = top["rate"]
-        print(f"\nmaximum (unthrottled): window sizer on {_cells(top)} | "
-              f"fixed windows {_cells(top_fixed)}", flush=True)
+        tops = [("window sizer on", top), ("fixed windows", top_fixed)]
+        if args.pending_auto:
+            tops.append(("sizer + pending.auto", top_pending))
+        print_maximum(tops)
         rows = []
         for load in loads:
             rate = maximum * load / 100.0
@@ -132,10 +172,23 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((load, rate, adaptive, fixed))
     finally:
         spark.stop()
+    print_maximum(tops)
     print_curve(rows)
     print_breakdowns(rows)
     flagged = [r for r in rows if r[0] == FLAGGED_LOAD]
     return 0 if all(r[2]["completed"] for r in rows) and flagged else 1
+
+
+def print_maximum(tops: list[tuple[str, dict[str, Any] | None]]) -> None:
+    """The unthrottled runs: throughput, latency, CPU per sentence, peak memory."""
+    head = f"{'sent./s':>10} {'p50 ms':>8} {'p99 ms':>8} {'period':>7} {'/window':>7}"
+    print(f"\n=== maximum throughput (unthrottled spout) ===\n{'':<28} {head}", flush=True)
+    for label, result in tops:
+        print(_maximum_line(label, result), flush=True)
+    base, fixed = tops[0][1], tops[1][1]
+    if base and fixed and base.get("completed") and fixed.get("completed") and fixed["rate"]:
+        print(f"window sizer on / fixed windows: {base['rate'] / fixed['rate']:.2f}x",
+              flush=True)
 
 
 def print_curve(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]) -> None:

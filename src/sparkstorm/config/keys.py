@@ -432,8 +432,10 @@ KEYS: dict[str, ConfigKey] = _declare(
         int,
         1000,
         "sparkstorm: complete latency the window size aims for: a window starts at the earliest "
-        "target/4 ms after the last and each spout hands over what load asks, up to "
-        "topology.spout.buffer.size (0: off, fixed windows of topology.window.ms)",
+        "target/4 ms after the last (longer when the load needs longer windows to keep up with "
+        "each job's fixed cost) and each spout hands over what load asks, growing to "
+        "topology.spout.buffer.max.size when saturated (0: off, fixed windows of "
+        "topology.window.ms and topology.spout.buffer.size)",
         minimum=0,
     ),
     _K(
@@ -457,8 +459,32 @@ KEYS: dict[str, ConfigKey] = _declare(
         "topology.spout.buffer.size",
         int,
         20000,
-        "sparkstorm: bound on tuples a spout executor buffers between windows (backpressure)",
+        "sparkstorm: bound on tuples a spout executor buffers between windows (backpressure); "
+        "with topology.window.target.latency.ms set, the window sizer's limit before it has "
+        "learnt the load and the least it lets a saturated spout grow to",
         minimum=1,
+    ),
+    _K(
+        "topology.spout.buffer.max.size",
+        int,
+        100000,
+        "sparkstorm: with topology.window.target.latency.ms set, the most tuples a saturated "
+        "spout executor's buffer (its window) grows to, so that each window's fixed Spark job "
+        "cost is amortised: the sizer grows it until that cost is about 10 % of the job, up "
+        "to this memory cap (a window's tuples are held by the spout, the executors and Spark "
+        "at once; below topology.spout.buffer.size: that size)",
+        minimum=1,
+    ),
+    _K(
+        "topology.spout.pending.auto",
+        bool,
+        False,
+        "sparkstorm: when topology.max.spout.pending is unset and "
+        "topology.window.target.latency.ms is set, bound each spout executor's un-acked tuples "
+        "by Little's law at its measured throughput x 0.6 x the target, so that a saturated "
+        "spout keeps its complete latency near the target at the throughput windows of that "
+        "size give (false: a saturated topology grows its windows for throughput and its "
+        "latency grows with them, as Storm's with no max.spout.pending)",
     ),
     _K(
         "topology.executor.start.timeout.secs",

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
-from sparkstorm.config import conf_bool, conf_float, conf_int
+from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.acking import Acker, Verdicts
 from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
 from sparkstorm.engine.endpoint import Endpoint
@@ -190,16 +190,24 @@ class TopologyDriver:
     def _window_sizer(self) -> WindowSizer:
         spouts = [e.gid for e in self.plan.executors
                   if self.plan.components[e.component].kind == "spout"]
-        return WindowSizer(conf_int(self.conf, "topology.window.target.latency.ms"),
-                           conf_int(self.conf, "topology.window.ms"),
-                           conf_int(self.conf, "topology.spout.buffer.size"), spouts)
+        conf = self.conf
+        auto_pending = (conf_bool(conf, "topology.spout.pending.auto")
+                        and conf_optional_int(conf, "topology.max.spout.pending") is None)
+        timeout = (conf_float(conf, "topology.message.timeout.secs")
+                   if conf_bool(conf, "topology.enable.message.timeouts") else 0.0)
+        return WindowSizer(conf_int(conf, "topology.window.target.latency.ms"),
+                           conf_int(conf, "topology.window.ms"),
+                           conf_int(conf, "topology.spout.buffer.size"), spouts,
+                           conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
+                           timeout)
 
-    def _size_next_windows(self, job_seconds: float, metas: list[WindowMeta]) -> None:
+    def _size_next_windows(self, started: float, job_seconds: float,
+                           metas: list[WindowMeta]) -> None:
         """Tell the window sizer what the spout executors handed over to this window."""
         spouts = [m for m in metas if m.gid in self.window_size.spouts and not m.lost]
         self.window_size.observe(
             job_seconds, {m.gid: m.stats.buffered for m in spouts},
-            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0})
+            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started)
 
     def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends.
@@ -283,7 +291,7 @@ class TopologyDriver:
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
-        self.overlapping = self._may_overlap()
+        self.overlapping = self.window_size.overlapping = self._may_overlap()
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
@@ -371,7 +379,8 @@ class TopologyDriver:
                     continue
                 started = time.monotonic()
                 self.run_window()
-                self.stop_requested.wait(self.window_seconds - (time.monotonic() - started))
+                self.stop_requested.wait(self.window_size.period_seconds
+                                         - (time.monotonic() - started))
             self._finish_in_flight()
             self._drain()
         except BaseException as exc:
@@ -528,7 +537,8 @@ class TopologyDriver:
         while not (self.stop_requested.is_set() or job.future.done()
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
-        self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
+        self.stop_requested.wait(self.window_size.period_seconds
+                                 - (time.monotonic() - job.began))
         # a job about to end is waited for: the next window then carries its verdicts
         wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
@@ -656,7 +666,8 @@ class TopologyDriver:
             ack=[r for t in tasks for r in verdicts.ack.get(t, ())], fail=failed,
             fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
             reset=[r for t in tasks for r in verdicts.reset.get(t, ())],
-            active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid))
+            active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid),
+            pending=self.window_size.pending(gid))
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1
@@ -692,7 +703,7 @@ class TopologyDriver:
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
         duration = (finished or time.time()) - started
-        self._size_next_windows(duration, metas)
+        self._size_next_windows(started, duration, metas)
         self.stats.record(WindowRecord(window, started, duration, components,
                                        executors, jobs or [], locality))
         self.stats.restarts = self.pool.restarts

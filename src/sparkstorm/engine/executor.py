@@ -422,10 +422,16 @@ class SpoutExecutor(ExecutorHost):
         super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
+        self.max_limit = max(self.buffer_bound,
+                             conf_int(self.conf, "topology.spout.buffer.max.size"))
+        """The largest limit a control may set (``topology.spout.buffer.max.size``)."""
         self.limit = self.buffer_bound
         """Tuples to buffer for the next window: the driver's ``SpoutControl.limit``."""
         self.filled_under = self.limit
         """The limit the buffer last handed over was filled under (reported as its bound)."""
+        self.auto_pending: int | None = None
+        """Un-acked tuples per task the driver's window sizer allows (``SpoutControl.pending``
+        shared among the tasks; None: only ``topology.max.spout.pending``)."""
         self.timeout = conf_float(self.conf, "topology.message.timeout.secs")
         self.timeouts_enabled = conf_bool(self.conf, "topology.enable.message.timeouts")
         self.active = False
@@ -463,6 +469,8 @@ class SpoutExecutor(ExecutorHost):
 
     def _can_produce(self, collector: TaskCollector) -> bool:
         if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
+            return False
+        if self.auto_pending is not None and len(collector.pending_roots) >= self.auto_pending:
             return False
         return self.output.count < self.limit
 
@@ -514,7 +522,9 @@ class SpoutExecutor(ExecutorHost):
                 self._expire()
             self.set_active(control.active)
             self.filled_under = self.limit
-            self.limit = min(self.buffer_bound, control.limit or self.buffer_bound)
+            self.limit = min(self.max_limit, control.limit or self.buffer_bound)
+            self.auto_pending = (None if control.pending is None
+                                 else max(1, control.pending // max(1, len(self.instances))))
             taken = self.output.take()
             self.take_checkpoint(checkpoint)
             self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)

@@ -43,9 +43,12 @@ class SpoutControl:
         reset: roots whose message timeout restarts now (``reset_timeout``).
         active: whether the spout tasks run (``activate``/``deactivate``).
         fail_all: fail every tree in flight (a window's job was lost).
-        limit: tuples the executor may buffer for the next window, below
-            ``topology.spout.buffer.size`` (None: that bound); set by the driver's
-            ``engine.window_size.WindowSizer``.
+        limit: tuples the executor may buffer for the next window (None:
+            ``topology.spout.buffer.size``); set by the driver's
+            ``engine.window_size.WindowSizer``, at most ``topology.spout.buffer.max.size``.
+        pending: un-acked tuples the executor may hold over all its tasks (None: only
+            ``topology.max.spout.pending``); the sizer's Little's-law bound with
+            ``topology.spout.pending.auto``.
     """
 
     ack: list[int] = field(default_factory=list)
@@ -55,18 +58,20 @@ class SpoutControl:
     active: bool = True
     fail_all: bool = False
     limit: int | None = None
+    pending: int | None = None
 
     def to_wire(self) -> list[Any]:
         """The msgpack-ready (and picklable) form."""
         return [self.ack, self.fail, self.fail_reasons, self.reset, self.active,
-                self.fail_all, self.limit]
+                self.fail_all, self.limit, self.pending]
 
     @classmethod
     def from_wire(cls, data: list[Any]) -> SpoutControl:
         """Inverse of :meth:`to_wire` (after a msgpack round trip)."""
-        ack, fail, reasons, reset, active, fail_all, limit = data
+        ack, fail, reasons, reset, active, fail_all, limit, pending = data
         return cls(ack, fail, {int(root): Failure(*why) for root, why in reasons.items()},
-                   reset, bool(active), bool(fail_all), None if limit is None else int(limit))
+                   reset, bool(active), bool(fail_all), None if limit is None else int(limit),
+                   None if pending is None else int(pending))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from sparkstorm import Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
+    NumberSpout,
     PacedNumberSpout,
     PassBolt,
     RecordingBolt,
@@ -84,3 +85,54 @@ def test_light_load_answers_well_under_the_target_where_fixed_windows_do_not(
     assert adaptive["p50"] < well_under, adaptive
     assert adaptive["p99"] < TARGET_MS, adaptive
     assert fixed["p50"] > well_under, fixed
+
+
+class FloodTopology(Topology):
+    numbers = NumberSpout.spec()
+    passing = PassBolt.spec(inputs=[numbers], par=2)
+    sink = RecordingBolt.spec(inputs=[passing])
+
+
+FLOOD_COUNT, FLOOD_BUFFER, FLOOD_MAX = 12_000, 300, 3000
+"""An unthrottled spout: saturated, its windows grow past the buffer size to the cap."""
+
+
+def _flood(cluster: LocalCluster, tmp_path: Path, name: str, conf: dict[str, Any],
+           count: int = FLOOD_COUNT) -> list[int]:
+    """Run the flood until every number is acked exactly once; each window's hand-over."""
+    folder = tmp_path / name
+    folder.mkdir()
+    runner = cluster.submit_topology(name, FloodTopology, conf={
+        "test.dir": str(folder), "test.count": count,
+        "topology.spout.buffer.size": FLOOD_BUFFER,
+        "topology.spout.buffer.max.size": FLOOD_MAX,
+        # jobs seen above a tenth of the timeout stop the growth; on a loaded test machine
+        # they take seconds: the timeout is long here so that growth is what is tested
+        "topology.message.timeout.secs": 600, **conf})
+    try:
+        wait_for(lambda: runner.stats.summary()["components"].get("numbers", {}).get("acked")
+                 == count, timeout=300, message=f"{name}: every number acked")
+        windows = runner.stats.summary()["recent_windows"]
+    finally:
+        cluster.kill_topology(name)
+    acks = Counter(e["n"] for e in read_events(folder, "numbers") if e["event"] == "ack")
+    assert acks == Counter(range(count))
+    return [int((w["components"].get("numbers") or {}).get("buffered", 0)) for w in windows]
+
+
+def test_a_saturated_spout_grows_its_windows_past_the_buffer_size_up_to_the_cap(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    grown = _flood(cluster, tmp_path, "flood-sizer", {"topology.window.target.latency.ms": 1000})
+    fixed = _flood(cluster, tmp_path, "flood-fixed", {"topology.window.target.latency.ms": 0})
+    assert FLOOD_BUFFER < max(grown) <= FLOOD_MAX, grown
+    assert max(fixed) <= FLOOD_BUFFER, fixed
+
+
+def test_the_automatic_pending_bound_keeps_exact_acking(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    handed = _flood(cluster, tmp_path, "flood-pending", {
+        "topology.window.target.latency.ms": 1000, "topology.spout.pending.auto": True},
+        count=4000)
+    assert max(handed) <= FLOOD_MAX, handed

@@ -207,3 +207,215 @@ def test_overlap_goes_on_when_jobs_run_for_periods() -> None:
     assert OVERLAP_WAIT_SHARE * heavy.period_seconds < 0.6 - 0.25
     assert heavy.overlap_wait(0.25) == 0.0
     assert sizer(0).overlap_wait(0.0) == 0.0  # the sizer off: overlap as configured
+
+
+# -- saturation, the cost model's period, the automatic in-flight bound -------------------
+
+MAX_BOUND = 100_000
+
+
+class TimedSpout:
+    """One spout executor offered ``rate`` tuples per second, windows one period apart.
+
+    Each window hands over what arrived since the last (plus any backlog) up to the limit
+    it was filled under; its job takes ``FIXED_SECONDS + SECONDS_PER_TUPLE * handed``; the
+    next window starts a period later, or when the job ends if that is later (no overlap).
+    """
+
+    def __init__(self, sizer: WindowSizer) -> None:
+        self.sizer = sizer
+        self.clock = 0.0
+        self.backlog = 0.0
+        self.since = sizer.period_seconds
+        """Seconds from the last window's start to the next's."""
+        self.filled_under = sizer.limit(0) or BOUND
+        self.handed: list[int] = []
+
+    def run(self, rate: float, windows: int) -> list[int]:
+        start = len(self.handed)
+        for _ in range(windows):
+            due = self.backlog + rate * self.since
+            handed = int(min(due, self.filled_under))
+            self.backlog = due - handed
+            job = FIXED_SECONDS + SECONDS_PER_TUPLE * handed
+            sent = self.sizer.limit(0) or BOUND
+            self.sizer.observe(job, {0: handed}, {0} if due >= self.filled_under else set(),
+                               started=self.clock)
+            self.filled_under = sent
+            self.since = max(self.sizer.period_seconds, job)
+            self.clock += self.since
+            self.handed.append(handed)
+        return self.handed[start:]
+
+
+def saturating(max_bound: int = MAX_BOUND, auto_pending: bool = False) -> WindowSizer:
+    return WindowSizer(1000, 500, BOUND, [0], max_bound=max_bound, auto_pending=auto_pending)
+
+
+def test_saturation_grows_past_the_buffer_size_until_the_fixed_cost_is_amortised() -> None:
+    spout = SimulatedSpout(saturating())
+    spout.run(demand=500, windows=10)  # light: learns the job's fixed cost
+    spout.run(demand=5000, windows=10)  # another size: learns its cost per tuple
+    limits = spout.run(demand=10**9, windows=10)
+    sizer = spout.sizer
+    assert sizer.cost.fixed_seconds == pytest.approx(FIXED_SECONDS, rel=0.05)
+    assert sizer.cost.seconds_per_tuple == pytest.approx(SECONDS_PER_TUPLE, rel=0.05)
+    # 0.2 s fixed against 40 us a tuple: a tenth of the job at 45,000 tuples
+    amortised = int(FIXED_SECONDS * (1 - window_size.FIXED_SHARE)
+                    / (window_size.FIXED_SHARE * SECONDS_PER_TUPLE))
+    assert BOUND < limits[-1] == sizer.saturation_bound
+    assert limits[-1] == pytest.approx(amortised, rel=0.05)
+    assert limits[-3:] == [limits[-1]] * 3  # settled
+
+
+def test_the_saturation_bound_is_the_memory_cap_when_the_cost_says_more() -> None:
+    spout = SimulatedSpout(saturating(max_bound=30_000))
+    spout.run(demand=500, windows=10)
+    assert spout.run(demand=10**9, windows=8)[-1] == 30_000
+    # and no growth past the buffer size when the cap is not above it (as before)
+    capped = SimulatedSpout(saturating(max_bound=5_000))
+    assert capped.run(demand=10**9, windows=8)[-1] == BOUND
+
+
+def test_after_saturation_the_limit_shrinks_back_when_the_load_drops() -> None:
+    spout = SimulatedSpout(saturating())
+    light = spout.run(demand=1000, windows=20)[-1]
+    heavy = spout.run(demand=10**9, windows=10)[-1]
+    assert heavy > BOUND
+    down = spout.run(demand=1000, windows=40)
+    assert all(b >= a // 2 for a, b in zip([heavy, *down], down, strict=False))
+    assert down[-1] == light
+
+
+def test_limits_stay_within_the_cap_under_any_load() -> None:
+    rng = random.Random(11)
+    spout = SimulatedSpout(saturating(max_bound=60_000))
+    for _ in range(500):
+        spout.window(rng.choice([0, 50, 1000, 30_000, rng.randrange(200_000)]))
+    limits = [BOUND, *spout.limits]
+    assert all(MIN_LIMIT <= limit <= 60_000 for limit in limits)
+    assert all(a / 2 <= b <= GROWTH * a for a, b in zip(limits, limits[1:], strict=False))
+
+
+def test_light_load_keeps_the_base_period_under_the_target() -> None:
+    spout = TimedSpout(saturating())
+    spout.run(rate=2000, windows=40)
+    # 500 tuples a window: 0.22 s jobs in 0.25 s periods keep up within the serial capacity
+    assert spout.sizer.period_seconds == 0.25
+    assert spout.backlog < 1
+
+
+def test_a_load_the_base_period_cannot_carry_gets_the_shortest_period_that_keeps_up() -> None:
+    spout = TimedSpout(saturating())
+    spout.run(rate=1000, windows=10)
+    spout.run(rate=5000, windows=10)
+    handed = spout.run(rate=15_000, windows=60)
+    sizer = spout.sizer
+    # F / (capacity - c r) = 0.2 / (0.9 - 0.6) = 0.67 s: above the base period of 0.25 s
+    expected = FIXED_SECONDS / (window_size.CAPACITY_SERIAL - SECONDS_PER_TUPLE * 15_000)
+    assert sizer.period_seconds == pytest.approx(expected, rel=0.1)
+    assert spout.backlog < 15_000 * sizer.period_seconds  # keeps up: no growing backlog
+    assert max(handed[-10:]) < sizer.limit(0)  # the limit is not what bounds the windows
+    # and back to the base period when the load drops
+    spout.run(rate=1000, windows=40)
+    assert sizer.period_seconds == 0.25
+
+
+def test_the_period_grows_at_most_twice_per_window() -> None:
+    spout = TimedSpout(saturating())
+    spout.run(rate=1000, windows=10)
+    spout.run(rate=5000, windows=10)
+    periods = []
+    for _ in range(10):
+        spout.run(rate=20_000, windows=1)
+        periods.append(spout.sizer.period_seconds)
+    assert all(b <= 2 * a + 1e-9 for a, b in zip([0.25, *periods], periods, strict=False))
+
+
+def test_a_saturating_rate_leaves_the_period_and_grows_the_limit() -> None:
+    spout = TimedSpout(saturating())
+    spout.run(rate=1000, windows=10)
+    spout.run(rate=5000, windows=10)
+    spout.run(rate=40_000, windows=20)  # c r = 1.6 s per second: no period keeps up
+    assert spout.sizer.period_seconds == 0.25
+    assert spout.sizer.limit(0) == spout.sizer.saturation_bound > BOUND
+
+
+def test_automatic_pending_is_throughput_times_a_share_of_the_target() -> None:
+    spout = TimedSpout(saturating(auto_pending=True))
+    assert spout.sizer.pending(0) is None  # unknown throughput: no bound yet
+    spout.run(rate=12_000, windows=40)
+    expected = 12_000 * window_size.PENDING_SHARE * 1.0  # above the floor of 5,000
+    assert spout.sizer.pending(0) == pytest.approx(expected, rel=0.05)
+    # moves by at most x2 or /2 per window, and never below MIN_LIMIT
+    bounds = []
+    for _ in range(10):
+        spout.run(rate=100, windows=1)
+        bounds.append(spout.sizer.pending(0))
+    assert all(b >= a // 2 for a, b in zip([int(expected), *bounds], bounds, strict=False))
+    # the floor: windows whose 0.2 s fixed cost is half their job, 0.2 / 40 us
+    floor = FIXED_SECONDS / SECONDS_PER_TUPLE
+    assert bounds[-1] == pytest.approx(floor, rel=0.05)
+
+
+def test_an_unreachable_target_keeps_the_pending_bound_at_its_floor() -> None:
+    slow = TimedSpout(saturating(auto_pending=True))
+    slow.run(rate=2000, windows=10)
+    slow.run(rate=16_000, windows=10)  # windows of 500 and 4,000: the fit has both parts
+    slow.run(rate=300, windows=30)  # Little's law alone would ask for 180 in flight
+    floor = slow.sizer.cost.amortising_size(window_size.PENDING_FIXED_SHARE)
+    assert floor is not None and slow.sizer.pending(0) == int(floor) > MIN_LIMIT
+
+
+def test_automatic_pending_is_off_unless_asked_and_with_the_sizer_off() -> None:
+    plain = TimedSpout(saturating())
+    plain.run(rate=8000, windows=10)
+    assert plain.sizer.pending(0) is None
+    off = WindowSizer(0, 500, BOUND, [0], max_bound=MAX_BOUND, auto_pending=True)
+    off.observe(0.3, {0: 100}, (), started=0.0)
+    off.observe(0.3, {0: 100}, (), started=0.5)
+    assert off.pending(0) is None and off.limit(0) is None
+
+
+def test_saturated_windows_stay_well_inside_the_message_timeout() -> None:
+    slow = WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, timeout_seconds=12.0)
+    spout = SimulatedSpout(slow)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    limit = spout.run(demand=10**9, windows=10)[-1]
+    # a tenth of 12 s: (1.2 - 0.2) s / 40 us = 25,000 tuples (amortised: 45,000)
+    assert limit == pytest.approx(25_000, rel=0.02)
+    assert slow.cost.job_seconds(limit) <= window_size.TIMEOUT_SHARE * 12.0 + 1e-6
+    # and never below the buffer size, however slow
+    slower = WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, timeout_seconds=2.0)
+    spout = SimulatedSpout(slower)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    assert spout.run(demand=10**9, windows=10)[-1] == BOUND
+
+
+def test_jobs_seen_too_long_for_the_timeout_bring_saturated_windows_back_by_halves() -> None:
+    sizer = WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, timeout_seconds=30.0)
+    spout = SimulatedSpout(sizer)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    grown = spout.run(demand=10**9, windows=10)[-1]
+    assert grown > BOUND
+    # the machine slows down: the same windows now take 5 s, above a tenth of 30 s
+    limits = []
+    for _ in range(10):
+        sizer.observe(5.0, {0: grown}, {0}, started=None)
+        limits.append(sizer.limit(0))
+    steps = zip([grown, *limits], limits, strict=False)
+    assert all((a + 1) // 2 <= b <= a for a, b in steps)
+    assert limits[-1] == BOUND
+
+
+def test_noisy_jobs_of_a_few_tuples_keep_the_base_period() -> None:
+    rng = random.Random(3)
+    light = saturating()
+    clock = 0.0
+    for _ in range(200):
+        light.observe(rng.uniform(0.1, 0.35), {0: rng.randrange(3, 30)}, (), started=clock)
+        clock += light.period_seconds
+        assert light.period_seconds == 0.25  # the slope of a few dozen tuples is noise
