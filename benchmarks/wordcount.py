@@ -83,6 +83,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="one more topology conf entry (VALUE read as JSON when it "
                              "parses, else as a string); repeatable")
+    parser.add_argument("--spark", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more setting of the benchmark's SparkSession, over the "
+                             "engine's defaults (e.g. spark.driver.extraJavaOptions= for the "
+                             "JVM's own); repeatable")
     parser.add_argument("--no-overlap", action="store_true",
                         help="topology.window.overlap false: one window at a time on local[2] "
                              "(else windows overlap on local[4]: see engine.session)")
@@ -112,27 +116,32 @@ def conf_entries(entries: list[str]) -> dict[str, Any]:
     return conf
 
 
-def make_spark(overlap: bool = True) -> Any:
+def make_spark(overlap: bool = True, settings: dict[str, str] | None = None) -> Any:
     """``_references.make_local_spark``'s session (local[2], no UI, 2 shuffle partitions)
     plus no console progress bar; made here because that is a static setting.
 
     With ``overlap``, local[2] gets the task slots overlapping windows need
     (``engine.session.overlap_master``: local[4]); the references run on it too.
+    The engine's Spark defaults (``engine.session.engine_spark_defaults``: the driver JVM's
+    options) apply as they would to a topology's own session, unless ``settings`` (``--spark``)
+    set the same keys.
     """
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from sparkstorm.engine.session import overlap_master
+    from sparkstorm.engine.session import engine_spark_defaults, overlap_master
 
-    spark = (
+    builder = (
         SparkSession.builder.master(overlap_master("local[2]") if overlap else "local[2]")
         .appName("sparkstorm-wordcount-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
     )
+    for key, value in (engine_spark_defaults() | (settings or {})).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
@@ -467,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     n = args.sentences
     print(f"sparkstorm word count benchmark: {n:,} sentences (seed {args.seed}), "
           f"local[2], python {sys.version.split()[0]}", flush=True)
-    spark = make_spark(overlap=not args.no_overlap)
+    spark = make_spark(overlap=not args.no_overlap,
+                       settings=dict(entry.partition("=")[::2] for entry in args.spark))
     try:
         run, mem = run_topology(spark, args)
         sentences = make_sentences(n, args.seed)

@@ -16,6 +16,18 @@ from sparkstorm.config import conf_bool, spark_settings
 
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(,\d+)?\])?")
 
+DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+"""The driver JVM's options unless ``spark.driver.extraJavaOptions`` is set.
+
+A window job costs the JVM a fixed amount of scheduling and shuffle bookkeeping, and
+little work per byte: our executors do the per-tuple work. Measured on the word count
+(``benchmarks/RESULTS.md``, 2026-11-26), the C2 compiler was still compiling after minutes of
+windows, about half the JVM's CPU, and G1's concurrent marking, started by the
+windows' blobs (humongous objects to G1), another tenth. C1 alone compiles once and
+quickly, and the parallel collector has no concurrent phase. In local mode the driver JVM
+runs the tasks too; executor JVMs of a cluster keep Spark's defaults.
+"""
+
 
 def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     """The active SparkSession, or a new one from the ``spark.*`` keys of ``conf``.
@@ -36,14 +48,35 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark_conf = SparkConf().setAppName(app_name)
     spark_conf.set("spark.ui.showConsoleProgress", "false")  # it would garble our progress
-    settings = spark_settings(conf)
-    if conf_bool(conf, "topology.window.overlap"):
-        settings["spark.master"] = overlap_master(settings["spark.master"])
-    for key, value in settings.items():
+    for key, value in session_settings(conf).items():
         spark_conf.set(key, value)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def session_settings(conf: dict[str, Any]) -> dict[str, str]:
+    """The Spark settings of a session made for ``conf``: its ``spark.*`` keys over ours.
+
+    Example:
+        >>> session_settings({"spark.master": "local[2]"})["spark.master"]
+        'local[4]'
+        >>> session_settings({"spark.driver.extraJavaOptions": "-Xss4m"})[
+        ...     "spark.driver.extraJavaOptions"]
+        '-Xss4m'
+    """
+    settings = engine_spark_defaults() | spark_settings(conf)
+    if conf_bool(conf, "topology.window.overlap"):
+        settings["spark.master"] = overlap_master(settings["spark.master"])
+    return settings
+
+
+def engine_spark_defaults() -> dict[str, str]:
+    """The Spark settings the engine chooses unless the topology's ``spark.*`` keys do.
+
+    They take effect only when the JVM is launched by the session built from them.
+    """
+    return {"spark.driver.extraJavaOptions": DRIVER_JVM_OPTIONS}
 
 
 def overlap_master(master: str) -> str:
