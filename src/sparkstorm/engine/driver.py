@@ -47,6 +47,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.replan import PartLayouts, check_counts, replan_driver
 from sparkstorm.engine.rollback_calls import await_window, restore_executor
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
@@ -172,6 +173,10 @@ class TopologyDriver:
         """Executors a rebalance wants this process to run (:meth:`rehost`)."""
         self._rehost_cancelled: set[int] | None = None
         """The rehost whose windows in flight were cancelled already."""
+        # new executor counts the window loop takes before its next window (replan), and
+        # which executor held each task at each checkpoint taken (engine.replan)
+        self._replan_wanted: dict[str, int] | None = None
+        self.part_layouts = PartLayouts()
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -320,6 +325,33 @@ class TopologyDriver:
                            self.name, sorted(arriving))
             self._spark.sparkContext.cancelAllJobs()
 
+    def replan(self, counts: dict[str, int]) -> None:
+        """Take new executor counts in place from the next window on (``rebalance -e``).
+
+        Checked now; the window loop applies them between windows (``engine.replan``): the
+        executors of unchanged components keep their processes, the rebalanced components'
+        tasks are regrouped into the new count of executors.
+
+        Raises:
+            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
+                ``PARALLELISM_ABOVE_TASKS``; nothing changes then.
+        """
+        checked = check_counts(self.plan, counts, self.name)
+        self._replan_wanted = {**(self._replan_wanted or {}), **checked}
+
+    def _follow_replan(self) -> None:
+        """Apply wanted executor counts: end the window in flight, then regroup."""
+        wanted, self._replan_wanted = self._replan_wanted, None
+        if wanted is None:
+            return
+        self._finish_in_flight()
+        replan_driver(self, wanted)
+
+    @property
+    def replans(self) -> int:
+        """New executor counts taken in place so far."""
+        return self.pool.replans
+
     def _follow_rehost(self) -> None:
         """Apply a wanted rehost: end the window in flight, move executors, await them.
 
@@ -366,6 +398,9 @@ class TopologyDriver:
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
                 self._follow_rehost()
+                self._follow_replan()
+                if self._rollback_due():  # a replan with checkpoints rolls back
+                    continue
                 if self.overlapping:
                     self._run_overlapped()
                     continue
@@ -563,6 +598,7 @@ class TopologyDriver:
         """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
         assert self.checkpoints is not None
         state = EngineState.of(self.acker, self._verdicts, self._deliveries)
+        self.part_layouts.taken(window, self.plan)
         try:
             self.checkpoints.begin(window, state.encode())
         except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
@@ -582,6 +618,7 @@ class TopologyDriver:
             logger.error("topology %s: checkpoint not committed: %s", self.name, exc)
             return
         if committed is not None:
+            self.part_layouts.forget_before(committed)
             self.stats.committed_window = committed
             self.stats.checkpoint_ms = checkpoints.last_commit_ms
             logger.info("topology %s: checkpoint %d committed", self.name, committed)
@@ -611,14 +648,16 @@ class TopologyDriver:
         for executor in self.plan.executors:
             try:
                 restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
-                                 self.pool.token, target, timeout, resume=resume)
+                                 self.pool.token, target, timeout, resume=resume,
+                                 parts=self.part_layouts.parts_for(target, executor.tasks))
             except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
                 logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
                              self.name, executor.gid, target, exc)
                 return False
         state = EngineState() if target is None else self.checkpoints.engine_state(target)
         state.restore_ledger(self.acker)
-        self._verdicts, self._deliveries, self._fail_all = state.verdicts, state.deliveries, False
+        deliveries = self.part_layouts.deliveries(target, state.deliveries, self.plan)
+        self._verdicts, self._deliveries, self._fail_all = state.verdicts, deliveries, False
         if target is not None:
             self.window = max(self.window, target + 1)
         self._seen_restarts, self._needs_rollback = restarts, False
