@@ -348,6 +348,11 @@ class TopologyDriver:
         replan_driver(self, wanted)
 
     @property
+    def replan_pending(self) -> bool:
+        """Whether new executor counts wait for the window loop."""
+        return self._replan_wanted is not None
+
+    @property
     def replans(self) -> int:
         """New executor counts taken in place so far."""
         return self.pool.replans
