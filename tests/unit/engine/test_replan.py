@@ -1,5 +1,7 @@
-"""New executor counts in place (``engine.replan``): which executors stay, and a staying
-executor's switch to the new plan (routes, target map, its spout's buffer), without Spark.
+"""New executor counts in place (``engine.replan``), without Spark.
+
+Which executors stay, and a staying executor's switch to the new plan (routes, target map,
+its spout's buffer).
 """
 
 from __future__ import annotations
