@@ -1,5 +1,8 @@
 """``rebalance -e`` in place on Spark local mode (``engine.replan``), through LocalCluster.
 
+With checkpoints, the stateful word count of ``test_checkpoints`` is regrouped down and up
+and still ends with exact counts in its committed checkpoint.
+
 A paced spout feeds a relay (two executors) chained to a sink (two executors). The relay
 goes to one executor and back to two while the stream runs. The spout's and the sink's
 executor processes go on throughout (their pids in the recorded events and the pool do not
@@ -28,6 +31,14 @@ from tests.integration.spark.components import (
     RecordingBolt,
     read_events,
 )
+from tests.integration.spark.test_checkpoints import COUNT as CHECKPOINTED_COUNT
+from tests.integration.spark.test_checkpoints import EXPECTED as CHECKPOINTED_EXPECTED
+from tests.integration.spark.test_checkpoints import (
+    _finish_exactly,
+    _no_ack_twice,
+    _wait_for_first_commit,
+)
+from tests.integration.spark.test_checkpoints import _run as _run_checkpointed
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -119,3 +130,28 @@ def test_a_bad_rebalance_is_refused_and_changes_nothing(cluster: LocalCluster,
         assert excinfo.value.code == code
     assert runner._replan_wanted is None
     assert executor_counts(runner.plan) == {"numbers": 1, "relay": 2, "sink": 2}
+
+
+def test_with_checkpoints_a_rebalance_rolls_back_under_the_new_layout_to_exact_counts(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    """The regrouped count tasks restore from the parts that held them: counts stay exact."""
+    runner = _run_checkpointed(cluster, tmp_path)
+    _wait_for_first_commit(runner)
+    spout = _pids(runner, "numbers")
+    rollbacks = runner.stats.rollbacks
+
+    cluster.rebalance("checkpointed", {"count": 1})
+    wait_for(lambda: runner.replans == 1 and runner.stats.rollbacks > rollbacks, 60,
+             message="regrouped and rolled back")
+    assert executor_counts(runner.plan) == {"numbers": 1, "count": 1}
+    committed = runner.stats.committed_window
+    wait_for(lambda: (runner.stats.committed_window or -1) > (committed or -1), 60,
+             message="a checkpoint under the new layout")
+    cluster.rebalance("checkpointed", {"count": 2})
+    wait_for(lambda: runner.replans == 2, 60, message="regrouped again")
+
+    acked, counts = _finish_exactly(runner)
+    assert acked == set(range(CHECKPOINTED_COUNT)) and counts == CHECKPOINTED_EXPECTED
+    assert _pids(runner, "numbers") == spout, "the spout's executor kept its process"
+    assert runner.pool.restarts == 0
+    _no_ack_twice(tmp_path)
