@@ -334,9 +334,15 @@ class TopologyDriver:
 
         Raises:
             EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
-                ``PARALLELISM_ABOVE_TASKS``; nothing changes then.
+                ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
+                run some executors. Nothing changes then.
         """
         checked = check_counts(self.plan, counts, self.name)
+        if len(self.pool.sockets) != len(self.plan.executors):
+            msg = (f"topology {self.name} runs executors in other workers; their executors "
+                   "follow the plan they started with, so new executor counts need new "
+                   "workers (Nimbus replaces them on a rebalance -e)")
+            raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
         self._replan_wanted = {**(self._replan_wanted or {}), **checked}
 
     def _follow_replan(self) -> None:

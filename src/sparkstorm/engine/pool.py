@@ -301,6 +301,7 @@ class ExecutorPool:
             self._give_up(gid, grace)
         with self.lock:
             self.replans += 1
+            self._rename_logs(staying, left)
             self.plan = plan
             self._write_plan_file()
             for name in ("sockets", "endpoints", "remote_pids", "processes", "spawned_at",
@@ -332,6 +333,25 @@ class ExecutorPool:
             self._note_port(gid)
         logger.info("topology %s: new executor counts: executors %s stay (renumbered), %s "
                     "left, %s started", self.name, staying, left, arrived)
+
+    def _rename_logs(self, staying: dict[int, int], left: list[int]) -> None:
+        """Executor logs follow their gids: a renumbered executor's log takes its new name.
+
+        The processes keep writing to their open files, whatever the name. The logs of the
+        executors that left are kept as ``executor-<gid>.r<replan>.log``.
+        """
+        for gid in left:
+            with contextlib.suppress(OSError):
+                os.replace(self.log_path(gid),
+                           self.log_dir / f"executor-{gid}.r{self.replans}.log")
+        moved = {}
+        for old in staying:  # two steps: a new name may be another one's old name
+            staged = self.log_dir / f"executor-{old}.log.replan"
+            with contextlib.suppress(OSError):
+                os.replace(self.log_path(old), staged)
+                moved[old] = staged
+        for old, staged in moved.items():
+            os.replace(staged, self.log_path(staying[old]))
 
     def _give_up(self, gid: int, grace: float) -> None:
         """Stop running executor ``gid`` here: close it, kill it if it lingers, forget it."""

@@ -273,6 +273,10 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
     new = ExecutionPlan(with_counts(old.spec, merged), driver.conf)
     regrouping = regroup(old, new)
     driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving)
+    # the trees of regrouped spout tasks: their new instances know nothing of them
+    driver.acker.forget_spout_tasks({t for g in regrouping.leaving for t in old.executors[g].tasks
+                                     if old.components[old.executors[g].component].kind
+                                     == "spout"})
     driver.plan = new
     driver.ticks.plan = new
     driver.window_size = driver._window_sizer()

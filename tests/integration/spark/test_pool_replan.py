@@ -68,9 +68,11 @@ def test_staying_executors_keep_their_processes_under_new_gids(pool: ExecutorPoo
     (arrived,) = regrouping.arriving
     assert ping(pool.endpoints[arrived], pool.token, 5.0), "the new relay answers"
     assert json.loads(pool.plan_file.read_text())["spec"] == new.spec.to_dict()
-    for old_gid, gid in regrouping.staying.items():
-        log = pool.log_path(old_gid).read_text()
+    for gid in regrouping.staying.values():  # its log took its new gid's name
+        log = pool.log_path(gid).read_text()
         assert f"is executor {gid} of the new plan" in log, "it heard the new plan"
+    for gid in regrouping.leaving:
+        assert "of the new plan" not in (pool.log_dir / f"executor-{gid}.r1.log").read_text()
     assert pool.restarts == 0
 
     # a staying executor that dies now restarts as its new gid, from the new plan

@@ -172,3 +172,28 @@ def test_part_layouts_name_the_parts_that_held_a_regrouped_executor_s_tasks() ->
     assert filed == {sink_new.gid: [b"x"], relay_new.gid: [b"y"]}
     layouts.forget_before(12)
     assert layouts.parts_for(10, sink_new.tasks) is None
+
+
+def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
+    import shutil
+
+    from sparkstorm.engine.driver import TopologyDriver
+
+    driver = TopologyDriver("chain", Chain.topology_spec, dict(CONF), hosted={0})
+    try:
+        with pytest.raises(EngineError) as excinfo:
+            driver.replan({"relay": 1})
+        assert excinfo.value.code == "REBALANCE_NOT_IN_PLACE"
+        assert not driver.replan_pending
+        everything = TopologyDriver("chain", Chain.topology_spec, dict(CONF))
+        try:
+            everything.replan({"relay": 1})
+            everything.replan({"sink": 4})
+            assert everything.replan_pending
+            assert everything._replan_wanted == {"relay": 1, "sink": 4}, "taken together"
+        finally:
+            everything._job_threads.shutdown()
+            shutil.rmtree(everything.workdir, ignore_errors=True)
+    finally:
+        driver._job_threads.shutdown()
+        shutil.rmtree(driver.workdir, ignore_errors=True)
