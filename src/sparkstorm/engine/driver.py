@@ -47,7 +47,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.replan import PartLayouts, check_counts, replan_driver
+from sparkstorm.engine.replan import PartLayouts, Replanning
 from sparkstorm.engine.rollback_calls import await_window, restore_executor
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
@@ -100,7 +100,7 @@ SKIP_TIMEOUT_SECONDS = 5.0
 """Bound on telling one executor that a window's job failed (``_skip_failed``)."""
 
 
-class TopologyDriver:
+class TopologyDriver(Replanning):
     """Runs one topology: executor processes, the window loop and its statistics.
 
     Args:
@@ -324,44 +324,6 @@ class TopologyDriver:
                            "away; cancelling the windows in flight (their trees replay)",
                            self.name, sorted(arriving))
             self._spark.sparkContext.cancelAllJobs()
-
-    def replan(self, counts: dict[str, int]) -> None:
-        """Take new executor counts in place from the next window on (``rebalance -e``).
-
-        Checked now; the window loop applies them between windows (``engine.replan``): the
-        executors of unchanged components keep their processes, the rebalanced components'
-        tasks are regrouped into the new count of executors.
-
-        Raises:
-            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
-                ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
-                run some executors. Nothing changes then.
-        """
-        checked = check_counts(self.plan, counts, self.name)
-        if len(self.pool.sockets) != len(self.plan.executors):
-            msg = (f"topology {self.name} runs executors in other workers; their executors "
-                   "follow the plan they started with, so new executor counts need new "
-                   "workers (Nimbus replaces them on a rebalance -e)")
-            raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
-        self._replan_wanted = {**(self._replan_wanted or {}), **checked}
-
-    def _follow_replan(self) -> None:
-        """Apply wanted executor counts: end the window in flight, then regroup."""
-        wanted, self._replan_wanted = self._replan_wanted, None
-        if wanted is None:
-            return
-        self._finish_in_flight()
-        replan_driver(self, wanted)
-
-    @property
-    def replan_pending(self) -> bool:
-        """Whether new executor counts wait for the window loop."""
-        return self._replan_wanted is not None
-
-    @property
-    def replans(self) -> int:
-        """New executor counts taken in place so far."""
-        return self.pool.replans
 
     def _follow_rehost(self) -> None:
         """Apply a wanted rehost: end the window in flight, move executors, await them.

@@ -23,6 +23,15 @@ Protocol (one between-windows step, driven by the driver's window loop, ``engine
    new gids (a tuple's target task is kept, only the executor holding it may change);
 4. the next window runs the new stages (chaining decided again from the new counts).
 
+With checkpoints on (``topology.checkpoint.windows``), the replan is followed by a rollback
+to the committed checkpoint under the new layout: the staying executors restore their own
+part (named by the gid they had then), a regrouped executor merges the parts of the
+executors that held its tasks (:class:`PartLayouts`), so a stateful component rebalanced
+mid-stream keeps exact state; the checkpoints pending at the replan are given up and the
+next window takes a new one. Only the driver's executors can be regrouped between its
+windows, so this runs when one worker hosts them all (Nimbus keeps that worker on
+``rebalance -e``; several workers are replaced).
+
 Example: ``split`` from two executors to one; ``sentences`` and ``count`` stay:
 
     >>> from sparkstorm.topology.spec import TopologySpec
@@ -32,6 +41,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
     >>> from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.pool import ExecutorPool
     >>> def bolt(name, source):
     ...     return {"name": name, "kind": "bolt", "component": "m:B", "par": 2,
     ...             "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
@@ -53,12 +63,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import ExecutorHost
 from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.topology_stats import ExecutorRange
 from sparkstorm.errors import EngineError
@@ -250,6 +261,56 @@ class PartLayouts:
                 logger.warning("cycle deliveries to executor %d of checkpoint %s dropped: its "
                                "tasks were regrouped; their trees replay", old, window)
         return filed
+
+
+class Replanning:
+    """The driver's side of ``rebalance -e`` (mixed into ``engine.driver.TopologyDriver``)."""
+
+    name: str
+    plan: ExecutionPlan
+    pool: ExecutorPool
+    _replan_wanted: dict[str, int] | None
+
+    def _finish_in_flight(self) -> None:
+        raise NotImplementedError
+
+    def replan(self, counts: dict[str, int]) -> None:
+        """Take new executor counts in place from the next window on (``rebalance -e``).
+
+        Checked now; the window loop applies them between windows (``engine.replan``): the
+        executors of unchanged components keep their processes, the rebalanced components'
+        tasks are regrouped into the new count of executors.
+
+        Raises:
+            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
+                ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
+                run some executors. Nothing changes then.
+        """
+        checked = check_counts(self.plan, counts, self.name)
+        if len(self.pool.sockets) != len(self.plan.executors):
+            msg = (f"topology {self.name} runs executors in other workers; their executors "
+                   "follow the plan they started with, so new executor counts need new "
+                   "workers (Nimbus replaces them on a rebalance -e)")
+            raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
+        self._replan_wanted = {**(self._replan_wanted or {}), **checked}
+
+    def _follow_replan(self) -> None:
+        """Apply wanted executor counts: end the window in flight, then regroup."""
+        wanted, self._replan_wanted = self._replan_wanted, None
+        if wanted is None:
+            return
+        self._finish_in_flight()
+        replan_driver(cast("TopologyDriver", self), wanted)
+
+    @property
+    def replan_pending(self) -> bool:
+        """Whether new executor counts wait for the window loop."""
+        return self._replan_wanted is not None
+
+    @property
+    def replans(self) -> int:
+        """New executor counts taken in place so far."""
+        return self.pool.replans
 
 
 def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regrouping | None:
