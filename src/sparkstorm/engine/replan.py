@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
     >>> from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
     >>> def bolt(name, source):
     ...     return {"name": name, "kind": "bolt", "component": "m:B", "par": 2,
     ...             "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
