@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -330,6 +331,7 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
     merged = {**executor_counts(old), **counts}
     if merged == executor_counts(old):
         return None
+    began = time.monotonic()
     new = ExecutionPlan(with_counts(old.spec, merged), driver.conf)
     regrouping = regroup(old, new)
     driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving)
@@ -351,8 +353,9 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
     driver._stages_version = driver._endpoints_state()
     driver.overlapping = driver._may_overlap()
     logger.warning("topology %s: executors per component now %s (in place: %d stay, %d left, "
-                   "%d started)", driver.name, executor_counts(new), len(regrouping.staying),
-                   len(regrouping.leaving), len(regrouping.arriving))
+                   "%d started, in %.2f s)", driver.name, executor_counts(new),
+                   len(regrouping.staying), len(regrouping.leaving), len(regrouping.arriving),
+                   time.monotonic() - began)
     return regrouping
 
 
