@@ -42,7 +42,7 @@ from tests.integration.spark.test_checkpoints import (
 )
 from tests.integration.spark.test_checkpoints import _run as _run_checkpointed
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(480)
 
 COUNT = 1500
 RATE = 150.0
@@ -77,9 +77,9 @@ def _rebalance(cluster: LocalCluster, runner: TopologyDriver, relay: int,
     """Rebalance the relay; returns seconds until its new executors served a window."""
     replans, began = runner.replans, time.monotonic()
     cluster.rebalance("relay", {"relay": relay})
-    wait_for(lambda: runner.replans > replans, 60, message="the replan was applied")
+    wait_for(lambda: runner.replans > replans, 120, message="the replan was applied")
     before = len(_acked(folder))
-    wait_for(lambda: len(_acked(folder)) > before + 20 or len(_acked(folder)) == COUNT, 60,
+    wait_for(lambda: len(_acked(folder)) > before + 20 or len(_acked(folder)) == COUNT, 120,
              message="ids acked after the replan")
     return time.monotonic() - began
 
@@ -91,7 +91,7 @@ def test_rebalance_e_keeps_unchanged_executors_and_every_id_is_acked_once(
         "topology.message.timeout.secs": 10})
     assert executor_counts(runner.plan) == {"numbers": 1, "relay": 2, "sink": 2}
     assert runner.plan.chain_parents == {"sink": "relay"}
-    wait_for(lambda: len(_acked(tmp_path)) >= 100, 60, message="ids acked before")
+    wait_for(lambda: len(_acked(tmp_path)) >= 100, 180, message="ids acked before")
     spout, sinks = _pids(runner, "numbers"), _pids(runner, "sink")
 
     down = _rebalance(cluster, runner, 1, tmp_path)
@@ -106,7 +106,7 @@ def test_rebalance_e_keeps_unchanged_executors_and_every_id_is_acked_once(
     assert _pids(runner, "numbers") == spout and _pids(runner, "sink") == sinks
     assert runner.plan.chain_parents == {"sink": "relay"}, "chained as before"
 
-    wait_for(lambda: len(_acked(tmp_path)) == COUNT, 120, message="every id acked")
+    wait_for(lambda: len(_acked(tmp_path)) == COUNT, 180, message="every id acked")
     acked = _acked(tmp_path)
     assert [n for n, times in acked.items() if times > 1] == [], "ids acked twice"
     assert set(acked) == set(range(COUNT))
