@@ -171,6 +171,17 @@ class CheckpointCoordinator:
         self.store.purge_before(window)
         return window
 
+    def replace_parts(self, writers: Iterable[str]) -> None:
+        """New executors (``rebalance -e``): checkpoints need their parts from now on.
+
+        The pending checkpoints, taken under the old executors, are given up; the next
+        window takes a checkpoint.
+        """
+        self.expected = {*writers, DRIVER_PART}
+        self.pending.clear()
+        self._taken_at.clear()
+        self._next_due = 0
+
     def take_announcement(self) -> int | None:
         """The committed window executors have not been told of yet (told once)."""
         window, self._announce = self._announce, None

@@ -47,6 +47,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.replan import PartLayouts, Replanning
 from sparkstorm.engine.rollback_calls import await_window, restore_executor
 from sparkstorm.engine.session import get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
@@ -99,7 +100,7 @@ SKIP_TIMEOUT_SECONDS = 5.0
 """Bound on telling one executor that a window's job failed (``_skip_failed``)."""
 
 
-class TopologyDriver:
+class TopologyDriver(Replanning):
     """Runs one topology: executor processes, the window loop and its statistics.
 
     Args:
@@ -172,6 +173,10 @@ class TopologyDriver:
         """Executors a rebalance wants this process to run (:meth:`rehost`)."""
         self._rehost_cancelled: set[int] | None = None
         """The rehost whose windows in flight were cancelled already."""
+        # new executor counts the window loop takes before its next window (replan), and
+        # which executor held each task at each checkpoint taken (engine.replan)
+        self._replan_wanted: dict[str, int] | None = None
+        self.part_layouts = PartLayouts()
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -374,6 +379,9 @@ class TopologyDriver:
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
                 self._follow_rehost()
+                self._follow_replan()
+                if self._rollback_due():  # a replan with checkpoints rolls back
+                    continue
                 if self.overlapping:
                     self._run_overlapped()
                     continue
@@ -573,6 +581,7 @@ class TopologyDriver:
         """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
         assert self.checkpoints is not None
         state = EngineState.of(self.acker, self._verdicts, self._deliveries)
+        self.part_layouts.taken(window, self.plan)
         try:
             self.checkpoints.begin(window, state.encode())
         except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
@@ -592,6 +601,7 @@ class TopologyDriver:
             logger.error("topology %s: checkpoint not committed: %s", self.name, exc)
             return
         if committed is not None:
+            self.part_layouts.forget_before(committed)
             self.stats.committed_window = committed
             self.stats.checkpoint_ms = checkpoints.last_commit_ms
             logger.info("topology %s: checkpoint %d committed", self.name, committed)
@@ -621,14 +631,16 @@ class TopologyDriver:
         for executor in self.plan.executors:
             try:
                 restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
-                                 self.pool.token, target, timeout, resume=resume)
+                                 self.pool.token, target, timeout, resume=resume,
+                                 parts=self.part_layouts.parts_for(target, executor.tasks))
             except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
                 logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
                              self.name, executor.gid, target, exc)
                 return False
         state = EngineState() if target is None else self.checkpoints.engine_state(target)
         state.restore_ledger(self.acker)
-        self._verdicts, self._deliveries, self._fail_all = state.verdicts, state.deliveries, False
+        deliveries = self.part_layouts.deliveries(target, state.deliveries, self.plan)
+        self._verdicts, self._deliveries, self._fail_all = state.verdicts, deliveries, False
         if target is not None:
             self.window = max(self.window, target + 1)
         self._seen_restarts, self._needs_rollback = restarts, False

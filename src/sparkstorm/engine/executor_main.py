@@ -14,6 +14,9 @@ window the driver sent before (served first: ``engine.window_turns``; ``{"cmd": 
 10, "resume": 18}`` rebuilds the executor's tasks from its part of checkpoint 10
 (``"window": null``: from scratch), as the driver asks on a rollback
 (``engine.executor_checkpoint``); windows before 18 are refused from then on.
+``{"cmd": "replan", "spec": {...}, "gid": 2}`` switches a staying executor to new executor
+counts (``rebalance -e``, ``engine.replan``): it is executor 2 of the plan of that spec from
+the next window on.
 
 and get back ``{target gid: packed rows}`` with the encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
@@ -54,6 +57,7 @@ from sparkstorm.engine.executor_checkpoint import (
 from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.replan import replan_host
 from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.window_turns import Reply, WindowTurns
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
@@ -86,13 +90,16 @@ class ExecutorServer:
         tcp: the address to listen on for callers on other hosts, and the token they must
             send first (None: Unix socket only).
         turns: orders the window requests (default: a first start, waiting up to 30 s).
+        replan: switches the executor to a new spec where it has a new gid (None: refused).
     """
 
     def __init__(self, host: ExecutorHost, path: str, rebuild: HostFactory | None = None,
                  writer: PartWriter | None = None,
                  tcp: tuple[tuple[str, int], str] | None = None,
-                 turns: WindowTurns | None = None) -> None:
+                 turns: WindowTurns | None = None,
+                 replan: Callable[[dict[str, Any], int], None] | None = None) -> None:
         self.host = host
+        self.replan = replan
         self.path = path
         self.rebuild = rebuild
         self.writer = writer
@@ -183,11 +190,8 @@ class ExecutorServer:
         if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
             self.apply_log_control(request)
             return "ok", b""
-        if cmd == "restore":
-            self._restore(request.get("window"), int(request.get("resume") or 0))
-            return "ok", b""
-        if cmd == "skip":
-            self.turns.skip(int(request["w"]))
+        if cmd in ("restore", "replan", "skip"):
+            self._between_windows(cmd, request)
             return "ok", b""
         if cmd == "close":
             if self.writer is not None:
@@ -197,6 +201,16 @@ class ExecutorServer:
             return "ok", b""
         msg = f"unknown command {cmd!r}"
         raise ValueError(msg)
+
+    def _between_windows(self, cmd: str, request: dict[str, Any]) -> None:
+        """The commands that change what the next windows run on (the driver's orders)."""
+        if cmd == "restore":
+            self._restore(request.get("window"), int(request.get("resume") or 0),
+                          request.get("parts"))
+        elif cmd == "replan":
+            self._replan(request["spec"], int(request["gid"]))
+        else:  # skip
+            self.turns.skip(int(request["w"]))
 
     def _window(self, request: dict[str, Any]) -> Reply:
         window = int(request["w"])
@@ -274,11 +288,13 @@ class ExecutorServer:
         parts = [(w, info.name, info.size, info.sha256) for w, info in self.writer.take_written()]
         return replace(meta, parts=parts, errors=[*meta.errors, *errors])
 
-    def _restore(self, window: int | None, resume: int = 0) -> None:
+    def _restore(self, window: int | None, resume: int = 0,
+                 parts: list[str] | None = None) -> None:
         """Roll back: the current tasks hear ``pre_rollback`` and close.
 
         New ones start from this executor's part of checkpoint ``window`` (from scratch when
-        None). Windows before ``resume`` (the driver's next window) are refused from now on.
+        None), or from the ``parts`` that hold its tasks there (a replan regrouped them).
+        Windows before ``resume`` (the driver's next window) are refused from now on.
         """
         if self.rebuild is None:
             msg = "this executor cannot restore: checkpoints are off"
@@ -287,8 +303,8 @@ class ExecutorServer:
             point = None
             if window is not None:
                 assert self.writer is not None
-                blob = self.writer.store().read_part(window, part_name(self.host.info.gid))
-                point = RestorePoint(window, ExecutorPart.decode(blob))
+                point = RestorePoint(window, self._read_parts(
+                    window, parts if parts is not None else [part_name(self.host.info.gid)]))
             old = self.host
             old.rollback_state()
             old.close()
@@ -298,6 +314,26 @@ class ExecutorServer:
             if resume:  # refused from now on: the window after them need not wait for them
                 self.turns.skip(resume - 1)
             logger.info("executor %d restored from checkpoint %s", old.info.gid, window)
+
+    def _read_parts(self, window: int, names: list[str]) -> ExecutorPart:
+        """The parts ``names`` of checkpoint ``window`` merged (each holds other tasks)."""
+        assert self.writer is not None
+        merged = ExecutorPart()
+        for name in names:
+            part = ExecutorPart.decode(self.writer.store().read_part(window, name))
+            merged.tasks.update(part.tasks)
+            merged.pending.update(part.pending)
+        return merged
+
+    def _replan(self, spec: dict[str, Any], gid: int) -> None:
+        """Take the plan of ``spec``, where this executor is ``gid`` (between windows)."""
+        if self.replan is None:
+            msg = "this executor cannot take a new plan"
+            raise ValueError(msg)
+        with self.turns:  # no window runs meanwhile
+            old = self.host.info.gid
+            self.replan(spec, gid)
+            logger.info("executor %d is executor %d of the new plan", old, gid)
 
     def _run(self, request: dict[str, Any], checkpoint: int | None) -> WindowOutput:
         host = self.host
@@ -387,14 +423,15 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     watch_parent(os.getppid())
     dump_on_signal(args.socket)
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
+    current = {"plan": plan, "gid": args.gid}  # a replan changes both
 
     def rebuild(point: RestorePoint | None) -> ExecutorHost:
-        return make_executor(plan, args.gid, data["name"], point)
+        return make_executor(current["plan"], current["gid"], data["name"], point)
     try:
         host = rebuild(None)
     except Exception as exc:  # noqa: BLE001 - reported to the driver, then restarted
         return report_startup_failure(args.socket, plan.executors[args.gid].component, exc)
-    writer = None
+    writer: PartWriter | None = None
     checkpoint_id = data.get("checkpoint_id")
     if checkpoint_id:  # checkpoints are on
         root = checkpoint_root(plan.conf)
@@ -407,7 +444,14 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
         tcp = ((tcp_host, int(tcp_port)), str(data.get("token") or ""))
     turns = WindowTurns(args.restarted,
                         conf_float(plan.conf, "topology.executor.answer.timeout.secs"))
-    server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns)
+
+    def replan(spec: dict[str, Any], gid: int) -> None:
+        new = ExecutionPlan(TopologySpec.from_dict(spec), data["conf"])
+        replan_host(server.host, new, gid)
+        current["plan"], current["gid"] = new, gid
+        if writer is not None:
+            writer.gid = gid
+    server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns, replan)
     server.apply_saved_log_control()
     return server.serve_forever()
 

@@ -83,7 +83,9 @@ class ExecutorPool:
         self.backoff: dict[int, float] = {}
         self.restart_at: dict[int, float] = {}
         self.stopping = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.replans = 0
+        """Executor counts taken in place (``rebalance -e``, :meth:`replan`)."""
         self.start_timeout = conf_float(plan.conf, "topology.executor.start.timeout.secs")
         self.monitor = PeriodicThread(f"{name}-pool", MONITOR_INTERVAL, self._check_processes)
         self.python = sys.executable
@@ -107,16 +109,22 @@ class ExecutorPool:
         self.sys_path = executor_sys_path(self.python)
         if not is_own_python(self.python):
             check_executor_python(self.python, self._environment())
-        data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
-                "sys_path": self.sys_path, "checkpoint_id": self.checkpoint_id,
-                "token": self.token}
-        self.plan_file.write_text(json.dumps(data, default=str), encoding="utf-8")
+        self._write_plan_file()
         for gid in self.sockets:
             self._spawn(gid)
         deadline = time.monotonic() + self.start_timeout
         for gid, path in self.sockets.items():
             self._wait_ready(gid, path, deadline)
         self.monitor.start()
+
+    def _write_plan_file(self) -> None:
+        """What every executor process starts from (a restarted one too): replaced whole."""
+        data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
+                "sys_path": self.sys_path, "checkpoint_id": self.checkpoint_id,
+                "token": self.token}
+        staging = self.plan_file.with_name(self.plan_file.name + ".tmp")
+        staging.write_text(json.dumps(data, default=str), encoding="utf-8")
+        os.replace(staging, self.plan_file)
 
     def _environment(self) -> dict[str, str]:
         """The environment of the executor processes."""
@@ -188,7 +196,14 @@ class ExecutorPool:
         return "\n".join(text.splitlines()[-lines:])
 
     def _check_processes(self) -> None:
-        """One round of the monitor: restart the executors that exited."""
+        """One round of the monitor: restart the executors that exited.
+
+        Under :attr:`lock`: a replan renumbers the executors meanwhile.
+        """
+        with self.lock:
+            self._check_processes_locked()
+
+    def _check_processes_locked(self) -> None:
         for gid, process in list(self.processes.items()):
             socket_path = self.sockets.get(gid)
             if socket_path is None:  # a rebalance moved it away meanwhile (rehost)
@@ -266,6 +281,77 @@ class ExecutorPool:
         if leaving or arriving:
             logger.info("topology %s: executors %s left this worker, %s arrived", self.name,
                         leaving, arriving)
+
+    def replan(self, plan: ExecutionPlan, staying: dict[int, int], leaving: Iterable[int],
+               arriving: Iterable[int], grace: float = 5.0) -> None:
+        """Take new executor counts in place (``rebalance -e``, ``engine.replan``).
+
+        Called between windows (nothing in flight), from the driver's window loop. The
+        leaving executors (old gids) are closed; the staying ones are renumbered (old gid ->
+        new gid in ``staying``) and hear ``replan`` with the new spec, keeping their
+        process, socket and port; the arriving ones (new gids) start fresh here, as
+        restarted executors. A staying executor that does not take the new plan is killed:
+        the monitor restarts it from the new plan file (a restart: its trees replay).
+        Executors of other workers are renumbered alike in the endpoint map.
+
+        Returns once the arriving executors accept connections or their start timed out.
+        """
+        left = sorted(leaving)
+        for gid in left:
+            self._give_up(gid, grace)
+        with self.lock:
+            self.replans += 1
+            self._rename_logs(staying, left)
+            self.plan = plan
+            self._write_plan_file()
+            for name in ("sockets", "endpoints", "remote_pids", "processes", "spawned_at",
+                         "backoff", "restart_at"):
+                kept = getattr(self, name)
+                setattr(self, name, {staying[g]: v for g, v in kept.items() if g in staying})
+            self.endpoints_version += 1
+            local = [g for g in staying.values() if g in self.sockets]
+        spec = plan.spec.to_dict()
+        for gid in local:
+            try:
+                self.call(gid, {"cmd": "replan", "spec": spec, "gid": gid}, self.start_timeout)
+            except (ConnectionError, EngineError, KeyError) as exc:
+                logger.error("topology %s: executor %d did not take the new plan (%s); "
+                             "restarting it", self.name, gid, exc)
+                self.kill(gid)
+        arrived = sorted(arriving)
+        with self.lock:
+            for gid in arrived:
+                # a name no staying executor holds (they keep their old socket)
+                path = str(self.workdir / f"e{gid}-r{self.replans}.sock")
+                _remove_files(path)
+                self.sockets[gid] = path
+                self._spawn(gid, restarted=True)
+        deadline = time.monotonic() + self.start_timeout
+        for gid in arrived:
+            while not os.path.exists(self.sockets[gid]) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self._note_port(gid)
+        logger.info("topology %s: new executor counts: executors %s stay (renumbered), %s "
+                    "left, %s started", self.name, staying, left, arrived)
+
+    def _rename_logs(self, staying: dict[int, int], left: list[int]) -> None:
+        """Executor logs follow their gids: a renumbered executor's log takes its new name.
+
+        The processes keep writing to their open files, whatever the name. The logs of the
+        executors that left are kept as ``executor-<gid>.r<replan>.log``.
+        """
+        for gid in left:
+            with contextlib.suppress(OSError):
+                os.replace(self.log_path(gid),
+                           self.log_dir / f"executor-{gid}.r{self.replans}.log")
+        moved = {}
+        for old in staying:  # two steps: a new name may be another one's old name
+            staged = self.log_dir / f"executor-{old}.log.replan"
+            with contextlib.suppress(OSError):
+                os.replace(self.log_path(old), staged)
+                moved[old] = staged
+        for old, staged in moved.items():
+            os.replace(staged, self.log_path(staying[old]))
 
     def _give_up(self, gid: int, grace: float) -> None:
         """Stop running executor ``gid`` here: close it, kill it if it lingers, forget it."""

@@ -66,11 +66,13 @@ def await_window(future: Future[T], doomed: Callable[[], bool],
 
 def restore_executor(endpoint_of: Callable[[], Endpoint], token: str, window: int | None,
                      timeout: float, clock: Callable[[], float] = time.monotonic,
-                     resume: int = 0) -> Any:
+                     resume: int = 0, parts: list[str] | None = None) -> Any:
     """Ask one executor to restore checkpoint ``window`` (None: from scratch).
 
     It refuses windows before ``resume`` afterwards: a cancelled window's request may still
     reach it after the restore, and must not apply its input on top of the checkpoint.
+    ``parts`` names the checkpoint's parts that hold its tasks when they were taken by
+    other executors (a replan regrouped them, ``engine.replan``); None: its own part.
 
     Tried at the executor's current address, looked up again (``endpoint_of``) after each
     attempt that could not connect, until ``timeout`` seconds have passed. Once connected,
@@ -81,7 +83,9 @@ def restore_executor(endpoint_of: Callable[[], Endpoint], token: str, window: in
         EngineError: the executor answered that it could not restore.
     """
     deadline = clock() + timeout
-    request = {"cmd": "restore", "window": window, "resume": resume}
+    request: dict[str, Any] = {"cmd": "restore", "window": window, "resume": resume}
+    if parts is not None:
+        request["parts"] = parts
     while True:
         endpoint = endpoint_of()
         attempt = max(0.0, min(RESTORE_ATTEMPT_SECONDS, deadline - clock()))

@@ -9,7 +9,8 @@ Example (not run by doctest: it starts Spark)::
         cluster.kill_topology("word-count")
 
 Supported: any number of topologies at once on one SparkSession (the active one, or one
-made from the ``spark.*`` keys), live statistics, activate/deactivate, kill.
+made from the ``spark.*`` keys), live statistics, activate/deactivate, kill, rebalance of
+executor counts in place (Storm's ``rebalance -e``).
 Not supported: Nimbus, supervisors, workers in other processes (see ``sparkstorm cluster``).
 """
 
@@ -101,6 +102,17 @@ class LocalCluster:
     def deactivate(self, name: str) -> None:
         """Stop calling the spouts' ``next_tuple``; in-flight tuples still complete."""
         self._runner(name).set_active(False)
+
+    def rebalance(self, name: str, executors: dict[str, int]) -> None:
+        """Change executor counts in place (``rebalance -e``) from the next window on.
+
+        The executors of other components keep their processes (``engine.replan``).
+
+        Raises:
+            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
+                ``PARALLELISM_ABOVE_TASKS``; nothing changes then.
+        """
+        self._runner(name).replan(executors)
 
     def kill_topology(self, name: str, timeout: float | None = 60.0) -> None:
         """Shut the topology down cleanly and forget it.

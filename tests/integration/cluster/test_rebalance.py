@@ -1,8 +1,9 @@
 """Rebalance on a real cluster.
 
-``sparkstorm rebalance`` changes a component's executors, the worker is replaced by one that runs
-the new count, and the counts stay exact; a count above the task count is refused and changes
-nothing.
+``sparkstorm rebalance -e`` changes a component's executors in place: the topology's one worker
+stays (same worker id and process) and its driver regroups the component's tasks
+(``engine.replan``); the pages show the new count and the counts stay exact. A count above the
+task count is refused and changes nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster
 
-pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(400)]
 
 COUNT = 30
 
@@ -28,7 +29,14 @@ def _executors(detail: dict[str, Any]) -> dict[str, int]:
     return {b["boltId"]: b["executors"] for b in detail["bolts"]}
 
 
-def test_rebalance_restarts_the_worker_with_the_new_executors_and_exact_counts(
+def _executor_pids(cluster: TestCluster, record: dict[str, Any]) -> dict[int, int]:
+    """The worker's executors and their pids, as its latest heartbeat reports them."""
+    beat = cluster.local_heartbeat(record) or {}
+    where = (beat.get("stats") or {}).get("endpoints") or {}
+    return {int(g): int(w[3]) for g, w in where.items()}
+
+
+def test_rebalance_e_regroups_in_place_with_the_new_executors_and_exact_counts(
         cluster: TestCluster) -> None:
     cluster.start_nimbus()
     cluster.start_supervisor()
@@ -36,7 +44,7 @@ def test_rebalance_restarts_the_worker_with_the_new_executors_and_exact_counts(
                          "-c", f"exclamation.count={COUNT}")
     assert result.returncode == 0, result.stderr + cluster.logs()
     topology_id = result.stdout.strip()
-    wait_for(lambda: _detail(cluster, topology_id)["spouts"][0]["acked"] == COUNT, 60,
+    wait_for(lambda: _detail(cluster, topology_id)["spouts"][0]["acked"] == COUNT, 240,
              message=f"{COUNT} acked\n{cluster.logs()}")
     detail = _detail(cluster, topology_id)
     assert _executors(detail) == {"exclaim1": 2, "exclaim2": 2}
@@ -57,25 +65,25 @@ def test_rebalance_restarts_the_worker_with_the_new_executors_and_exact_counts(
     row = cluster.get("/api/v1/topology/summary")["topologies"][0]
     assert row["status"] == "REBALANCING", "spouts pause during the wait"
 
-    def replaced() -> dict[str, Any] | None:
-        records = cluster.worker_records()
-        return records[0] if len(records) == 1 and records[0] != first else None
+    before = _executor_pids(cluster, first)
+    assert len(before) == 5
 
-    second = wait_for(replaced, 30, message=f"worker replaced\n{cluster.logs()}")
-    assert second["worker_id"] != first["worker_id"]
-
-    def exact_on_the_new_worker() -> bool:
+    def regrouped() -> bool:
         detail = _detail(cluster, topology_id)
         workers = detail["workers"]
-        return bool(workers and workers[0]["workerId"] == second["worker_id"]
+        return bool(detail["status"] == "ACTIVE" and workers
                     and (workers[0]["lastHeartbeatSecs"] or 0) > rebalanced_at
-                    and detail["spouts"][0]["acked"] == COUNT)
+                    and len(_executor_pids(cluster, first)) == 4)
 
-    wait_for(exact_on_the_new_worker, 60, message=f"{COUNT} acked again\n{cluster.logs()}")
+    wait_for(regrouped, 60, message=f"regrouped in place\n{cluster.logs()}")
+    assert cluster.worker_records() == [first], "the worker stayed: same id, same process"
+    after = _executor_pids(cluster, first)
+    kept = set(before.values()) & set(after.values())
+    assert len(kept) == 3, f"the spout's and exclaim2's executors kept theirs: {before} {after}"
     detail = _detail(cluster, topology_id)
-    assert detail["status"] == "ACTIVE"
     assert _executors(detail) == {"exclaim1": 1, "exclaim2": 2}
     assert detail["executorsTotal"] == 4
+    assert detail["spouts"][0]["acked"] == COUNT
     bolts = {b["boltId"]: b for b in detail["bolts"]}
     assert bolts["exclaim2"]["executed"] == COUNT and bolts["exclaim1"]["executed"] == COUNT
     # and it stays there: one more heartbeat later, still exactly COUNT

@@ -279,10 +279,14 @@ keep_staying`); only the others move.
                       free: list[WorkerSlot]) -> Kept | None:
         """A rebalance's placement keeping the staying workers; None: place afresh.
 
-        Afresh when the executors changed (``rebalance -e``): a running worker's executors
-        and driver follow the plan they started with, so a new plan needs new workers.
+        With new executor counts (``rebalance -e``) the one worker of a one-worker topology
+        stays: its driver regroups the executors in place (``engine.replan``), keeping the
+        unchanged ones. Afresh when the executors changed on several workers or to several
+        workers: each worker's executors follow the plan their driver gives them, and only
+        the driver's own executors can be regrouped between its windows.
         """
-        if set(old.executor_slots) != set(executors):
+        if set(old.executor_slots) != set(executors) and not (
+                len(old.worker_ids) == 1 and num_workers == 1):
             return None
         dead = self._dead_slots(old, set(supervisors))
         return keep_staying(old, executors, num_workers, free, set(dead),

@@ -19,7 +19,9 @@ Heartbeat response::
 topology is REBALANCING (its spouts are paused; at the due time the workers that stay get
 their new executors, the others are replaced). ``executors`` lists the executor ids (first
 and last task) the worker's slot hosts now, so that a staying worker follows a rebalance
-(``[[2, 2], [4, 4]]``); the driver's worker also gets ``endpoints``, where the other workers'
+(``[[2, 2], [4, 4]]``), and ``executor_counts`` the executors per component as last
+rebalanced (``{"split": 1}``), which a staying driver takes in place (``engine.replan``);
+the driver's worker also gets ``endpoints``, where the other workers'
 executors answer (``{"3": [path, host, port, pid]}``).
 """
 
@@ -169,6 +171,8 @@ class Umbilical:
             response["endpoints"] = self._endpoints(assignment, worker_id)
         # a rebalance may change a staying worker's executors: it starts and stops them
         response["executors"] = [list(e) for e in assignment.executors_in(slot)]
+        if base.component_executors:  # rebalance -e: a staying driver regroups in place
+            response["executor_counts"] = dict(base.component_executors)
         if worker_id in self.stack_requests:
             self.stack_requests.discard(worker_id)
             response["stack_trace"] = True

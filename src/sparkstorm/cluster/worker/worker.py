@@ -30,7 +30,8 @@ from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.log_control import LogLevels
-from sparkstorm.errors import SparkstormError, shorten_error_text
+from sparkstorm.engine.replan import executor_counts
+from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
 
@@ -199,6 +200,8 @@ class ClusterWorker:
         runner = self.runner or self._starting  # a starting driver waits for them
         if isinstance(endpoints, dict) and hasattr(runner, "set_remote_endpoints"):
             runner.set_remote_endpoints(remote_endpoints(endpoints))
+        if isinstance(orders.get("executor_counts"), dict):
+            self._follow_counts(orders["executor_counts"])
         if isinstance(orders.get("executors"), list):
             self._follow_assignment(orders["executors"])
         if isinstance(orders.get("log_control"), dict):
@@ -209,6 +212,31 @@ class ClusterWorker:
                 if self.runner is not None:
                     self.runner.set_active(self.active)
 
+    def _follow_counts(self, counts: dict[str, Any]) -> None:
+        """Take new executor counts in place (``rebalance -e``) when the driver runs here.
+
+        Only when this worker's driver runs every executor; it applies them between
+        windows (``engine.replan``). Nimbus keeps a one-worker topology's worker on
+        ``rebalance -e``; on several workers it replaces them, and a worker that runs only
+        some executors ignores this.
+        """
+        runner = self.runner
+        if runner is None or not hasattr(runner, "replan"):
+            return
+        if len(runner.pool.sockets) != len(runner.plan.executors):
+            return
+        current = executor_counts(runner.plan)
+        wanted = {str(k): v for k, v in counts.items() if current.get(str(k)) != v}
+        if not wanted or runner.replan_pending:
+            return
+        try:
+            runner.replan(wanted)
+        except EngineError as exc:
+            logger.warning("ignoring executor counts %s: %s", counts, exc)
+            return
+        logger.info("new executor counts %s: the driver regroups its executors in place",
+                    wanted)
+
     def _follow_assignment(self, executors: list[Any]) -> None:
         """Host the executors Nimbus's assignment gives this worker's slot now.
 
@@ -218,8 +246,9 @@ class ClusterWorker:
         executor counts) are ignored: Nimbus gives those to new workers.
         """
         runner = self.runner
-        if runner is None or not hasattr(runner, "rehost"):
-            return
+        if runner is None or not hasattr(runner, "rehost") or getattr(
+                runner, "replan_pending", False):
+            return  # the executor list follows the new counts once they are taken
         try:
             wanted = {(int(first), int(last)) for first, last in executors}
         except (TypeError, ValueError):

@@ -38,12 +38,33 @@ def test_rebalance_waits_deactivated_then_reassigns_with_the_new_counts(
     base = state.get_storm(topology_id)
     assert base is not None and base.status == TopologyStatus.ACTIVE
     assert base.component_executors["split"] == 3 and base.action_options == {}
-    second = only_worker(state, topology_id)
-    assert second != first
-    context = nimbus.umbilical.init_context(second, topology_id)
+    # one worker: it stays, and its driver regroups the executors in place
+    assert only_worker(state, topology_id) == first
+    context = nimbus.umbilical.init_context(first, topology_id)
     assert {c["name"]: c["par"] for c in context["spec"]["components"]} == {"word": 1,
                                                                            "split": 3}
-    assert nimbus.umbilical.heartbeat(first, {"topology_id": topology_id})["shutdown"]
+    answer = nimbus.umbilical.heartbeat(first, {"topology_id": topology_id})
+    assert not answer["shutdown"]
+    assert answer["executor_counts"] == {"word": 1, "split": 3}
+    assignment = state.get_assignment(topology_id)
+    assert assignment is not None
+    assert sorted(map(tuple, answer["executors"])) == sorted(assignment.executor_slots)
+    assert len(assignment.executor_slots) == 4, "one word, three split"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_new_counts_on_two_workers_replace_the_workers(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    register(state, "s1", 6700, 6701)
+    topology_id = submit(nimbus)
+    nimbus.rebalance(topology_id, 0, 2, None)
+    before = state.get_assignment(topology_id)
+    assert before is not None and len(before.worker_ids) == 2
+    nimbus.rebalance(topology_id, 0, None, {"split": 2})
+    after = state.get_assignment(topology_id)
+    assert after is not None
+    assert not set(after.worker_ids.values()) & set(before.worker_ids.values()), \
+        "executors spread over workers are not regrouped in place: every worker is new"
 
 
 @pytest.mark.usefixtures("two_components")

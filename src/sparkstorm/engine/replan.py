@@ -1,0 +1,364 @@
+"""``rebalance -e`` in place: a running topology takes new executor counts.
+
+Storm keeps a topology's task ids for its whole life; an executor is a contiguous range of
+one component's tasks (``engine.plan.split_tasks``). New executor counts regroup only the
+rebalanced components' tasks. An executor is the same executor across two plans when it
+runs the same tasks of the same component: such an executor *stays*, keeps its process
+(a spout its pending tuples and buffer, a bolt its memory) and only switches its routing
+to the new plan. Its gid (its position in the plan) may change, because gids are numbered
+over every component in level order; the driver renumbers what it keeps by gid.
+
+The executors of a rebalanced component whose task range changed *leave* (closed) and the
+new ranges *arrive* (started fresh, as restarted executors that join windows mid-stream):
+the task instances of a regrouped component start afresh, as they do in Storm when a
+rebalance moves them. Trees in flight in a leaving executor time out and replay.
+
+Protocol (one between-windows step, driven by the driver's window loop, ``engine.driver``):
+
+1. the window in flight ends (nothing is in flight while the plan changes);
+2. the pool writes the new spec to its plan file (a restarted executor reads the new plan),
+   closes the leaving executors and starts the arriving ones, renumbering the staying ones;
+3. each staying executor gets ``{"cmd": "replan", "spec": {...}, "gid": 3}``: it rebuilds
+   its plan, its tasks' routes and target map, and files what its spout buffered under the
+   new gids (a tuple's target task is kept, only the executor holding it may change);
+4. the next window runs the new stages (chaining decided again from the new counts).
+
+With checkpoints on (``topology.checkpoint.windows``), the replan is followed by a rollback
+to the committed checkpoint under the new layout: the staying executors restore their own
+part (named by the gid they had then), a regrouped executor merges the parts of the
+executors that held its tasks (:class:`PartLayouts`), so a stateful component rebalanced
+mid-stream keeps exact state; the checkpoints pending at the replan are given up and the
+next window takes a new one. Only the driver's executors can be regrouped between its
+windows, so this runs when one worker hosts them all (Nimbus keeps that worker on
+``rebalance -e``; several workers are replaced).
+
+Example: ``split`` from two executors to one; ``sentences`` and ``count`` stay:
+
+    >>> from sparkstorm.topology.spec import TopologySpec
+
+if TYPE_CHECKING:
+    from sparkstorm.engine.driver import TopologyDriver
+
+logger = logging.getLogger(__name__)
+    >>> from sparkstorm.engine.plan import ExecutionPlan
+    >>> def bolt(name, source):
+    ...     return {"name": name, "kind": "bolt", "component": "m:B", "par": 2,
+    ...             "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
+    ...             "inputs": [{"source": source, "stream": "default",
+    ...                         "grouping": {"type": "SHUFFLE"}}]}
+    >>> spec = TopologySpec.from_dict({"components": [
+    ...     {"name": "sentences", "kind": "spout", "component": "m:S",
+    ...      "outputs": [{"fields": ["s"], "name": "default", "direct": False}]},
+    ...     bolt("split", "sentences"), bolt("count", "split")]})
+    >>> old = ExecutionPlan(spec, {})
+    >>> new = ExecutionPlan(with_counts(spec, {"split": 1}), {})
+    >>> r = regroup(old, new)
+    >>> r.staying, r.leaving, r.arriving
+    ({0: 0, 3: 2, 4: 3}, [1, 2], [1])
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from sparkstorm.engine.collector import WindowOutput
+from sparkstorm.engine.executor import ExecutorHost
+from sparkstorm.engine.executor_checkpoint import part_name
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine.topology_stats import ExecutorRange
+from sparkstorm.errors import EngineError
+from sparkstorm.topology.spec import TopologySpec
+
+if TYPE_CHECKING:
+    from sparkstorm.engine.driver import TopologyDriver
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Regrouping:
+    """How two plans' executors relate.
+
+    Attributes:
+        staying: old gid -> new gid of every executor running the same tasks in both.
+        leaving: old gids whose task range is gone (closed).
+        arriving: new gids whose task range is new (started fresh).
+    """
+
+    staying: dict[int, int]
+    leaving: list[int]
+    arriving: list[int]
+
+
+def executor_counts(plan: ExecutionPlan) -> dict[str, int]:
+    """Each user component's executor count in ``plan``."""
+    counts: dict[str, int] = {}
+    for executor in plan.executors:
+        counts[executor.component] = counts.get(executor.component, 0) + 1
+    return counts
+
+
+def check_counts(plan: ExecutionPlan, counts: Mapping[str, Any],
+                 topology: str) -> dict[str, int]:
+    """``counts`` checked against ``plan``'s components and task counts.
+
+    Args:
+        plan: the running plan.
+        counts: component id -> wanted executors (``rebalance -e component=N``).
+        topology: the topology's name (in messages).
+
+    Returns:
+        The counts as integers.
+
+    Raises:
+        EngineError: ``REBALANCE_UNKNOWN_COMPONENT`` (no such component),
+            ``REBALANCE_INVALID`` (not a positive integer), ``PARALLELISM_ABOVE_TASKS``
+            (more executors than the component has tasks).
+    """
+    checked: dict[str, int] = {}
+    for name, count in counts.items():
+        component = plan.components.get(name)
+        if component is None:
+            msg = (f"topology {topology!r} has no component {name!r}; its components are "
+                   f"{sorted(plan.components)}")
+            raise EngineError(msg, code="REBALANCE_UNKNOWN_COMPONENT")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            msg = (f"executors of component {name!r} must be a positive integer, "
+                   f"got {count!r}")
+            raise EngineError(msg, code="REBALANCE_INVALID")
+        tasks = len(plan.component_tasks[name])
+        if count > tasks:
+            msg = (f"component {name!r} has {tasks} tasks, so at most {tasks} executors, "
+                   f"not {count}; tasks are fixed at submission (submit with a larger "
+                   "num_tasks to rebalance higher)")
+            raise EngineError(msg, code="PARALLELISM_ABOVE_TASKS")
+        checked[name] = count
+    return checked
+
+
+def with_counts(spec: TopologySpec, counts: Mapping[str, int]) -> TopologySpec:
+    """``spec`` with the executor counts (``par``) of ``counts``; tasks unchanged."""
+    data = spec.to_dict()
+    for component in data["components"]:
+        if component["name"] in counts:
+            component["par"] = int(counts[component["name"]])
+    return TopologySpec.from_dict(data)
+
+
+def regroup(old: ExecutionPlan, new: ExecutionPlan) -> Regrouping:
+    """Which executors of ``old`` stay in ``new`` (same component, same tasks)."""
+    new_gids = {(e.component, e.tasks): e.gid for e in new.executors}
+    staying: dict[int, int] = {}
+    leaving: list[int] = []
+    for executor in old.executors:
+        gid = new_gids.get((executor.component, executor.tasks))
+        if gid is None:
+            leaving.append(executor.gid)
+        else:
+            staying[executor.gid] = gid
+    kept = set(staying.values())
+    return Regrouping(staying, leaving, [e.gid for e in new.executors if e.gid not in kept])
+
+
+def replan_host(host: ExecutorHost, plan: ExecutionPlan, gid: int) -> None:
+    """Switch a staying executor's tasks to ``plan``, where the executor is ``gid``.
+
+    Called by the executor process on ``{"cmd": "replan"}``, between windows (the driver
+    sends it with no window in flight). The task instances go on untouched; their
+    collectors get the new plan's routes (a chained partner may have changed) and target
+    map, and what a spout buffered since the last window is filed under the new gids. The
+    routes' emit counters carry over, so the next window's statistics still count them.
+
+    Raises:
+        ValueError: ``gid`` in ``plan`` runs other tasks than this executor (not a staying
+            executor: the driver closes those and starts new ones instead).
+    """
+    info = plan.executors[gid]
+    if (info.component, info.tasks) != (host.info.component, host.info.tasks):
+        msg = (f"executor {host.info.gid} ({host.info.component} tasks {host.info.tasks}) "
+               f"cannot become executor {gid} ({info.component} tasks {info.tasks})")
+        raise ValueError(msg)
+    with host.lock:
+        host.plan = plan
+        host.info = info
+        for task, collector in host.collectors.items():
+            routes = build_routes(plan, info.component, task, info.index)
+            for stream, route in routes.items():
+                old = collector.routes.get(stream)
+                if old is not None:
+                    route.emitted, route.transferred = old.emitted, old.transferred
+            collector.routes = routes
+            collector.task_executor = plan.task_executor
+        refile(host.output, plan.task_executor)
+
+
+def refile(output: WindowOutput, task_executor: Mapping[int, int]) -> None:
+    """File ``output``'s open batches under the executors that hold their tasks now.
+
+    A batch targets one task (``[task, src, stream, ...]``), and tasks are fixed for the
+    topology's life, so every batch still has a home. Collectors drop their cached batch
+    lookups (the generation changes).
+    """
+    rows: dict[int, list[list[Any]]] = {}
+    for batch in output.batches.values():
+        rows.setdefault(task_executor[batch[0]], []).append(batch)
+    output.rows = rows
+    output.generation += 1
+
+
+class PartLayouts:
+    """Which executor held each task when a checkpoint was taken (its part's name).
+
+    A checkpoint's parts are named by gid (``executor-<gid>``), and a replan renumbers
+    and regroups executors. So the driver notes, per checkpoint it takes, task -> gid; a
+    rollback then tells each executor which parts hold its tasks (one for an executor that
+    stayed, several for one whose tasks were regrouped) and files the cycle deliveries of
+    the checkpoint under the executors that hold their tasks now. A checkpoint this
+    driver did not take (a restarted driver's) was taken under the current plan.
+    """
+
+    def __init__(self) -> None:
+        self._taken: dict[int, dict[int, int]] = {}
+
+    def taken(self, window: int, plan: ExecutionPlan) -> None:
+        """Checkpoint ``window`` is taken under ``plan``."""
+        self._taken[window] = dict(plan.task_executor)
+
+    def forget_before(self, window: int) -> None:
+        """Checkpoint ``window`` is committed: the older ones are purged."""
+        for old in [w for w in self._taken if w < window]:
+            del self._taken[old]
+
+    def parts_for(self, window: int | None, tasks: tuple[int, ...]) -> list[str] | None:
+        """The parts of checkpoint ``window`` that hold ``tasks``; None: the executor's own."""
+        layout = self._taken.get(window) if window is not None else None
+        if layout is None:
+            return None
+        return [part_name(g) for g in sorted({layout[t] for t in tasks if t in layout})]
+
+    def deliveries(self, window: int | None, deliveries: dict[int, list[bytes]],
+                   plan: ExecutionPlan) -> dict[int, list[bytes]]:
+        """Checkpoint ``window``'s cycle deliveries, filed under ``plan``'s gids.
+
+        Deliveries to an executor whose tasks are now spread over several are dropped
+        (their trees time out and replay); logged.
+        """
+        layout = self._taken.get(window) if window is not None else None
+        if layout is None:
+            return deliveries
+        filed: dict[int, list[bytes]] = {}
+        for old, blobs in deliveries.items():
+            now = {plan.task_executor[t] for t, g in layout.items() if g == old}
+            if len(now) == 1:
+                filed.setdefault(now.pop(), []).extend(blobs)
+            else:
+                logger.warning("cycle deliveries to executor %d of checkpoint %s dropped: its "
+                               "tasks were regrouped; their trees replay", old, window)
+        return filed
+
+
+class Replanning:
+    """The driver's side of ``rebalance -e`` (mixed into ``engine.driver.TopologyDriver``)."""
+
+    name: str
+    plan: ExecutionPlan
+    pool: ExecutorPool
+    _replan_wanted: dict[str, int] | None
+
+    def _finish_in_flight(self) -> None:
+        raise NotImplementedError
+
+    def replan(self, counts: dict[str, int]) -> None:
+        """Take new executor counts in place from the next window on (``rebalance -e``).
+
+        Checked now; the window loop applies them between windows (``engine.replan``): the
+        executors of unchanged components keep their processes, the rebalanced components'
+        tasks are regrouped into the new count of executors.
+
+        Raises:
+            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
+                ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
+                run some executors. Nothing changes then.
+        """
+        checked = check_counts(self.plan, counts, self.name)
+        if len(self.pool.sockets) != len(self.plan.executors):
+            msg = (f"topology {self.name} runs executors in other workers; their executors "
+                   "follow the plan they started with, so new executor counts need new "
+                   "workers (Nimbus replaces them on a rebalance -e)")
+            raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
+        self._replan_wanted = {**(self._replan_wanted or {}), **checked}
+
+    def _follow_replan(self) -> None:
+        """Apply wanted executor counts: end the window in flight, then regroup."""
+        wanted, self._replan_wanted = self._replan_wanted, None
+        if wanted is None:
+            return
+        self._finish_in_flight()
+        replan_driver(cast("TopologyDriver", self), wanted)
+
+    @property
+    def replan_pending(self) -> bool:
+        """Whether new executor counts wait for the window loop."""
+        return self._replan_wanted is not None
+
+    @property
+    def replans(self) -> int:
+        """New executor counts taken in place so far."""
+        return self.pool.replans
+
+
+def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regrouping | None:
+    """Switch a running driver to new executor counts, between windows.
+
+    Called by the window loop with no window in flight. The pool regroups the executors
+    (:meth:`~sparkstorm.engine.pool.ExecutorPool.replan`); the driver's stages, tick
+    schedule, window sizer, statistics and cycle deliveries follow the new gids. With
+    checkpoints on, the topology then rolls back to its committed checkpoint under the
+    new layout (the regrouped tasks restore from the parts that held them), so stateful
+    tasks stay consistent; without, the staying executors go on and the trees held by the
+    leaving ones time out and replay.
+
+    Returns:
+        How the executors were regrouped; None when the counts change nothing.
+    """
+    old = driver.plan
+    merged = {**executor_counts(old), **counts}
+    if merged == executor_counts(old):
+        return None
+    began = time.monotonic()
+    new = ExecutionPlan(with_counts(old.spec, merged), driver.conf)
+    regrouping = regroup(old, new)
+    driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving)
+    # the trees of regrouped spout tasks: their new instances know nothing of them
+    driver.acker.forget_spout_tasks({t for g in regrouping.leaving for t in old.executors[g].tasks
+                                     if old.components[old.executors[g].component].kind
+                                     == "spout"})
+    driver.plan = new
+    driver.ticks.plan = new
+    driver.window_size = driver._window_sizer()
+    driver.window_seconds = driver.window_size.period_seconds
+    driver.stats.executor_ranges = _ranges(new)
+    driver._deliveries = {regrouping.staying[g]: blobs
+                          for g, blobs in driver._deliveries.items() if g in regrouping.staying}
+    if driver.checkpoints is not None:
+        driver.checkpoints.replace_parts([part_name(e.gid) for e in new.executors])
+        driver._needs_rollback = True
+    driver._stages = driver._stage_infos()
+    driver._stages_version = driver._endpoints_state()
+    driver.overlapping = driver._may_overlap()
+    logger.warning("topology %s: executors per component now %s (in place: %d stay, %d left, "
+                   "%d started, in %.2f s)", driver.name, executor_counts(new),
+                   len(regrouping.staying), len(regrouping.leaving), len(regrouping.arriving),
+                   time.monotonic() - began)
+    return regrouping
+
+
+def _ranges(plan: ExecutionPlan) -> dict[int, ExecutorRange]:
+    return {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
+            for e in plan.executors}
