@@ -651,11 +651,11 @@ class TopologyDriver:
     def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
         """What spout executor ``gid`` learns this window."""
         tasks = self.plan.executors[gid].tasks
-        failed = [r for t in tasks for r in verdicts.fail.get(t, ())]
+        failed = _joined(verdicts.fail, tasks)
         return SpoutControl(
-            ack=[r for t in tasks for r in verdicts.ack.get(t, ())], fail=failed,
+            ack=_joined(verdicts.ack, tasks), fail=failed,
             fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
-            reset=[r for t in tasks for r in verdicts.reset.get(t, ())],
+            reset=_joined(verdicts.reset, tasks),
             active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid))
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
@@ -746,6 +746,14 @@ def window_counters(metas: Iterable[WindowMeta]
         executors.setdefault(meta.gid, ComponentCounters()).add(one)
         counters.setdefault(meta.component, ComponentCounters()).add(one)
     return counters, executors
+
+
+def _joined(roots: dict[int, list[int]], tasks: Iterable[int]) -> list[int]:
+    """The roots of ``tasks`` in one list (a spout executor's share of a verdict)."""
+    joined: list[int] = []
+    for task in tasks:
+        joined.extend(roots.get(task, ()))
+    return joined
 
 
 def _counted(accumulator: Any, function: Any) -> Any:
