@@ -59,6 +59,8 @@ from sparkstorm.engine.window_job import (
     WindowJob,
     counting_tasks,
     first_stage_done,
+    release_on_end,
+    spout_stage_counter,
     submit_window_job,
     wait_for_job,
 )
@@ -440,13 +442,14 @@ class TopologyDriver:
         if overlapped:
             flags["after"] = window - 1
         first = self._stages[0]
-        spout_tasks = sc.accumulator(0)
+        spout_tasks, first_stage = spout_stage_counter(sc, len(first.gids))
         rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
                                         flags, partial(_counted, spout_tasks))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
+        release_on_end(future, spout_tasks, first_stage)
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
-                         len(first.gids), future)
+                         len(first.gids), future, first_stage)
 
     def _end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
@@ -527,7 +530,7 @@ class TopologyDriver:
             self._end_window(previous)
         while not (self.stop_requested.is_set() or job.future.done()
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
-            self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
+            job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
         self.stop_requested.wait(self.window_seconds - (time.monotonic() - job.began))
         # a job about to end is waited for: the next window then carries its verdicts
         wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
