@@ -7,7 +7,8 @@ out afterwards for any span (the steady state is only known once the run is over
   the benchmark's tree, every ``interval_s``, each process classed by its command line:
   executors (``sparkstorm.engine.executor_main``), Spark's Python workers
   (``pyspark.daemon`` / ``pyspark.worker``), the JVM (``java``), the driver (the root pid:
-  the benchmark's own process), the profiler (``py-spy``), and anything else.
+  the benchmark's own process, less its sampler threads: :data:`SAMPLER_THREADS`), the
+  profiler (``py-spy``), and anything else.
 - ``py-spy record --gil --format raw --nonblocking`` attached to each executor process in
   chunks of ``chunk_s`` seconds (a chunk is the unit that can be cut by time; py-spy writes
   only at its end). Each sample of the thread holding the GIL is classed by its innermost
@@ -44,9 +45,16 @@ from typing import TypeVar
 
 import psutil  # type: ignore[import-untyped,unused-ignore]  # no stubs in the venv
 
-EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, OTHER = (
-    "executors", "spark python workers", "jvm", "driver", "profiler (py-spy)", "other")
-CLASSES = (EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, OTHER)
+EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, SAMPLERS, OTHER = (
+    "executors", "spark python workers", "jvm", "driver", "profiler (py-spy)",
+    "samplers (threads in the driver process)", "other")
+CLASSES = (EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, SAMPLERS, OTHER)
+SAMPLER_THREADS = ("cpu-breakdown", "peak-rss-sampler", "py-spy-")
+"""Names (prefixes) of the benchmark's own threads in the driver process: this sampler,
+``_memory.peak_rss_sampler`` (whose ``psutil`` walk of every process on the machine cost
+more than the driver's window loop) and the threads that wait for each py-spy chunk. Their
+CPU is the measurement's, not the driver's: read per thread (``/proc/<pid>/task``) and
+counted as :data:`SAMPLERS`."""
 USER, ENGINE = "user", "engine"
 T = TypeVar("T")
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
@@ -78,6 +86,17 @@ def read_cpu_seconds(pid: int) -> float | None:
     except OSError:
         return None
     # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+    fields = raw[raw.rindex(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
+
+
+def read_thread_cpu_seconds(pid: int, tid: int) -> float | None:
+    """CPU seconds (utime + stime) of thread ``tid`` of ``pid``, None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+            raw = stat.read()
+    except OSError:
+        return None
     fields = raw[raw.rindex(b")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
 
@@ -214,6 +233,8 @@ class CpuBreakdownSampler:
             "py-spy not found: pip install -e '.[bench]' (make bench does) for the split")
         self.series: dict[int, _Series] = {}
         self.machine_idle = _Series(OTHER)
+        self.samplers = _Series(SAMPLERS)
+        self._sampler_cpu: dict[int, float] = {}  # thread id -> its last CPU seconds
         self.chunks: list[_Chunk] = []
         self._profiled: set[int] = set()
         self._stop = threading.Event()
@@ -259,6 +280,7 @@ class CpuBreakdownSampler:
         """Read every process's CPU once; start a profiler on executors not yet profiled."""
         now = time.time()
         self.machine_idle.points.append((now, read_machine_idle_seconds()))
+        self.samplers.points.append((now, self._sampler_seconds()))
         try:
             procs = [psutil.Process(self.root_pid)]
             procs += procs[0].children(recursive=True)
@@ -279,6 +301,15 @@ class CpuBreakdownSampler:
                     and _age(proc) >= _PROFILE_MIN_AGE_S and not self._stop.is_set()):
                 self._profiled.add(proc.pid)
                 self._spawn(self._profile_loop, f"py-spy-{proc.pid}", proc.pid)
+
+    def _sampler_seconds(self) -> float:
+        """CPU seconds the benchmark's sampler threads used so far (ended ones included)."""
+        for thread in threading.enumerate():
+            if thread.native_id is not None and thread.name.startswith(SAMPLER_THREADS):
+                cpu = read_thread_cpu_seconds(self.root_pid, thread.native_id)
+                if cpu is not None:
+                    self._sampler_cpu[thread.native_id] = cpu
+        return sum(self._sampler_cpu.values())
 
     def _profile_loop(self, pid: int) -> None:
         """Record ``pid`` in chunks until stopped or the process is gone."""
@@ -316,6 +347,10 @@ class CpuBreakdownSampler:
                 continue  # py-spy's chunks live seconds: their exact CPU comes from wait4 below
             by_class[series.klass] += series.at(t_hi) - series.at(t_lo)
             dead += t_lo <= series.points[-1][0] < t_hi - 2 * self.interval_s
+        if self.samplers.points:  # the driver process's figure less the samplers' threads
+            samplers = self.samplers.at(t_hi) - self.samplers.at(t_lo)
+            by_class[SAMPLERS] = samplers
+            by_class[DRIVER] -= samplers
         idle = self.machine_idle
         out = Breakdown(t_hi - t_lo, self.cores, by_class, dead_pids=dead,
                         machine_idle=idle.at(t_hi) - idle.at(t_lo) if idle.points else None)
@@ -392,8 +427,10 @@ def format_breakdown(b: Breakdown, sentences: float,
     else:
         rows.append(("executors: user component code", executors * share))
         rows.append(("executors: engine code", executors * (1 - share)))
-    rows += [(k, b.by_class[k]) for k in (PYSPARK_WORKER, JVM, DRIVER, PROFILER, OTHER)]
-    rows.append(("= this benchmark's processes, profiler aside", b.busy - b.by_class[PROFILER]))
+    rows += [(k, b.by_class[k])
+             for k in (PYSPARK_WORKER, JVM, DRIVER, PROFILER, SAMPLERS, OTHER)]
+    rows.append(("= this benchmark's processes, measuring aside",
+                 b.busy - b.by_class[PROFILER] - b.by_class[SAMPLERS]))
     rows.append(("other processes on the machine (not ours)", b.elsewhere))
     rows.append(("idle (no process on the machine)", b.idle))
     total = b.cores * b.seconds

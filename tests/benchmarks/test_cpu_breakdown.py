@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -121,3 +122,25 @@ def test_py_spy_splits_a_real_executor_by_where_its_samples_are(tmp_path: Path) 
     assert b.by_class[cb.EXECUTOR] > 0.1 * b.seconds  # a busy loop, on a shared machine
     assert b.user_share is not None
     assert 0.5 < b.user_share < 0.85  # 2/3 by construction; sampling and load blur it
+
+
+def test_the_benchmarks_sampler_threads_are_counted_apart_from_the_driver() -> None:
+    stop = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    with cb.CpuBreakdownSampler(interval_s=0.05, profile=False) as cpu:
+        began = time.time()
+        sampler = threading.Thread(target=busy, name="peak-rss-sampler-test", daemon=True)
+        sampler.start()
+        time.sleep(1.0)
+        ended = time.time()
+        time.sleep(0.2)  # samples after ``ended`` while it still runs
+        stop.set()
+        sampler.join()
+    b = cpu.breakdown(began, ended)
+    assert b.by_class[cb.SAMPLERS] > 0.05
+    # the driver process's other threads slept: nearly all of its CPU was the sampler's
+    assert b.by_class[cb.DRIVER] < 0.25 * b.by_class[cb.SAMPLERS]

@@ -60,6 +60,8 @@ from sparkstorm.engine.window_job import (
     WindowJob,
     counting_tasks,
     first_stage_done,
+    release_on_end,
+    spout_stage_counter,
     submit_window_job,
     wait_for_job,
 )
@@ -457,13 +459,14 @@ class TopologyDriver(Replanning):
         if overlapped:
             flags["after"] = window - 1
         first = self._stages[0]
-        spout_tasks = sc.accumulator(0)
+        spout_tasks, first_stage = spout_stage_counter(sc, len(first.gids))
         rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
                                         flags, partial(_counted, spout_tasks))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
+        release_on_end(future, spout_tasks, first_stage)
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
-                         len(first.gids), future)
+                         len(first.gids), future, first_stage)
 
     def _end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
@@ -544,7 +547,7 @@ class TopologyDriver(Replanning):
             self._end_window(previous)
         while not (self.stop_requested.is_set() or job.future.done()
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
-            self.stop_requested.wait(FIRST_STAGE_POLL_SECONDS)
+            job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
         self.stop_requested.wait(self.window_size.period_seconds
                                  - (time.monotonic() - job.began))
         # a job about to end is waited for: the next window then carries its verdicts
@@ -673,11 +676,11 @@ class TopologyDriver(Replanning):
     def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
         """What spout executor ``gid`` learns this window."""
         tasks = self.plan.executors[gid].tasks
-        failed = [r for t in tasks for r in verdicts.fail.get(t, ())]
+        failed = _joined(verdicts.fail, tasks)
         return SpoutControl(
-            ack=[r for t in tasks for r in verdicts.ack.get(t, ())], fail=failed,
+            ack=_joined(verdicts.ack, tasks), fail=failed,
             fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
-            reset=[r for t in tasks for r in verdicts.reset.get(t, ())],
+            reset=_joined(verdicts.reset, tasks),
             active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid),
             pending=self.window_size.pending(gid))
 
@@ -769,6 +772,14 @@ def window_counters(metas: Iterable[WindowMeta]
         executors.setdefault(meta.gid, ComponentCounters()).add(one)
         counters.setdefault(meta.component, ComponentCounters()).add(one)
     return counters, executors
+
+
+def _joined(roots: dict[int, list[int]], tasks: Iterable[int]) -> list[int]:
+    """The roots of ``tasks`` in one list (a spout executor's share of a verdict)."""
+    joined: list[int] = []
+    for task in tasks:
+        joined.extend(roots.get(task, ()))
+    return joined
 
 
 def _counted(accumulator: Any, function: Any) -> Any:

@@ -13,7 +13,8 @@ travel as column batches (see ``engine.collector.WindowOutput``) and are never w
 - :class:`ComponentError`: one error of a component, as the UI shows it.
 
 Wire forms are msgpack arrays in field order (both ends run the same code: an executor is
-started from the driver's plan), so a message costs no key strings on the wire.
+started from the driver's plan), so a message costs no key strings on the wire. A
+``WindowMeta``'s per-root maps travel as packed arrays (``engine.root_values``).
 
 Example:
     >>> control = SpoutControl(ack=[7], fail=[9], fail_reasons={9: Failure("error", "boom")})
@@ -24,10 +25,12 @@ Example:
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.engine.failures import Failure
+from sparkstorm.engine.root_values import RootValues
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.wire import encodable_text, pack, unpack
 
@@ -112,8 +115,9 @@ class WindowMeta:
     Attributes:
         gid: the executor.
         component: its component.
-        xor: acker contributions, one XOR value per root.
-        inits: roots a spout task of this executor emitted, with that task.
+        xor: acker contributions, one XOR value per root (a dict where made, a packed
+            :class:`~sparkstorm.engine.root_values.RootValues` once decoded).
+        inits: roots a spout task of this executor emitted, with that task (likewise).
         failed: failed roots and why.
         resets: roots whose timeout a bolt reset.
         stats: the window's counters (the errors count is the driver's to fill).
@@ -126,8 +130,8 @@ class WindowMeta:
 
     gid: int
     component: str
-    xor: dict[int, int] = field(default_factory=dict)
-    inits: dict[int, int] = field(default_factory=dict)
+    xor: Mapping[int, int] = field(default_factory=dict)
+    inits: Mapping[int, int] = field(default_factory=dict)
     failed: dict[int, Failure] = field(default_factory=dict)
     resets: list[int] = field(default_factory=list)
     stats: ComponentCounters = field(default_factory=ComponentCounters)
@@ -137,7 +141,8 @@ class WindowMeta:
 
     def encode(self) -> bytes:
         """Serialize for the executor's reply (the driver decodes it; stages pass it on)."""
-        return pack([self.gid, self.component, self.xor, self.inits, self.failed,
+        return pack([self.gid, self.component, RootValues.of(self.xor).encode(),
+                     RootValues.of(self.inits).encode(), self.failed,
                      self.resets, _counters_to_wire(self.stats),
                      [error.to_wire() for error in self.errors], self.lost,
                      [list(part) for part in self.parts]])
@@ -146,7 +151,7 @@ class WindowMeta:
     def decode(cls, blob: bytes) -> WindowMeta:
         """Inverse of :meth:`encode`."""
         gid, component, xor, inits, failed, resets, stats, errors, lost, parts = unpack(blob)
-        return cls(gid, component, xor, inits,
+        return cls(gid, component, RootValues.decode(xor), RootValues.decode(inits),
                    {root: Failure(*why) for root, why in failed.items()}, resets,
                    _counters_from_wire(stats), [ComponentError.from_wire(e) for e in errors],
                    lost, [(int(w), str(n), int(size), str(sha)) for w, n, size, sha in parts])

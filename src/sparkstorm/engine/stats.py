@@ -91,11 +91,16 @@ def _mean(total: float, count: int) -> float | None:
 
 def percentile(values: list[float], fraction: float) -> float | None:
     """The ``fraction`` percentile of ``values`` (nearest rank), None if empty."""
+    return percentiles(values, (fraction,))[0]
+
+
+def percentiles(values: list[float], fractions: tuple[float, ...]) -> list[float | None]:
+    """The ``fractions`` percentiles of ``values`` (nearest rank, one sort), None if empty."""
     if not values:
-        return None
+        return [None] * len(fractions)
     ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, int(round(fraction * len(ordered))) - 1))
-    return ordered[index]
+    last = len(ordered) - 1
+    return [ordered[min(last, max(0, int(round(f * len(ordered))) - 1))] for f in fractions]
 
 
 @dataclass
@@ -179,14 +184,19 @@ class ComponentCounters:
         """Keep a uniform sample of every latency seen (reservoir over ``count`` more)."""
         mine = self.complete_values
         seen = self.complete_count - count  # the count before this batch
+        room = _SAMPLE_LIMIT - len(mine)
+        if room > 0:  # the reservoir fills first: no draw
+            taken = values[:room]
+            mine.extend(taken)
+            seen += len(taken)
+            values = values[room:]
+        draw = random.random  # one C call a value: the driver samples 2,000 a window
         for value in values:
             seen += 1
-            if len(mine) < _SAMPLE_LIMIT:
-                mine.append(value)
-            else:
-                slot = random.randrange(seen)
-                if slot < _SAMPLE_LIMIT:
-                    mine[slot] = value
+            # a slot uniform in [0, seen): replaces one of the kept values if below the limit
+            slot = draw() * seen
+            if slot < _SAMPLE_LIMIT:
+                mine[int(slot)] = value
 
     def failures_by_cause(self) -> dict[str, int]:
         """Failed trees counted by cause (every cause present, zeros included)."""
@@ -235,8 +245,7 @@ class ComponentCounters:
             "process_latency_ms": _mean(sum(self.process_ms.values()), acked),
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
-            "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
-            "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
+            **self._latency_percentiles(),
             "failures_by_cause": self.failures_by_cause(),
             "failure_reasons": self.failure_reasons(),
             "buffered_max": self.buffered, "buffer_bound": self.buffer_bound,
@@ -252,6 +261,10 @@ class ComponentCounters:
                                         for k, ms in self.complete_ms.items()},
             },
         }
+
+    def _latency_percentiles(self) -> dict[str, float | None]:
+        p50, p99 = percentiles(self.complete_values, (0.5, 0.99))
+        return {"complete_latency_p50_ms": p50, "complete_latency_p99_ms": p99}
 
     def brief(self, seconds: float) -> dict[str, Any]:
         """The few figures a chart point needs (one window of one component).
@@ -269,8 +282,7 @@ class ComponentCounters:
             "execute_latency_ms": self.busy_ms / executed if executed else None,
             "complete_latency_ms": (self.complete_total_ms / self.complete_count
                                     if self.complete_count else None),
-            "complete_latency_p50_ms": percentile(self.complete_values, 0.5),
-            "complete_latency_p99_ms": percentile(self.complete_values, 0.99),
+            **self._latency_percentiles(),
             "inputs": dict(self.executed),
             "buffered": self.buffered, "buffer_bound": self.buffer_bound,
         }
