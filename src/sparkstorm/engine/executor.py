@@ -264,10 +264,11 @@ class BoltExecutor(ExecutorHost):
         """
         with self.lock:
             started = time.perf_counter()
-            batches = [batch for blob in blobs for batch in unpack(blob)]
+            batches = self._decode(blobs)
             if self.sample_pct:
                 log_sampled(self.component_logger, self.sample_pct, "received",
-                            ((batch[2], batch[3]) for batch in batches))
+                            ((batch[2], batch[3]) for batch in batches
+                             if type(batch) is list))
             try:
                 self._process_batches(batches)
                 self._end_window()
@@ -278,6 +279,10 @@ class BoltExecutor(ExecutorHost):
                 if batches:
                     self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
+
+    def _decode(self, blobs: list[bytes]) -> list[Any]:
+        """The window's input batches from the senders' blobs (msgpack rows)."""
+        return [batch for blob in blobs for batch in unpack(blob)]
 
     def _process_batches(self, batches: list[list[Any]]) -> None:
         """Run the window's input batches in order; a failure fails the ones after it."""
