@@ -247,8 +247,10 @@ def test_without_pyarrow_batches_are_lists(monkeypatch: pytest.MonkeyPatch) -> N
     # pyarrow is installed here; its absence is what this simulates
     monkeypatch.setattr(batch_executor, "load_pyarrow", lambda: None)
     host, _, task, src = executor(Words)
-    host.run_window([window(task, src, "numbers", [[1], [2]], [None, None])])
+    output = host.run_window([window(task, src, "numbers", [[1], [2]], [None, None])])
     assert SEEN[0][2] == {"n": [1, 2]}
+    assert host.wire_pa is None and not output.arrow and output.rows  # msgpack rows out
+    assert sorted(values[0] for _, values, _ in delivered(output)) == ["1", "2"]
 
 
 def test_parents_out_of_range_is_a_clear_error() -> None:
