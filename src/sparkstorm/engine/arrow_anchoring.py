@@ -45,7 +45,7 @@ def fresh_edges(pa: Any, count: int) -> Any:
 def merge_xor(xor: dict[int, int], roots: list[int | None], values: list[int | None]) -> None:
     """XOR ``values[i]`` into ``xor[roots[i]]`` (None roots skipped)."""
     if None not in roots and len(set(roots)) == len(roots) and xor.keys().isdisjoint(roots):
-        xor.update(zip(roots, values))  # type: ignore[arg-type]  # the common case, in C
+        xor.update(zip(roots, values, strict=True))  # type: ignore[arg-type]  # common, in C
         return
     get = xor.get
     for root, value in zip(roots, values, strict=True):
@@ -66,7 +66,7 @@ class ArrowAnchoring:
         self.pa, self.pc = pa, pa.compute
         self.anchors = anchors
         self.rows = rows
-        self.runs = len(anchors)
+        self.runs = anchors.runs
         self.run_vals: Any = None
         """Per input run, XOR of the edges of the runs emitted anchored to it (uint64
         array, made on first use)."""
@@ -144,14 +144,12 @@ class ArrowAnchoring:
         """XOR ``edges[k]`` into the value of input run ``in_runs[k]``."""
         pa, pc = self.pa, self.pc
         n = len(in_runs)
-        increasing = n < 2 or pc.all(pc.greater(in_runs.slice(1),
-                                                in_runs.slice(0, n - 1))).as_py()
-        if not increasing:  # a run fed twice: no vectorised XOR-by-index in Arrow
-            extra = self.extra_vals
+        if n == 0:
+            return
+        if n > 1 and not pc.all(pc.greater(in_runs.slice(1), in_runs.slice(0, n - 1))).as_py():
+            extra = self.extra_vals  # a run fed twice: no vectorised XOR-by-index in Arrow
             for run, edge in zip(in_runs.to_pylist(), edges.to_pylist(), strict=True):
                 extra[run] = extra.get(run, 0) ^ edge
-            return
-        if n == 0:
             return
         spread = pc.fill_null(pc.scatter(edges, in_runs, max_index=self.runs - 1),
                               pa.scalar(0, pa.uint64()))
@@ -270,7 +268,7 @@ def concat_anchors(pa: Any, parts: list[tuple[RunAnchors, int]]) -> RunAnchors:
         for run, amap in anchors.trees.items():
             trees[run + runs] = amap
         rows += count
-        runs += len(anchors)
+        runs += anchors.runs
     return RunAnchors(pa.concat_arrays(ends),
                       pa.concat_arrays([pc.cast(a.root, pa.uint64()) for a, _ in parts]),
                       pa.concat_arrays([pc.cast(a.edge, pa.uint64()) for a, _ in parts]),

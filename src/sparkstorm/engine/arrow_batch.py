@@ -65,7 +65,9 @@ class RunAnchors(NamedTuple):
     trees: dict[int, dict[int, int]]
     """Run -> its anchor map, for runs that belong to several trees (root and edge null)."""
 
-    def __len__(self) -> int:  # type: ignore[override]
+    @property
+    def runs(self) -> int:
+        """How many runs."""
         return len(self.root)
 
 
@@ -139,7 +141,9 @@ def encode_piece(pa: Any, piece: ArrowPiece) -> list[Any]:
         names=["run_end", "root", "edge"])
     trees = None
     if anchors.trees:
-        run, root, edge = [], [], []
+        run: list[int] = []
+        root: list[int] = []
+        edge: list[int] = []
         for index, amap in anchors.trees.items():
             run.extend([index] * len(amap))
             root.extend(amap)
@@ -174,7 +178,7 @@ def decode_blob(blob: bytes) -> tuple[list[list[Any]], list[ArrowPiece]]:
     """A blob's msgpack rows batches and Arrow pieces (any blob, msgpack rows too)."""
     if not is_arrow_blob(blob):
         return unpack(blob), []
-    rows_blob, entries = unpack(memoryview(blob)[len(MAGIC):])
+    rows_blob, entries = unpack(blob[len(MAGIC):])
     pa = load_pyarrow()
     rows = unpack(rows_blob) if rows_blob is not None else []
     return rows, [decode_piece(pa, entry) for entry in entries]

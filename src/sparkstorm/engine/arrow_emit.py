@@ -91,10 +91,10 @@ class ArrowEmitter:
         pa, pc = self.pa, self.pc
         if not isinstance(parents, (pa.Array, pa.ChunkedArray)):
             parents = pa.array(parents, pa.int64())
-        low_high = pc.min_max(parents).as_py() if len(parents) else {"min": None, "max": None}
+        low_high = pc.min_max(parents).as_py()
         low, high = low_high["min"], low_high["max"]
         if (len(parents) != rows or parents.null_count
-                or (len(parents) and (low < 0 or high >= size))):
+                or (low is not None and (low < 0 or high >= size))):
             msg = (
                 f"component {self.collector.component!r} emitted {rows} rows on {stream!r} "
                 f"with {len(parents)} parents (range {low!r}..{high!r}); give one input row "

@@ -35,7 +35,7 @@ Selection = Any
 """The rows of a batch one task gets: an int array of row indices, or a (start, length)
 slice."""
 
-_PER_ROW = frozenset({"PARTIAL_KEY"})
+_KEYED = frozenset({"FIELDS", "PARTIAL_KEY"})
 
 
 class BatchRouter:
@@ -60,23 +60,22 @@ class BatchRouter:
 
     def split(self, batch: Any) -> list[tuple[int, Selection]]:
         """``(task, rows)`` for every task that gets rows of ``batch``, by task order."""
-        n, tasks = batch.num_rows, self.tasks
+        n, tasks, kind = batch.num_rows, self.tasks, self.kind
         if n == 0:
             return []
-        kind = self.kind
-        if kind in ("ALL",):
-            return [(task, (0, n)) for task in tasks]
-        if kind == "GLOBAL":
-            return [(min(tasks), (0, n))]
-        if kind == "FIELDS" and len(tasks) == 1:
-            return [(tasks[0], (0, n))]
+        whole: tuple[int, ...] = ()
+        if kind == "ALL":
+            whole = tasks
+        elif kind == "GLOBAL" or (kind == "FIELDS" and len(tasks) == 1):
+            whole = (min(tasks),)
+        if whole:
+            return [(task, (0, n)) for task in whole]
+        if kind not in _KEYED:
+            return self._slices(n)
+        targets = None
         if kind == "FIELDS" and len(self.indexes) == 1:
             targets = self._hashed(batch.column(self.indexes[0]))
-            if targets is not None:
-                return self._by_target(targets)
-        if kind in ("FIELDS",) or kind in _PER_ROW:
-            return self._per_row(batch)
-        return self._slices(n)
+        return self._by_target(targets) if targets is not None else self._per_row(batch)
 
     def _slices(self, n: int) -> list[tuple[int, Selection]]:
         tasks = self.tasks

@@ -19,20 +19,19 @@ from sparkstorm.engine.arrow_batch import (
     ArrowPiece,
     anchors_roots,
     decode_blob,
-    encode_blob,
     lists_anchors,
 )
 from sparkstorm.engine.arrow_emit import ArrowEmitter
+from sparkstorm.engine.arrow_rows import is_batch_component
 from sparkstorm.engine.batch_anchoring import BatchAnchoring
-from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed, new_id
+from sparkstorm.engine.collector import TaskCollector, mark_failed, new_id
 from sparkstorm.engine.executor import BoltExecutor, ComponentFailure
-from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.executor_checkpoint import RestorePoint
+from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import Chooser, StreamRoute
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.batch_bolt import BatchSource
-from sparkstorm.topology.spec import load_class
 from sparkstorm.topology.batch_columns import (
     as_list,
     columns_to_rows,
@@ -78,7 +77,7 @@ class TaskBatchSink:
         assert arrow is not None
         _refuse_direct(self.collector.component, route)
         values = arrow.record_batch(columns, route.stream.fields, where)
-        rows = values.num_rows
+        rows: int = values.num_rows
         anchoring = self.anchoring if anchored else None
         assert anchoring is None or isinstance(anchoring, ArrowAnchoring)
         if anchoring is not None and parents is not None:
@@ -238,7 +237,7 @@ class BatchBoltExecutor(BoltExecutor):
 
         def is_batch(component: str) -> bool:
             if component not in kinds:
-                kinds[component] = _is_batch_component(plan, component)
+                kinds[component] = is_batch_component(plan, component)
             return kinds[component]
         self.sinks = {
             task: TaskBatchSink(collector, None if self.wire_pa is None
@@ -253,13 +252,6 @@ class BatchBoltExecutor(BoltExecutor):
             batches.extend(rows)
             batches.extend(pieces)
         return batches
-
-    def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
-        """The rows blobs, with the Arrow pieces of batch consumers added to theirs."""
-        encoded = super().encode_rows(output)
-        for gid, pieces in output.arrow.items():
-            encoded[gid] = encode_blob(encoded.get(gid), pieces)
-        return encoded
 
     def _fail_rest(self, batches: list[Any], reason: str) -> None:
         """Fail the window's batches after the one that raised (Arrow pieces too)."""
@@ -389,17 +381,6 @@ class BatchBoltExecutor(BoltExecutor):
         if self.pyarrow is None:
             return columns
         return lists_to_record_batch(self.pyarrow, columns, f"{component}/{stream}")
-
-
-def _is_batch_component(plan: ExecutionPlan, component: str) -> bool:
-    """Whether ``component``'s executors are batch executors (read Arrow pieces)."""
-    spec = plan.components.get(component)
-    if spec is None or spec.kind == "spout":
-        return False
-    try:
-        return is_batch_bolt(load_class(spec.component, component=component))
-    except Exception:  # noqa: BLE001 - not loadable here (another language): per tuple
-        return False
 
 
 def is_batch_bolt(cls: Any) -> bool:

@@ -26,7 +26,7 @@ def load_pyarrow() -> Any:
     """The ``pyarrow`` module (``pyarrow.compute`` loaded), or None when not installed."""
     try:
         import pyarrow
-        import pyarrow.compute  # noqa: F401 - the engine's Arrow code reads pyarrow.compute
+        import pyarrow.compute
     except ImportError:
         return None
     return pyarrow

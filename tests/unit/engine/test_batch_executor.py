@@ -123,8 +123,10 @@ def delivered(output: Any) -> list[tuple[int, list[Any], dict[int, int] | None]]
 
 
 def acked_units(output: Any) -> list[tuple[int, list[list[Any]], dict[int, int] | None]]:
-    """(target task, rows, anchor map) of what a consumer acks at once: a tuple, or a run
-    of an Arrow piece (its rows share one edge), read back from the encoded blobs."""
+    """(target task, rows, anchor map) of what a consumer acks at once, through the wire.
+
+    A tuple, or a run of an Arrow piece (its rows share one edge).
+    """
     units = []
     blobs = [encode_blob_of(output, gid) for gid in set(output.rows) | set(output.arrow)]
     for blob in blobs:
@@ -133,7 +135,8 @@ def acked_units(output: Any) -> list[tuple[int, list[list[Any]], dict[int, int] 
             for values, root, edge in zip(batch[3], batch[4], batch[5], strict=True):
                 units.append((batch[0], [values], anchor_map(root, edge)))
         for piece in pieces:
-            values = [list(v) for v in zip(*(c.to_pylist() for c in piece.values.columns))]
+            columns = [c.to_pylist() for c in piece.values.columns]
+            values = [list(v) for v in zip(*columns, strict=True)]
             anchors = piece.anchors
             start = 0
             for run, (end, root, edge) in enumerate(zip(
@@ -262,3 +265,29 @@ def test_parents_out_of_range_is_a_clear_error() -> None:
     with pytest.raises(TopologyError) as excinfo:
         sink.emit_batch({"word": ["a", "b"]}, None, [0, 1], True)
     assert excinfo.value.code == "BATCH_PARENTS_MISMATCH"
+
+
+def test_a_spout_sends_a_batch_bolt_arrow_pieces_one_run_per_tuple() -> None:
+    host, plan, task, src = executor(Words)
+    spout = make_executor(plan, next(e.gid for e in plan.executors if e.component == "lines"),
+                          "t")
+    try:
+        spout.output.batch(host.info.gid, task, src, "default")[3:] = [[["a b"], ["c"]],
+                                                                       [1, 2], [11, 12]]
+        SPOUT_EDGES.update({1: 11, 2: 12})
+        blob = spout.encode_rows(spout.output.take())[host.info.gid]
+    finally:
+        spout.close()
+    rows, pieces = decode_blob(blob)
+    if WIRE["arrow"]:
+        assert rows == [] and pieces[0].values.column(0).to_pylist() == ["a b", "c"]
+        assert pieces[0].anchors.root.to_pylist() == [1, 2]
+    else:
+        assert pieces == [] and rows[0][3:] == [[["a b"], ["c"]], [1, 2], [11, 12]]
+    output = host.run_window([blob])
+    ledger = ledger_after(output, [1, 2])
+    assert all(ledger.values())
+    for _, _, anchors in acked_units(output):
+        for root, edge in (anchors or {}).items():
+            ledger[root] ^= edge
+    assert ledger == {1: 0, 2: 0}
