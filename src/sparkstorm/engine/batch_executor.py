@@ -65,8 +65,12 @@ class TaskBatchSink:
         if self.arrow is not None:
             routers, choose = self.arrow.plan(route)
             if routers:
-                return self._emit_arrow(columns, route, routers, choose, parents, anchored,
-                                        where)
+                try:
+                    return self._emit_arrow(columns, route, routers, choose, parents,
+                                            anchored, where)
+                except TopologyError as exc:  # mixed types in a list: rows, as before
+                    if exc.code != "BATCH_COLUMN_NOT_ARROW":
+                        raise
         return self.emit_rows(columns_to_rows(columns, route.stream.fields, where), stream,
                               parents, anchored)
 

@@ -291,3 +291,13 @@ def test_a_spout_sends_a_batch_bolt_arrow_pieces_one_run_per_tuple() -> None:
         for root, edge in (anchors or {}).items():
             ledger[root] ^= edge
     assert ledger == {1: 0, 2: 0}
+
+
+def test_mixed_types_a_batch_consumer_cannot_type_travel_as_rows() -> None:
+    host, _, task, _ = executor(Words)
+    sink = host.sinks[task]
+    sink.anchoring = None
+    assert sink.emit_batch({"word": [1, "a"]}, None, None, False) == 2
+    output = host.output.take()
+    assert not output.arrow
+    assert sorted(map(str, (v[0] for _, v, _ in delivered(output)))) == ["1", "a"]
