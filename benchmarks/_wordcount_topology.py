@@ -166,11 +166,11 @@ class WordCountScaling(Topology):
 
 
 def shared_spout_topology(spouts: int, batch_api: bool = False) -> type[Topology]:
-    """``WordCountBench`` (``WordCountBatchBench`` with ``batch_api``) with ``spouts``
-    spout executors sharing the sentences.
+    """A word count with ``spouts`` spout executors sharing the sentences.
 
-    Run with ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which
-    the engine chains (``engine.chaining``): split runs in the spouts' Spark tasks.
+    ``WordCountBench``'s bolts, or ``WordCountBatchBench``'s with ``batch_api``. Run with
+    ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which the engine
+    chains (``engine.chaining``): split runs in the spouts' Spark tasks.
     """
     split_bolt, count_bolt = (ArrowSplitBolt, ArrowCountBolt) if batch_api \
         else (SplitBolt, CountBolt)
