@@ -165,17 +165,21 @@ class WordCountScaling(Topology):
     count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
 
 
-def shared_spout_topology(spouts: int) -> type[Topology]:
-    """``WordCountBench`` with ``spouts`` spout executors sharing the sentences.
+def shared_spout_topology(spouts: int, batch_api: bool = False) -> type[Topology]:
+    """A word count with ``spouts`` spout executors sharing the sentences.
 
-    Run with ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which
-    the engine chains (``engine.chaining``): split runs in the spouts' Spark tasks.
+    ``WordCountBench``'s bolts, or ``WordCountBatchBench``'s with ``batch_api``. Run with
+    ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which the engine
+    chains (``engine.chaining``): split runs in the spouts' Spark tasks.
     """
+    split_bolt, count_bolt = (ArrowSplitBolt, ArrowCountBolt) if batch_api \
+        else (SplitBolt, CountBolt)
     sentences = SentenceSpout.spec(par=spouts)
-    split = SplitBolt.spec(inputs=[sentences], par=2)
-    count = CountBolt.spec(inputs={split: Grouping.fields("word")}, par=2)
+    split = split_bolt.spec(inputs=[sentences], par=2)
+    count = count_bolt.spec(inputs={split: Grouping.fields("word")}, par=2)
     namespace = {"sentences": sentences, "split": split, "count": count}
-    return type(f"WordCount{spouts}Spouts", (Topology,), namespace)
+    kind = "Batch" if batch_api else ""
+    return type(f"WordCount{kind}{spouts}Spouts", (Topology,), namespace)
 
 
 TOPOLOGY = WordCountBench

@@ -2,7 +2,8 @@
 
 Feeds one window of ``--sentences`` anchored sentences to a real split executor of
 ``_wordcount_topology.WordCountBench`` (per-tuple, the reference) and of
-``WordCountBatchBench`` (BatchBolt, pyarrow.compute), serializes its output as the engine
+``WordCountBatchBench`` (BatchBolt, pyarrow.compute; with Arrow pieces between split and
+count, ``topology.batch.arrow.wire``, and with msgpack rows), serializes its output as the engine
 does, then feeds that output to a count executor of the same kind. Thread CPU time, GC off
 as in executor processes; best and median of ``--runs`` interleaved runs, so the ratio
 survives a loaded machine. No Spark, no sockets: the executors' own work only.
@@ -32,18 +33,22 @@ from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
 from sparkstorm.engine.wire import pack  # noqa: E402
 
 
-def executors(topology: Any) -> tuple[ExecutionPlan, Any, list[Any]]:
-    """The plan, the first split executor and every count executor of ``topology``."""
-    plan = ExecutionPlan(topology.topology_spec, {"topology.acker.executors": 1})
+def executors(topology: Any, wire: bool = True) -> tuple[ExecutionPlan, Any, list[Any]]:
+    """The plan, the first split executor and every count executor of ``topology``.
+
+    ``wire``: ``topology.batch.arrow.wire`` (Arrow pieces between the batch bolts).
+    """
+    plan = ExecutionPlan(topology.topology_spec, {"topology.acker.executors": 1,
+                                                  "topology.batch.arrow.wire": wire})
     split_gid = next(e.gid for e in plan.executors if e.component == SPLIT)
     counts = [make_executor(plan, e.gid, "bench") for e in plan.executors
               if e.component == COUNT]
     return plan, make_executor(plan, split_gid, "bench"), counts
 
 
-def one_run(topology: Any, sentences: list[str]) -> tuple[float, float]:
+def one_run(topology: Any, sentences: list[str], wire: bool = True) -> tuple[float, float]:
     """CPU seconds of (split + serialize, every count executor) for one window."""
-    plan, split, counts = executors(topology)
+    plan, split, counts = executors(topology, wire)
     split_task = split.info.tasks[0]
     spout_task = plan.component_tasks[SPOUT][0]
     blob = pack([[split_task, spout_task, "default", [[s] for s in sentences],
@@ -67,11 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     sentences = make_sentences(args.sentences, 42)
     gc.freeze()
     gc.disable()
-    kinds = {"per-tuple (reference)": TOPOLOGY, "BatchBolt": BATCH_TOPOLOGY}
+    kinds = {"per-tuple (reference)": (TOPOLOGY, False),
+             "BatchBolt, rows wire": (BATCH_TOPOLOGY, False),
+             "BatchBolt": (BATCH_TOPOLOGY, True)}
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
     for _ in range(args.runs):
-        for kind, topology in kinds.items():
-            results[kind].append(one_run(topology, sentences))
+        for kind, (topology, wire) in kinds.items():
+            results[kind].append(one_run(topology, sentences, wire))
             gc.collect()
     n = args.sentences
     print(f"{n:,} sentences per window, {args.runs} interleaved runs, thread CPU, GC off; "
@@ -86,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
               f"count {min(count):6.1f} / {statistics.median(count):6.1f}   "
               f"both {min(total):6.1f} / {medians[kind]:6.1f}")
     reference, batch = medians["per-tuple (reference)"], medians["BatchBolt"]
-    print(f"BatchBolt / per-tuple CPU (median): {batch / reference:.2f}x")
+    print(f"BatchBolt / per-tuple CPU (median): {batch / reference:.2f}x; Arrow wire / "
+          f"rows wire: {batch / medians['BatchBolt, rows wire']:.2f}x")
     return 0
 
 

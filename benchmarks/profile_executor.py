@@ -36,11 +36,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from _wordcount_topology import COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
+from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 
 from sparkstorm.config import load_config  # noqa: E402
 from sparkstorm.engine.acking import Acker  # noqa: E402
-from sparkstorm.engine.executor import BoltExecutor, SpoutExecutor  # noqa: E402
+from sparkstorm.engine.arrow_batch import decode_blob  # noqa: E402
+from sparkstorm.engine.executor import SpoutExecutor, make_executor  # noqa: E402
 from sparkstorm.engine.messages import SpoutControl, WindowMeta  # noqa: E402
 from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
 from sparkstorm.engine.wire import pack, unpack  # noqa: E402
@@ -52,20 +53,22 @@ PHASES = ("spout emit", "spout window", "wire spout->split", "split", "wire spli
 class Pipeline:
     """One topology's executors in this process, plus the worker's acker."""
 
-    def __init__(self, sentences: int, buffer: int | None, seed: int) -> None:
+    def __init__(self, sentences: int, buffer: int | None, seed: int,
+                 batch_api: bool = False) -> None:
         topo: dict[str, Any] = {"bench.sentences": sentences, "bench.seed": seed,
                                 "topology.name": "profile"}
         if buffer is not None:
             topo["topology.spout.buffer.size"] = buffer
         self.conf = load_config(topology=topo)
-        self.plan = ExecutionPlan(TOPOLOGY.topology_spec, self.conf)
+        topology = BATCH_TOPOLOGY if batch_api else TOPOLOGY
+        self.plan = ExecutionPlan(topology.topology_spec, self.conf)
         by_component: dict[str, list[int]] = defaultdict(list)
         for info in self.plan.executors:
             by_component[info.component].append(info.gid)
         (spout_gid,) = by_component[SPOUT]
         self.spout = SpoutExecutor(self.plan, spout_gid, "profile")  # inactive: thread idles
-        self.splits = {g: BoltExecutor(self.plan, g, "profile") for g in by_component[SPLIT]}
-        self.counts = {g: BoltExecutor(self.plan, g, "profile") for g in by_component[COUNT]}
+        self.splits = {g: make_executor(self.plan, g, "profile") for g in by_component[SPLIT]}
+        self.counts = {g: make_executor(self.plan, g, "profile") for g in by_component[COUNT]}
         self.acker = Acker(self.plan.acker_tasks, 30.0)
         self.control = SpoutControl()
         self.n = sentences
@@ -133,7 +136,10 @@ class Pipeline:
                 to_count[target].append(blob)
         for gid, host in self.counts.items():
             rows = self._phase("wire split->count", self._request, to_count.get(gid, []))
-            self.words += sum(len(b[3]) for blob in rows for b in unpack(blob))
+            for blob in rows:
+                batches, pieces = decode_blob(blob)
+                self.words += sum(len(b[3]) for b in batches)
+                self.words += sum(piece.values.num_rows for piece in pieces)
             count_out = self._phase("count", host.run_window, rows)
             _, meta = self._phase("meta", self._reply, host, count_out)
             metas.append(meta)
@@ -187,11 +193,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="topology.spout.buffer.size (default: the engine's)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--batch-api", action="store_true",
+                        help="the BatchBolt word count (_wordcount_topology.BATCH_TOPOLOGY)")
     parser.add_argument("--timed-only", action="store_true",
                         help="skip the cProfile pass (the two timed passes only)")
     args = parser.parse_args(argv)
 
-    pipe = Pipeline(args.sentences, args.buffer, args.seed)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
     try:
         pipe.run()
     finally:
@@ -201,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # What-if: the same with the cyclic GC off. msgpack.unpackb and the per-tuple lists,
     # dicts and Tuple objects trigger many generation-0/1/2 collections.
-    pipe = Pipeline(args.sentences, args.buffer, args.seed)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
     gc.collect()
     gc.disable()
     try:
@@ -214,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.timed_only:
         return 0
 
-    pipe = Pipeline(args.sentences, args.buffer, args.seed)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
     pipe.profiles = {name: cProfile.Profile() for name in PHASES}
     try:
         pipe.run()

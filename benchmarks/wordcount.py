@@ -221,8 +221,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.window.chain"] = False
     if args.spouts > 1:
         conf["bench.share"] = True
-        if topology is TOPOLOGY:
-            topology = shared_spout_topology(args.spouts)
+        if topology in (TOPOLOGY, BATCH_TOPOLOGY):
+            topology = shared_spout_topology(args.spouts, topology is BATCH_TOPOLOGY)
     conf.update(conf_entries(args.conf))
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,

@@ -447,6 +447,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         "slots than the widest stage plus one)",
     ),
     _K(
+        "topology.batch.arrow.wire",
+        bool,
+        True,
+        "sparkstorm: a BatchBolt sends the rows it emits to BatchBolt consumers as Arrow IPC "
+        "columns with anchors per run of rows (needs pyarrow wherever those executors run); "
+        "false: msgpack rows with an edge per row, as to per-tuple consumers",
+    ),
+    _K(
         "topology.window.chain",
         bool,
         True,

@@ -51,6 +51,8 @@ class WindowOutput:
     def __init__(self) -> None:
         self.rows: dict[int, list[list[Any]]] = {}
         self.batches: dict[tuple[int, int, str], list[Any]] = {}
+        self.arrow: dict[int, list[Any]] = {}
+        """Target executor -> the Arrow pieces for its batch bolts (``engine.arrow_emit``)."""
         self.count = 0
         self.xor: dict[int, int] = {}
         self.inits: dict[int, int] = {}

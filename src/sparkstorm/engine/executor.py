@@ -20,6 +20,8 @@ from typing import Any
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.anchor_columns import batch_roots
+from sparkstorm.engine.arrow_batch import encode_blob
+from sparkstorm.engine.arrow_rows import RowsToArrow
 from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, PartBuilder, RestorePoint
 from sparkstorm.engine.failures import (
@@ -71,6 +73,8 @@ class ExecutorHost:
         tracking = acker_task_count(plan.conf) > 0
         for task in self.info.tasks:
             self._start_task(cls, task, tracking)
+        self.rows_to_arrow = RowsToArrow.for_executor(plan, self.info.component, self.conf)
+        """Turns the rows for batch bolts into Arrow pieces (None: none, or off)."""
         self.taken_part: PartBuilder | None = None
         """The part taken at the cut of this window's checkpoint, for the part writer."""
         if restore is not None:
@@ -220,9 +224,14 @@ class ExecutorHost:
         A tuple the wire cannot carry is refused there (see ``engine.row_encoding``).
         """
         component = self.info.component
-        return encode_rows(output, component,
-                           lambda stream: self.plan.fields_of(component, stream),
-                           self._keep_error)
+        if self.rows_to_arrow is not None:
+            self.rows_to_arrow.move(output)
+        encoded = encode_rows(output, component,
+                              lambda stream: self.plan.fields_of(component, stream),
+                              self._keep_error)
+        for gid, pieces in output.arrow.items():  # batch bolts' input: Arrow pieces
+            encoded[gid] = encode_blob(encoded.get(gid), pieces)
+        return encoded
 
     def window_meta(self, output: WindowOutput) -> WindowMeta:
         """What the driver learns of this window besides the tuples in ``output``."""
@@ -264,10 +273,11 @@ class BoltExecutor(ExecutorHost):
         """
         with self.lock:
             started = time.perf_counter()
-            batches = [batch for blob in blobs for batch in unpack(blob)]
+            batches = self._decode(blobs)
             if self.sample_pct:
                 log_sampled(self.component_logger, self.sample_pct, "received",
-                            ((batch[2], batch[3]) for batch in batches))
+                            ((batch[2], batch[3]) for batch in batches
+                             if type(batch) is list))
             try:
                 self._process_batches(batches)
                 self._end_window()
@@ -278,6 +288,10 @@ class BoltExecutor(ExecutorHost):
                 if batches:
                     self.stats.busy_seconds += time.perf_counter() - started
             return self.output.take()
+
+    def _decode(self, blobs: list[bytes]) -> list[Any]:
+        """The window's input batches from the senders' blobs (msgpack rows)."""
+        return [batch for blob in blobs for batch in unpack(blob)]
 
     def _process_batches(self, batches: list[list[Any]]) -> None:
         """Run the window's input batches in order; a failure fails the ones after it."""

@@ -120,9 +120,9 @@ class StreamRoute:
         self.emitted = 0  # per-window counters, taken by TaskCollector.take_counts
         self.transferred = 0
         self.direct_tasks = {t for s in subs if s.grouping.type == "DIRECT" for t in s.tasks}
-        self.choosers = [
-            make_chooser(s, stream.fields, rng) for s in subs if s.grouping.type != "DIRECT"
-        ]
+        self.subs = [s for s in subs if s.grouping.type != "DIRECT"]
+        """The non-direct subscriptions, in the order of :attr:`choosers`."""
+        self.choosers = [make_chooser(s, stream.fields, rng) for s in self.subs]
         self.single: Chooser | None = self.choosers[0] \
             if len(self.choosers) == 1 and not stream.direct else None
         """The only chooser of a non-direct stream with one subscription (the common case),

@@ -38,7 +38,7 @@ from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.endpoint_lookup import look_up, refresh_decision
 from sparkstorm.engine.failures import FAIL_CRASH, Failure
 from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
+from sparkstorm.engine.wire import pack, recv_reply, send_frame
 from sparkstorm.errors import EngineError
 
 DRIVER = -1
@@ -326,11 +326,10 @@ def _call_and_route(stage: StageInfo, window: int, flags: dict[str, Any], gid: i
 def _lost(stage: StageInfo, gid: int, window: int, rows: list[bytes],
           exc: EngineError) -> WindowMeta:
     """The meta of an executor given up on: the trees of its input fail (they replay)."""
-    from sparkstorm.engine.anchor_columns import batch_roots  # here: only _lost reads anchors
+    from sparkstorm.engine.arrow_batch import blob_roots  # here: only _lost reads anchors
 
     component = stage.components[gid]
     why = Failure.of(FAIL_CRASH, f"{component}: executor {gid} did not answer window "
                                  f"{window}; it is restarted ({exc})")
-    failed = {root: why for blob in rows for batch in unpack(blob)
-              for root in batch_roots(batch)}
+    failed = {root: why for blob in rows for root in blob_roots(blob)}
     return WindowMeta(gid, component, failed=failed, lost=True)

@@ -23,9 +23,10 @@ from sparkstorm.errors import TopologyError
 
 
 def load_pyarrow() -> Any:
-    """The ``pyarrow`` module, or None when it is not installed."""
+    """The ``pyarrow`` module (``pyarrow.compute`` loaded), or None when not installed."""
     try:
         import pyarrow
+        import pyarrow.compute
     except ImportError:
         return None
     return pyarrow

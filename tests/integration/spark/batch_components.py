@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkstorm import BatchBolt, Spout
+from sparkstorm import BatchBolt, Bolt, Spout
 from tests.integration.spark.components import Recorder
 
 VOCABULARY = ["storm", "spark", "arrow", "bolt", "spout", "tuple", "window", "ack"]
@@ -119,3 +119,15 @@ class ArrowCount(BatchBolt):
                          counted.field("counts").to_pylist(), strict=True))
         self.counts.update(delta)
         self.record("counted", delta=delta)
+
+
+class TupleCount(Bolt):
+    """A per-tuple count fed by a batch bolt (fields grouping on word); records each word."""
+
+    outputs = ["word", "count"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        self.record("counted", delta={tup.values[0]: 1})

@@ -13,6 +13,7 @@ from tests.integration.spark.batch_components import (
     ArrowSplit,
     ListsSplit,
     SentenceSpout,
+    TupleCount,
     expected_counts,
 )
 from tests.integration.spark.components import read_events
@@ -30,13 +31,22 @@ class ListsWordCount(Topology):
     count = ArrowCount.spec(inputs={split: Grouping.fields("word")}, par=2)
 
 
+class MixedConsumers(Topology):
+    """One batch bolt feeding a batch consumer (Arrow pieces) and a per-tuple one (rows)."""
+
+    sentences = SentenceSpout.spec()
+    split = ArrowSplit.spec(inputs=[sentences], par=2)
+    count = ArrowCount.spec(inputs={split: Grouping.fields("word")}, par=2)
+    tcount = TupleCount.spec(inputs={split: Grouping.fields("word")}, par=2)
+
+
 def _acked(directory: Path) -> Counter[int]:
     return Counter(e["n"] for e in read_events(directory, "sentences") if e["event"] == "ack")
 
 
-def _counted(directory: Path) -> Counter[str]:
+def _counted(directory: Path, component: str = "count") -> Counter[str]:
     total: Counter[str] = Counter()
-    for event in read_events(directory, "count"):
+    for event in read_events(directory, component):
         total.update(event["delta"])
     return total
 
@@ -101,3 +111,23 @@ def test_the_lists_format_counts_the_same(cluster: LocalCluster, tmp_path: Path)
     assert formats == {"dict"}
     assert _counted(tmp_path) == expected_counts(count)
     assert max(_acked(tmp_path).values()) == 1
+
+
+def test_a_batch_bolt_feeds_batch_and_per_tuple_consumers_alike(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    count = 400
+    _run_to_the_end(cluster, "batch-mixed", MixedConsumers, tmp_path, count)
+
+    acked = _acked(tmp_path)
+    assert set(acked) == set(range(count)) and max(acked.values()) == 1
+    assert not [e for e in read_events(tmp_path, "sentences") if e["event"] == "fail"]
+    assert _counted(tmp_path, "count") == expected_counts(count)
+    assert _counted(tmp_path, "tcount") == expected_counts(count)
+    # fields grouping: the same word at the same task index on both paths
+    for component in ("count", "tcount"):
+        tasks_of: dict[str, set[int]] = {}
+        for event in read_events(tmp_path, component):
+            for word in event["delta"]:
+                tasks_of.setdefault(word, set()).add(event["task"])
+        assert all(len(tasks) == 1 for tasks in tasks_of.values())

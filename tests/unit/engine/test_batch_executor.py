@@ -2,7 +2,8 @@
 
 The XOR ledger is checked the way the acker keeps it: the spout's edges, then the window's
 contributions, then the acks of the emitted tuples must bring every root back to zero, and
-not before.
+not before. Every test runs with both wires between batch bolts: Arrow pieces with anchors
+per run (``topology.batch.arrow.wire``, the default) and msgpack rows.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 from sparkstorm import BatchBolt, Grouping, Spout, Stream, Topology
 from sparkstorm.engine import batch_executor
 from sparkstorm.engine.anchor_columns import anchor_map, batch_of
+from sparkstorm.engine.arrow_anchoring import ArrowAnchoring
+from sparkstorm.engine.arrow_batch import decode_blob, lists_anchors
 from sparkstorm.engine.batch_executor import BatchBoltExecutor
 from sparkstorm.engine.executor import ComponentFailure, make_executor
 from sparkstorm.engine.plan import ExecutionPlan
@@ -77,8 +80,17 @@ class AsLists(Topology):
     sink = Sink.spec(inputs=[split])
 
 
+WIRE = {"arrow": True}
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["arrow-wire", "rows-wire"])
+def _wire(request: pytest.FixtureRequest) -> None:
+    WIRE["arrow"] = request.param
+
+
 def executor(topology: type[Topology]) -> tuple[BatchBoltExecutor, ExecutionPlan, int, int]:
-    plan = ExecutionPlan(topology.topology_spec, {"topology.acker.executors": 1})
+    plan = ExecutionPlan(topology.topology_spec, {"topology.acker.executors": 1,
+                                                  "topology.batch.arrow.wire": WIRE["arrow"]})
     gid = next(e.gid for e in plan.executors if e.component == "split")
     host = make_executor(plan, gid, "t")
     assert isinstance(host, BatchBoltExecutor)
@@ -105,10 +117,43 @@ def window(task: int, src: int, stream: str, values: list[list[Any]],
 
 
 def delivered(output: Any) -> list[tuple[int, list[Any], dict[int, int] | None]]:
-    """(target task, values, anchor map) of every emitted delivery."""
-    return [(batch[0], values, anchor_map(root, edge))
-            for rows in output.rows.values() for batch in rows
-            for values, root, edge in zip(batch[3], batch[4], batch[5], strict=True)]
+    """(target task, values, anchor map) of every emitted delivery, through the wire."""
+    return [(target, values, anchors) for target, rows, anchors in acked_units(output)
+            for values in rows]
+
+
+def acked_units(output: Any) -> list[tuple[int, list[list[Any]], dict[int, int] | None]]:
+    """(target task, rows, anchor map) of what a consumer acks at once, through the wire.
+
+    A tuple, or a run of an Arrow piece (its rows share one edge).
+    """
+    units = []
+    blobs = [encode_blob_of(output, gid) for gid in set(output.rows) | set(output.arrow)]
+    for blob in blobs:
+        rows, pieces = decode_blob(blob)
+        for batch in rows:
+            for values, root, edge in zip(batch[3], batch[4], batch[5], strict=True):
+                units.append((batch[0], [values], anchor_map(root, edge)))
+        for piece in pieces:
+            columns = [c.to_pylist() for c in piece.values.columns]
+            values = [list(v) for v in zip(*columns, strict=True)]
+            anchors = piece.anchors
+            start = 0
+            for run, (end, root, edge) in enumerate(zip(
+                    anchors.run_end.to_pylist(), anchors.root.to_pylist(),
+                    anchors.edge.to_pylist(), strict=True)):
+                amap = anchors.trees.get(run) or anchor_map(root, edge)
+                units.append((piece.task, values[start:end], amap))
+                start = end
+    return units
+
+
+def encode_blob_of(output: Any, gid: int) -> bytes:
+    from sparkstorm.engine.arrow_batch import encode_blob
+
+    rows = pack(output.rows[gid]) if gid in output.rows else None
+    pieces = output.arrow.get(gid, [])
+    return encode_blob(rows, pieces) if pieces else rows  # type: ignore[return-value]
 
 
 def ledger_after(output: Any, roots: list[int]) -> dict[int, int]:
@@ -147,7 +192,7 @@ def test_one_record_batch_per_stream_with_parent_anchoring_and_exact_acks() -> N
 
     ledger = ledger_after(output, [1, 2, 3, 4])
     assert all(ledger.values()), "a tree completed before its words were acked"
-    for _, _, anchors in sent:  # the sink acks every word
+    for _, _, anchors in acked_units(output):  # the sink acks every word
         for root, edge in (anchors or {}).items():
             ledger[root] ^= edge
     assert ledger == {1: 0, 2: 0, 3: 0, 4: 0}
@@ -205,14 +250,54 @@ def test_without_pyarrow_batches_are_lists(monkeypatch: pytest.MonkeyPatch) -> N
     # pyarrow is installed here; its absence is what this simulates
     monkeypatch.setattr(batch_executor, "load_pyarrow", lambda: None)
     host, _, task, src = executor(Words)
-    host.run_window([window(task, src, "numbers", [[1], [2]], [None, None])])
+    output = host.run_window([window(task, src, "numbers", [[1], [2]], [None, None])])
     assert SEEN[0][2] == {"n": [1, 2]}
+    assert host.wire_pa is None and not output.arrow and output.rows  # msgpack rows out
+    assert sorted(values[0] for _, values, _ in delivered(output)) == ["1", "2"]
 
 
 def test_parents_out_of_range_is_a_clear_error() -> None:
     host, _, task, src = executor(Words)
     sink = host.sinks[task]
     sink.anchoring = batch_executor.BatchAnchoring([1], [5])
+    if WIRE["arrow"]:
+        sink.anchoring = ArrowAnchoring(pa, lists_anchors(pa, [1], [5]), 1)
     with pytest.raises(TopologyError) as excinfo:
         sink.emit_batch({"word": ["a", "b"]}, None, [0, 1], True)
     assert excinfo.value.code == "BATCH_PARENTS_MISMATCH"
+
+
+def test_a_spout_sends_a_batch_bolt_arrow_pieces_one_run_per_tuple() -> None:
+    host, plan, task, src = executor(Words)
+    spout = make_executor(plan, next(e.gid for e in plan.executors if e.component == "lines"),
+                          "t")
+    try:
+        spout.output.batch(host.info.gid, task, src, "default")[3:] = [[["a b"], ["c"]],
+                                                                       [1, 2], [11, 12]]
+        SPOUT_EDGES.update({1: 11, 2: 12})
+        blob = spout.encode_rows(spout.output.take())[host.info.gid]
+    finally:
+        spout.close()
+    rows, pieces = decode_blob(blob)
+    if WIRE["arrow"]:
+        assert rows == [] and pieces[0].values.column(0).to_pylist() == ["a b", "c"]
+        assert pieces[0].anchors.root.to_pylist() == [1, 2]
+    else:
+        assert pieces == [] and rows[0][3:] == [[["a b"], ["c"]], [1, 2], [11, 12]]
+    output = host.run_window([blob])
+    ledger = ledger_after(output, [1, 2])
+    assert all(ledger.values())
+    for _, _, anchors in acked_units(output):
+        for root, edge in (anchors or {}).items():
+            ledger[root] ^= edge
+    assert ledger == {1: 0, 2: 0}
+
+
+def test_mixed_types_a_batch_consumer_cannot_type_travel_as_rows() -> None:
+    host, _, task, _ = executor(Words)
+    sink = host.sinks[task]
+    sink.anchoring = None
+    assert sink.emit_batch({"word": [1, "a"]}, None, None, False) == 2
+    output = host.output.take()
+    assert not output.arrow
+    assert sorted(map(str, (v[0] for _, v, _ in delivered(output)))) == ["1", "a"]
