@@ -233,9 +233,11 @@ BUFFER = 5
 def test_spout_buffer_size_bounds_tuples_in_flight_to_a_few_buffers(
     cluster: LocalCluster, tmp_path: Path, delay: float, count: int
 ) -> None:
-    """Without max pending, ``topology.spout.buffer.size`` (B) is the backpressure.
+    """Without max pending, the spout buffer's bound (B) is the backpressure.
 
-    The producer stops when B tuples wait for the next window. The bolts get window w's B
+    A saturated spout's windows grow past ``topology.spout.buffer.size`` up to
+    ``topology.spout.buffer.max.size`` (``engine.window_size``), so both are B here. The
+    producer stops when B tuples wait for the next window. The bolts get window w's B
     tuples and ack them within w; the spout learns that at the start of window w + 1,
     while it has buffered B more. So at most 2 B are ever in flight, and a slow bolt
     (longer windows) makes the spout reach that bound. With overlapping windows
@@ -243,7 +245,7 @@ def test_spout_buffer_size_bounds_tuples_in_flight_to_a_few_buffers(
     """
     runner = cluster.submit_topology("buffer", BufferTopology, conf={
         "test.dir": str(tmp_path), "test.count": count, "test.delay": delay,
-        "topology.spout.buffer.size": BUFFER})
+        "topology.spout.buffer.size": BUFFER, "topology.spout.buffer.max.size": BUFFER})
     wait_for(lambda: len(_acked(tmp_path)) == count, timeout=60, message="all acked")
     wait_for(lambda: runner.stats.summary()["components"]["numbers"]["acked"] == count,
              timeout=30, message="statistics caught up")
