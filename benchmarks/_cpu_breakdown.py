@@ -295,8 +295,8 @@ class CpuBreakdownSampler:
                     continue
                 self.series[proc.pid] = series
             cpu = read_cpu_seconds(proc.pid)
-            if cpu is not None:
-                series.points.append((now, cpu))
+            if cpu is not None:  # its own time: the process scan before it can take long
+                series.points.append((time.time(), cpu))
             if (series.klass == EXECUTOR and self.py_spy and proc.pid not in self._profiled
                     and _age(proc) >= _PROFILE_MIN_AGE_S and not self._stop.is_set()):
                 self._profiled.add(proc.pid)

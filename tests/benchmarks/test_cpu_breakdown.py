@@ -138,8 +138,10 @@ def test_the_benchmarks_sampler_threads_are_counted_apart_from_the_driver() -> N
         time.sleep(1.0)
         ended = time.time()
         time.sleep(0.2)  # samples after ``ended`` while it still runs
-        stop.set()
-        sampler.join()
+    # stopped only once the sampler has stopped: a thread's CPU is read from /proc while it
+    # lives, and the busy thread holding the GIL can delay the sampler past its end
+    stop.set()
+    sampler.join()
     b = cpu.breakdown(began, ended)
     assert b.by_class[cb.SAMPLERS] > 0.05
     # the driver process's other threads slept: nearly all of its CPU was the sampler's
