@@ -28,7 +28,7 @@ services:  ## install the services the tests run for real (Debian's zookeeper, r
 	bash scripts/install-chromium.sh
 
 test: $(STAMP) services  ## run the test suite but the slow tests (exit code 5, no tests collected, counts as failure)
-	$(PY) -m pytest -q -m "$(TEST_MARKERS)"
+	$(PY) -m pytest -q -m "$(TEST_MARKERS)" --durations=25
 
 test-all: $(STAMP) services  ## run every test, the slow chaos suite (tests/chaos/) included
 	$(PY) -m pytest -q
