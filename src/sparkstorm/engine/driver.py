@@ -475,7 +475,7 @@ class TopologyDriver(Replanning):
             results, finished = self._job_result(job)
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
             self._job_failed(window, exc)
-            if "after" in job.flags:
+            if self._waited_for(window):
                 self._skip_failed(window)
             results, finished = [], time.time()
         # the window's Spark job(s), so that the UI links each chart point to its job
@@ -558,6 +558,17 @@ class TopologyDriver(Replanning):
         job, self._in_flight_job = self._in_flight_job, None
         if job is not None:
             self._end_window(job)
+
+    def _waited_for(self, window: int) -> bool:
+        """Whether the window in flight was sent to wait for ``window`` (``"after"``).
+
+        Its executors would otherwise wait the whole bound (``WindowTurns``) for a window whose
+        job died before reaching some of them. It is the next window's flag that counts, not
+        the failed one's: a window started once the one before had ended has none, yet the
+        next may already be running after it.
+        """
+        job = self._in_flight_job
+        return job is not None and job.window != window and job.flags.get("after") == window
 
     def _skip_failed(self, window: int) -> None:
         """Tell every executor that ``window`` failed, so that the next one waits not for it."""
