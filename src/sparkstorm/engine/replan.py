@@ -74,6 +74,7 @@ from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.topology_stats import ExecutorRange
 from sparkstorm.errors import EngineError
 from sparkstorm.topology.spec import TopologySpec
+from sparkstorm.topology.validate import executor_count_problem
 
 if TYPE_CHECKING:
     from sparkstorm.engine.driver import TopologyDriver
@@ -121,23 +122,14 @@ def check_counts(plan: ExecutionPlan, counts: Mapping[str, Any],
             ``REBALANCE_INVALID`` (not a positive integer), ``PARALLELISM_ABOVE_TASKS``
             (more executors than the component has tasks).
     """
+    tasks = {name: len(ids) for name, ids in plan.component_tasks.items()
+             if name in plan.components}
     checked: dict[str, int] = {}
     for name, count in counts.items():
-        component = plan.components.get(name)
-        if component is None:
-            msg = (f"topology {topology!r} has no component {name!r}; its components are "
-                   f"{sorted(plan.components)}")
-            raise EngineError(msg, code="REBALANCE_UNKNOWN_COMPONENT")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            msg = (f"executors of component {name!r} must be a positive integer, "
-                   f"got {count!r}")
-            raise EngineError(msg, code="REBALANCE_INVALID")
-        tasks = len(plan.component_tasks[name])
-        if count > tasks:
-            msg = (f"component {name!r} has {tasks} tasks, so at most {tasks} executors, "
-                   f"not {count}; tasks are fixed at submission (submit with a larger "
-                   "num_tasks to rebalance higher)")
-            raise EngineError(msg, code="PARALLELISM_ABOVE_TASKS")
+        problem = executor_count_problem(topology, name, count, tasks)
+        if problem is not None:
+            code, msg = problem
+            raise EngineError(msg, code=code)
         checked[name] = count
     return checked
 

@@ -66,6 +66,42 @@ def validate_topology_name(name: str) -> None:
         raise TopologyError(msg, code="INVALID_TOPOLOGY_NAME")
 
 
+def executor_count_problem(topology: str, name: str, count: object,
+                           tasks: Mapping[str, int]) -> tuple[str, str] | None:
+    """Why ``count`` executors cannot run component ``name`` (``rebalance -e``), or None.
+
+    Nimbus checks a rebalance with it before it records it, and the driver again before it
+    regroups in place (``engine.replan``); each raises its own error with the code.
+
+    Args:
+        topology: the topology's id or name (in the message).
+        name: the component.
+        count: the executors asked for.
+        tasks: every component's task count (fixed at submission).
+
+    Returns:
+        ``(code, message)``: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` (not a
+        positive integer) or ``PARALLELISM_ABOVE_TASKS``; None when it can.
+
+    Example:
+        >>> executor_count_problem("wc", "split", 8, {"split": 4})[0]
+        'PARALLELISM_ABOVE_TASKS'
+    """
+    if name not in tasks:
+        return ("REBALANCE_UNKNOWN_COMPONENT",
+                f"topology {topology!r} has no component {name!r}; its components are "
+                f"{sorted(tasks)}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return ("REBALANCE_INVALID",
+                f"executors of component {name!r} must be a positive integer, got {count!r}")
+    if count > tasks[name]:
+        return ("PARALLELISM_ABOVE_TASKS",
+                f"component {name!r} has {tasks[name]} tasks, so at most {tasks[name]} "
+                f"executors, not {count}; tasks are fixed at submission (submit with a larger "
+                "num_tasks to rebalance higher)")
+    return None
+
+
 def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
     """Check the structure of a whole topology.
 

@@ -29,6 +29,7 @@ from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, v
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
+    executor_count_problem,
     validate_topology,
     validate_topology_name,
     validate_windowed_bolts,
@@ -262,19 +263,10 @@ class Nimbus:
         tasks = {str(c["name"]): int(c.get("num_tasks", 1)) for c in spec["components"]}
         counts: dict[str, int] = {}
         for name, count in executors.items():
-            if name not in tasks:
-                msg = (f"topology {topology_id} has no component {name!r}; its components "
-                       f"are {sorted(tasks)}")
-                raise NimbusError(msg, code="REBALANCE_UNKNOWN_COMPONENT")
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                msg = (f"executors of component {name!r} must be a positive integer, "
-                       f"got {count!r}")
-                raise NimbusError(msg, code="REBALANCE_INVALID")
-            if count > tasks[name]:
-                msg = (f"component {name!r} has {tasks[name]} tasks, so at most "
-                       f"{tasks[name]} executors, not {count}; tasks are fixed at submission "
-                       "(submit with a larger num_tasks to rebalance higher)")
-                raise NimbusError(msg, code="PARALLELISM_ABOVE_TASKS")
+            problem = executor_count_problem(topology_id, name, count, tasks)
+            if problem is not None:
+                code, msg = problem
+                raise NimbusError(msg, code=code)
             counts[name] = count
         return counts
 
