@@ -36,6 +36,9 @@ def _executor_pids(cluster: TestCluster, record: dict[str, Any]) -> dict[int, in
     return {int(g): int(w[3]) for g, w in where.items()}
 
 
+# slow (CI budget): make test covers the regrouping on Spark (spark/test_replan.py) and
+# Nimbus keeping the one worker (unit/cluster/nimbus/test_rebalance_and_cleanup.py)
+@pytest.mark.slow
 def test_rebalance_e_regroups_in_place_with_the_new_executors_and_exact_counts(
         cluster: TestCluster) -> None:
     cluster.start_nimbus()
