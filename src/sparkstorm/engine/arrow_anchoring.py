@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparkstorm.engine.arrow_batch import RunAnchors, anchors_roots, arange, run_ends
+from sparkstorm.engine.batch_anchoring import BatchEdges
 from sparkstorm.engine.collector import WindowOutput, mark_failed, new_id
 from sparkstorm.engine.failures import FAIL_ERROR
 
@@ -53,7 +54,7 @@ def merge_xor(xor: dict[int, int], roots: list[int | None], values: list[int | N
             xor[root] = get(root, 0) ^ value  # type: ignore[operator]
 
 
-class ArrowAnchoring:
+class ArrowAnchoring(BatchEdges):
     """The anchor runs of one input batch and the ack values its emits accumulated.
 
     Args:
@@ -203,17 +204,6 @@ class ArrowAnchoring:
         if not self.row_vals:
             self.row_vals = [0] * self.rows
         return self.row_vals
-
-    def batch_edge(self) -> tuple[int | None, Any]:
-        """Fresh (root, edge) columns for one delivery of a row anchored to the batch."""
-        roots = self.roots()
-        if not roots:
-            return None, None
-        edge = new_id(64)
-        self.batch_val ^= edge
-        if len(roots) == 1:
-            return roots[0], edge
-        return None, dict.fromkeys(roots, edge)
 
     # -- acking ----------------------------------------------------------------------------
     def _run_extras(self) -> dict[int, int]:

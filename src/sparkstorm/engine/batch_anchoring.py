@@ -37,7 +37,33 @@ from sparkstorm.engine.collector import WindowOutput, mark_failed, new_id
 from sparkstorm.engine.failures import FAIL_ERROR
 
 
-class BatchAnchoring:
+class BatchEdges:
+    """Hands out the batch-wide edge: one delivery of a row anchored to a whole batch.
+
+    Shared by :class:`BatchAnchoring` (msgpack rows) and ``engine.arrow_anchoring``'s
+    ``ArrowAnchoring`` (Arrow runs); each keeps ``batch_val`` and knows its batch's roots.
+    """
+
+    __slots__ = ("batch_val",)
+    batch_val: int
+
+    def roots(self) -> list[int]:
+        """The batch's distinct roots."""
+        raise NotImplementedError
+
+    def batch_edge(self) -> tuple[int | None, Edge]:
+        """Fresh anchor columns (root, edge) for one delivery of a row anchored to the batch."""
+        roots = self.roots()
+        if not roots:
+            return None, None
+        edge = new_id(64)
+        self.batch_val ^= edge
+        if len(roots) == 1:
+            return roots[0], edge
+        return None, dict.fromkeys(roots, edge)
+
+
+class BatchAnchoring(BatchEdges):
     """The anchors of one input batch and the ack values its emits accumulated.
 
     Args:
@@ -45,7 +71,7 @@ class BatchAnchoring:
         edges: each input tuple's edge column entry.
     """
 
-    __slots__ = ("roots_column", "edges_column", "row_vals", "batch_val", "_roots")
+    __slots__ = ("roots_column", "edges_column", "row_vals", "_roots")
 
     def __init__(self, roots: list[int | None], edges: list[Edge]) -> None:
         self.roots_column = roots
@@ -71,17 +97,6 @@ class BatchAnchoring:
         if not self.row_vals:
             self.row_vals = [0] * len(self.roots_column)
         return self.row_vals
-
-    def batch_edge(self) -> tuple[int | None, Edge]:
-        """Fresh anchor columns (root, edge) for one delivery of a row anchored to the batch."""
-        roots = self.roots()
-        if not roots:
-            return None, None
-        edge = new_id(64)
-        self.batch_val ^= edge
-        if len(roots) == 1:
-            return roots[0], edge
-        return None, dict.fromkeys(roots, edge)
 
     def parent_edge(self, parent: int) -> tuple[int | None, Edge]:
         """Fresh anchor columns (root, edge) for one delivery of a row anchored to ``parent``."""
