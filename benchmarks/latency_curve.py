@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="how long each load offers sentences")
     parser.add_argument("--loads", default="20,40,60,80,100",
-                        help="loads as % of the maximum, comma-separated")
+                        help="loads as %% of the maximum, comma-separated")
     parser.add_argument("--target-latency-ms", type=int, default=None,
                         help="topology.window.target.latency.ms of the adaptive runs "
                              "(default: the engine's)")
