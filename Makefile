@@ -39,7 +39,7 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 
 bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) benchmarks/wordcount.py
+	$(PY) benchmarks/wordcount.py --batch-api
 	$(PY) benchmarks/latency_curve.py
 
 bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a ZooKeeper outage (minutes)
