@@ -34,6 +34,9 @@ def _spout_beat(cluster: TestCluster, record: dict[str, Any]) -> tuple[float, in
                                                    .get("emitted", 0))
 
 
+# slow (CI budget, 26 s): browser/test_pages.py::test_activate_then_kill_with_a_wait_time keeps
+# the kill with a wait in make test
+@pytest.mark.slow
 def test_kill_with_a_wait_deactivates_first_and_removes_after_the_wait(
         cluster: TestCluster) -> None:
     cluster.start_nimbus()

@@ -46,7 +46,9 @@ CONF = {"topology.executor.answer.timeout.secs": 90, "topology.message.timeout.s
 """A new host takes seconds to start on a loaded machine: the tasks wait for it (bounded
 by the answer timeout); no tree may time out meanwhile, so a replay would show."""
 
-pytestmark = pytest.mark.timeout(400)
+# slow (CI budget, 54 s): make test keeps the refresh in unit/engine/test_connection_refresh.py
+# (real sockets and lookup) and spark/test_moved_executor.py
+pytestmark = [pytest.mark.timeout(400), pytest.mark.slow]
 
 
 class Hosts:

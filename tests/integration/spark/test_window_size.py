@@ -71,6 +71,8 @@ def _second_half_latency(windows: list[dict[str, Any]]) -> dict[str, float]:
     return {"p50": statistics.median(p50s), "p99": max(p99s), "job_seconds": jobs}
 
 
+# slow (CI budget, 31 s): unit/engine/test_window_size.py keeps the light-load period in make test
+@pytest.mark.slow
 def test_light_load_answers_well_under_the_target_where_fixed_windows_do_not(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:

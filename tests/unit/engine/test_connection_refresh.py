@@ -72,8 +72,14 @@ class MovedExecutor:
                     send_reply(conn, {}, WindowMeta(4, "count").encode())
 
     def close(self) -> None:
+        # close() alone does not wake a thread blocked in accept() on Linux; shutdown() does
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # not connected on some platforms: close() below still releases the port
         self.listener.close()
         self.thread.join(5)
+        assert not self.thread.is_alive(), "the moved executor's thread stopped"
 
 
 @pytest.fixture
