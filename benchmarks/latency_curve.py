@@ -60,8 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-sentences", type=int, default=800_000,
-                        help="sentences of the unthrottled run that measures the maximum (200,000 gave a "
-                             "steady span of 2-3 grown windows and twice the real rate)")
+                        help="sentences of the unthrottled run that measures the maximum "
+                             "(200,000 gave a steady span of 2-3 grown windows and twice "
+                             "the real rate)")
     parser.add_argument("--warmup-sentences", type=int, default=50_000,
                         help="sentences of an unreported first run (the JVM's JIT and Spark's "
                              "Python workers warm up in it, not in the first measured run)")

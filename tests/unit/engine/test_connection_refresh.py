@@ -8,6 +8,7 @@ an executor that went away (connection refused).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -73,10 +74,8 @@ class MovedExecutor:
 
     def close(self) -> None:
         # close() alone does not wake a thread blocked in accept() on Linux; shutdown() does
-        try:
+        with contextlib.suppress(OSError):  # some platforms refuse it: close() still frees
             self.listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # not connected on some platforms: close() below still releases the port
         self.listener.close()
         self.thread.join(5)
         assert not self.thread.is_alive(), "the moved executor's thread stopped"
