@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,3 +106,36 @@ def test_open_store_creates_the_root_as_a_chroot(zk_server: ZooKeeperServer) -> 
         finally:
             raw.stop()
             raw.close()
+
+
+def test_the_test_server_dies_with_a_test_run_killed_before_its_teardown(tmp_path: Path) -> None:
+    """A test run killed by SIGKILL (or SIGTERM: no teardown either) leaves no ZooKeeper."""
+    ensure_zookeeper_installed()
+    root = Path(__file__).resolve().parents[3]
+    starter = (
+        "import sys; from pathlib import Path\n"
+        "from tests.integration.zookeeper.zkserver import ZooKeeperServer\n"
+        "server = ZooKeeperServer(Path(sys.argv[1]))\n"
+        "server.start()\n"
+        "print(server._proc.pid, flush=True)\n"
+        "sys.stdin.read()\n"  # until killed
+    )
+    run = subprocess.Popen([sys.executable, "-c", starter, str(tmp_path)], cwd=root,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None
+        zk_pid = int(run.stdout.readline())
+        assert _alive(zk_pid), "ZooKeeper started"
+    finally:
+        run.kill()
+        run.wait(10)
+    wait_for(lambda: not _alive(zk_pid), 15, message=f"ZooKeeper {zk_pid} gone with its parent")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie of ours counts as gone: it can do nothing)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -11,6 +11,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+from sparkstorm.child_process import die_with_parent
 from sparkstorm.cluster.state.devzookeeper import (
     DEBIAN_JAR,
     ServerSettings,
@@ -69,8 +70,10 @@ class ZooKeeperServer:
         cfg = self._write_config()
         command = server_command(cfg)  # DevZooKeeperError (a RuntimeError) when missing
         with self.log_file.open("ab") as log:
+            # dies with the test run even when pytest is killed before its teardown runs
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
+                                          stdin=subprocess.DEVNULL, start_new_session=True,
+                                          preexec_fn=die_with_parent)
         try:
             wait_for(self._ready, timeout, interval=0.05,
                      message=f"ZooKeeper on port {self.port} answering ruok")
