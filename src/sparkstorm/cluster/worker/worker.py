@@ -299,6 +299,11 @@ class ClusterWorker:
             stats["plan_tag"] = plan_tag(runner.plan)
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
+        elif getattr(self._starting, "plan", None) is not None:
+            # a driver starting after a rebalance -e waits for the other workers to
+            # follow its plan (engine.replan): they learn it from this heartbeat
+            stats = {"executor_counts": executor_counts(self._starting.plan),
+                     "plan_tag": plan_tag(self._starting.plan)}
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
         starting = self._starting
