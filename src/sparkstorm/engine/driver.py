@@ -305,9 +305,7 @@ class TopologyDriver(Replanning):
 
     def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]],
                              tags: dict[int, str] | None = None) -> None:
-        """Where the executors other workers run answer now, and their process ids.
-
-        Those reported under another plan than the driver's (``tags``) are not taken.
+        """Where other workers' executors answer now, and their pids (``tags``: plans).
 
         The stages of the next window call them there; a window already running finds a
         moved executor through the endpoint lookup (connection refresh, ``engine.stage``).
