@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -95,6 +95,8 @@ logger = logging.getLogger(__name__)
 
 MISSING_WARN_SECONDS = 30.0
 """How often the driver says it still waits for other workers to follow a replan."""
+HEARTBEAT_NOW_SECONDS = 0.25
+"""While it waits for them, how often the driver's worker heartbeats (not once a period)."""
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,9 @@ class Replanning:
     _replan_wanted: dict[str, int] | None
     _replan_executors: list[Any] | None = None
     """The executor ids this driver's worker hosts under the wanted counts (None: all)."""
+    heartbeat_now: Callable[[], object] | None = None
+    """Sends the worker's next heartbeat now (set by the cluster worker): the other workers
+    learn the new plan, and the driver their endpoints, a heartbeat period sooner."""
 
     def _finish_in_flight(self) -> None:
         raise NotImplementedError
@@ -347,7 +352,9 @@ class Replanning:
             return
         began = warned = time.monotonic()
         while (self.pool.missing() and self._replan_wanted is None
-               and not driver.stop_requested.wait(0.05)):
+               and not driver.stop_requested.wait(HEARTBEAT_NOW_SECONDS)):
+            if self.heartbeat_now is not None:
+                self.heartbeat_now()
             if time.monotonic() - warned > MISSING_WARN_SECONDS:
                 warned = time.monotonic()
                 logger.warning("topology %s: executors %s of the new plan (%s) have not "

@@ -75,6 +75,8 @@ class ClusterWorker:
         self.resources = ResourceSampler()
         self.log_levels = LogLevels()
         self._log_control_sent: Any = None
+        self._beats: Any = None
+        """The heartbeat timer (woken when a rebalance -e waits for a heartbeat)."""
 
     def run(self) -> int:
         """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
@@ -93,6 +95,7 @@ class ClusterWorker:
         # nimbus.task.timeout.secs never mistakes a starting worker for a dead one
         beats = PeriodicThread("worker-heartbeat", _heartbeat_interval(context),
                                self._heartbeat_round, first_now=False)
+        self._beats = beats
         beats.start()
         try:
             self._start_runner(context)
@@ -135,6 +138,8 @@ class ClusterWorker:
             runner = ExecutorHostRunner(context["topology_name"], spec, conf, hosted or set(),
                                         str(token), self.topology_id if checkpoints else None)
         self._starting = runner
+        if hasattr(runner, "heartbeat_now") and self._beats is not None:  # see engine.replan
+            runner.heartbeat_now = self._beats.wake
         runner.set_active(self.active)
         runner.start()
         with self._lock:
@@ -254,6 +259,8 @@ class ClusterWorker:
             return
         if runner.follow_driver_plan(counts, executors):
             logger.info("followed the driver to executor counts %s", counts)
+            if self._beats is not None:  # the driver waits for these endpoints
+                self._beats.wake()
 
     def _follow_assignment(self, executors: list[Any]) -> None:
         """Host the executors Nimbus's assignment gives this worker's slot now.
