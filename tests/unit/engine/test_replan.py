@@ -174,7 +174,8 @@ def test_part_layouts_name_the_parts_that_held_a_regrouped_executor_s_tasks() ->
     assert layouts.parts_for(10, sink_new.tasks) is None
 
 
-def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
+def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_counts(
+        ) -> None:
     import shutil
 
     from sparkstorm.engine.driver import TopologyDriver
@@ -185,6 +186,9 @@ def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
             driver.replan({"relay": 1})
         assert excinfo.value.code == "REBALANCE_NOT_IN_PLACE"
         assert not driver.replan_pending
+        spout = driver.plan.executors[0]
+        driver.replan({"relay": 1}, [[min(spout.tasks), max(spout.tasks)]])  # Nimbus's list
+        assert driver.replan_pending and driver._replan_executors is not None
         everything = TopologyDriver("chain", Chain.topology_spec, dict(CONF))
         try:
             everything.replan({"relay": 1})
