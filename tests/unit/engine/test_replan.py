@@ -201,3 +201,23 @@ def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_c
     finally:
         driver._job_threads.shutdown()
         shutil.rmtree(driver.workdir, ignore_errors=True)
+
+
+def test_a_worker_follows_its_driver_s_plan_once_the_assignment_is_in_step() -> None:
+    from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
+    from sparkstorm.engine.plan import plan_tag
+
+    host = ExecutorHostRunner("chain", Chain.topology_spec, dict(CONF), set(), "token")
+    try:
+        before = host.plan
+        relays = [e for e in before.executors if e.component == "relay"]
+        old_ids = [[min(e.tasks), max(e.tasks)] for e in relays]
+        assert not host.follow_driver_plan({"relay": 1}, old_ids), "the old assignment"
+        assert host.plan is before
+        one = [[min(relays[0].tasks), max(relays[-1].tasks)]]
+        assert not host.follow_driver_plan({"relay": 1}, [[1, "x"]]), "malformed"
+        assert host.follow_driver_plan({"relay": 1}, []), "in step: hosts none of them"
+        assert plan_tag(host.plan) == host.pool.plan_tag != plan_tag(before)
+        assert not host.follow_driver_plan({"relay": 1}, one), "already there"
+    finally:
+        host.stop()
