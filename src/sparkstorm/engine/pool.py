@@ -352,8 +352,8 @@ class ExecutorPool:
             while not os.path.exists(self.sockets[gid]) and time.monotonic() < deadline:
                 time.sleep(0.02)
             self._note_port(gid)
-        logger.info("topology %s: new executor counts (%s): executors %s stay (renumbered), "
-                    "%s left, %s started here", self.name, self.plan_tag, staying,
+        logger.info("topology %s: new executor counts (%s): executors here %s stay "
+                    "(renumbered), %s left, %s started", self.name, self.plan_tag, local,
                     left + moved_away, started)
 
     def _rename_logs(self, staying: dict[int, int], left: list[int]) -> None:
