@@ -39,6 +39,8 @@ from tests.integration.spark.components import (
 )
 from tests.integration.spark.conftest import TEST_CONF
 
+pytestmark = pytest.mark.timeout(300)
+
 COUNT = 900
 RATE = 100.0
 """Ids per second: nine seconds of stream, so both rebalances happen mid-stream."""
