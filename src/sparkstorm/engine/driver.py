@@ -303,13 +303,14 @@ class TopologyDriver(Replanning):
                                         daemon=True)
         self._thread.start()
 
-    def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
-        """Where the executors other workers run answer now, and their process ids.
+    def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]],
+                             tags: dict[int, str] | None = None) -> None:
+        """Where other workers' executors answer now, and their pids (``tags``: plans).
 
         The stages of the next window call them there; a window already running finds a
         moved executor through the endpoint lookup (connection refresh, ``engine.stage``).
         """
-        self.pool.set_remote(reported)
+        self.pool.set_remote(reported, tags)
 
     def rehost(self, hosted: set[int]) -> None:
         """Run exactly the executors ``hosted`` in this process from the next window on.

@@ -84,6 +84,8 @@ class Placement:
         self.enabled = not master.startswith("local")
         self._current: WindowPlacement | None = None
         self._key: tuple[Hosts, ...] | None = None
+        self._layout: tuple[Any, ...] | None = None
+        """The stages' gids and chain roots the placement was built for."""
         self._resolved: dict[str, str | None] = {}
         self.builds = 0
         """How many placements were built (a new one per change of hosts)."""
@@ -120,7 +122,10 @@ class Placement:
     def for_window(self, sc: Any, stages: Sequence[StageInfo]) -> WindowPlacement | None:
         """The placement for this window's ``stages`` (None: place nothing).
 
-        Reuses the last one while every executor's preferred host is the same and alive.
+        Reuses the last one while every executor's preferred host is the same and alive,
+        and the stages are the same: a replan (``rebalance -e``) renumbers and chains the
+        executors anew, and the anchors hold the old stages' gids and partitioners, which
+        would mix records of the old layout into the new one's stages.
         """
         if not self.enabled:
             return None
@@ -130,9 +135,10 @@ class Placement:
         if all(host is None for hosts in key for host in hosts):
             self._current, self._key = None, None
             return None
-        if key != self._key or self._current is None:
+        layout = tuple((stage.gids, tuple(sorted(stage.roots.items()))) for stage in stages)
+        if key != self._key or layout != self._layout or self._current is None:
             self._current = _build(sc, stages, key)
-            self._key = key
+            self._key, self._layout = key, layout
             self.builds += 1
             logger.info("window placement: %s (live Spark executor hosts %s)",
                         key, sorted(live))

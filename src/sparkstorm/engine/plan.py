@@ -176,6 +176,28 @@ def _sources_of(component: ComponentSpec, value: Any) -> dict[str, dict[str, Any
     return dict(out)
 
 
+def plan_tag(plan: ExecutionPlan) -> str:
+    """What tells two plans of one topology apart: its executors per component.
+
+    A topology's tasks are fixed, so its executor counts decide every gid. Workers tag the
+    endpoints they report with the tag of the plan their executors run (``rebalance -e``,
+    ``engine.replan``), and a driver takes only the endpoints of its own plan: an address
+    reported under another plan names another executor, or one that has not taken the new
+    plan yet.
+
+        >>> from sparkstorm.topology.spec import TopologySpec
+        >>> spec = TopologySpec.from_dict({"components": [
+        ...     {"name": "s", "kind": "spout", "component": "m:S", "par": 2, "num_tasks": 2,
+        ...      "outputs": [{"fields": ["x"], "name": "default", "direct": False}]}]})
+        >>> plan_tag(ExecutionPlan(spec, {}))
+        's=2'
+    """
+    counts: dict[str, int] = defaultdict(int)
+    for executor in plan.executors:
+        counts[executor.component] += 1
+    return ",".join(f"{name}={counts[name]}" for name in sorted(counts))
+
+
 def number_tasks(user_tasks: Mapping[str, int], conf: Mapping[str, Any]) -> dict[str, list[int]]:
     """Every component's task ids, as Storm numbers them (``StormCommon.stormTaskInfo``).
 

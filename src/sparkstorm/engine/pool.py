@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from sparkstorm.engine.executor_python import (
     is_own_python,
 )
 from sparkstorm.engine.messages import ComponentError
-from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.plan import ExecutionPlan, plan_tag
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.errors import EngineError
 from sparkstorm.periodic import PeriodicThread
@@ -86,6 +86,9 @@ class ExecutorPool:
         self.lock = threading.RLock()
         self.replans = 0
         """Executor counts taken in place (``rebalance -e``, :meth:`replan`)."""
+        self.plan_tag = plan_tag(plan)
+        """The tag of the plan the executors run: endpoints reported under another are not
+        taken (:meth:`set_remote`)."""
         self.start_timeout = conf_float(plan.conf, "topology.executor.start.timeout.secs")
         self.monitor = PeriodicThread(f"{name}-pool", MONITOR_INTERVAL, self._check_processes)
         self.python = sys.executable
@@ -283,56 +286,75 @@ class ExecutorPool:
                         leaving, arriving)
 
     def replan(self, plan: ExecutionPlan, staying: dict[int, int], leaving: Iterable[int],
-               arriving: Iterable[int], grace: float = 5.0) -> None:
+               arriving: Iterable[int], grace: float = 5.0, *,
+               hosted: set[int] | None = None) -> None:
         """Take new executor counts in place (``rebalance -e``, ``engine.replan``).
 
-        Called between windows (nothing in flight), from the driver's window loop. The
-        leaving executors (old gids) are closed; the staying ones are renumbered (old gid ->
-        new gid in ``staying``) and hear ``replan`` with the new spec, keeping their
-        process, socket and port; the arriving ones (new gids) start fresh here, as
-        restarted executors. A staying executor that does not take the new plan is killed:
-        the monitor restarts it from the new plan file (a restart: its trees replay).
-        Executors of other workers are renumbered alike in the endpoint map.
+        Called between windows (nothing in flight): from the driver's window loop, or, in a
+        worker that hosts some executors, once the driver has switched to ``plan``. The
+        leaving executors (old gids) run here are closed; the staying ones are renumbered
+        (old gid -> new gid in ``staying``) and hear ``replan`` with the new spec, keeping
+        their process, socket and port; the executors of ``hosted`` not running here yet
+        start fresh, as restarted executors. A staying executor that does not take the new
+        plan is killed: the monitor restarts it from the new plan file (a restart: its
+        trees replay). The endpoints of other workers' executors are forgotten: each worker
+        reports them again once it runs ``plan`` (tagged with its :attr:`plan_tag`).
 
-        Returns once the arriving executors accept connections or their start timed out.
+        Args:
+            plan: the new plan.
+            staying: old gid -> new gid of the executors that stay (any worker's).
+            leaving: old gids that go (any worker's).
+            arriving: new gids that are new (any worker's).
+            grace: seconds a leaving executor has to close before it is killed.
+            hosted: the new gids this pool runs from now on (None: every executor of
+                ``plan``, the driver that hosts them all).
+
+        Returns once the started executors accept connections or their start timed out.
         """
-        left = sorted(leaving)
+        wanted = hosted if hosted is not None else {e.gid for e in plan.executors}
+        left = sorted(g for g in leaving if g in self.sockets)
         for gid in left:
             self._give_up(gid, grace)
         with self.lock:
             self.replans += 1
-            self._rename_logs(staying, left)
+            local = {g: n for g, n in staying.items() if g in self.sockets}
+            self._rename_logs(local, left)
             self.plan = plan
+            self.plan_tag = plan_tag(plan)
             self._write_plan_file()
-            for name in ("sockets", "endpoints", "remote_pids", "processes", "spawned_at",
-                         "backoff", "restart_at"):
+            for name in ("sockets", "endpoints", "processes", "spawned_at", "backoff",
+                         "restart_at"):
                 kept = getattr(self, name)
-                setattr(self, name, {staying[g]: v for g, v in kept.items() if g in staying})
+                setattr(self, name, {local[g]: v for g, v in kept.items() if g in local})
+            self.remote_pids = {}
             self.endpoints_version += 1
-            local = [g for g in staying.values() if g in self.sockets]
+        moved_away = sorted(set(self.sockets) - wanted)  # a staying one another worker runs
+        for gid in moved_away:
+            self._give_up(gid, grace)
         spec = plan.spec.to_dict()
-        for gid in local:
+        for gid in sorted(self.sockets):
             try:
                 self.call(gid, {"cmd": "replan", "spec": spec, "gid": gid}, self.start_timeout)
             except (ConnectionError, EngineError, KeyError) as exc:
                 logger.error("topology %s: executor %d did not take the new plan (%s); "
                              "restarting it", self.name, gid, exc)
                 self.kill(gid)
-        arrived = sorted(arriving)
+        started = sorted(wanted - set(self.sockets))
         with self.lock:
-            for gid in arrived:
+            for gid in started:
                 # a name no staying executor holds (they keep their old socket)
                 path = str(self.workdir / f"e{gid}-r{self.replans}.sock")
                 _remove_files(path)
                 self.sockets[gid] = path
                 self._spawn(gid, restarted=True)
         deadline = time.monotonic() + self.start_timeout
-        for gid in arrived:
+        for gid in started:
             while not os.path.exists(self.sockets[gid]) and time.monotonic() < deadline:
                 time.sleep(0.02)
             self._note_port(gid)
-        logger.info("topology %s: new executor counts: executors %s stay (renumbered), %s "
-                    "left, %s started", self.name, staying, left, arrived)
+        logger.info("topology %s: new executor counts (%s): executors here %s stay "
+                    "(renumbered), %s left, %s started", self.name, self.plan_tag, local,
+                    left + moved_away, started)
 
     def _rename_logs(self, staying: dict[int, int], left: list[int]) -> None:
         """Executor logs follow their gids: a renumbered executor's log takes its new name.
@@ -380,15 +402,20 @@ class ExecutorPool:
         return [e.gid for e in self.plan.executors
                 if e.gid not in self.sockets and e.gid not in self.endpoints]
 
-    def set_remote(self, reported: dict[int, tuple[Endpoint, int]]) -> None:
+    def set_remote(self, reported: dict[int, tuple[Endpoint, int]],
+                   tags: Mapping[int, str] | None = None) -> None:
         """Endpoints and process ids of executors other workers run, as they report them.
 
         A known executor whose process id changed was restarted (its state is gone): it
-        counts in :attr:`restarts`, as a restart here does.
+        counts in :attr:`restarts`, as a restart here does. An endpoint whose tag (in
+        ``tags``) is not :attr:`plan_tag` was reported under another plan: a worker that has
+        not followed a ``rebalance -e`` yet, or a stale report; it is not taken (untagged
+        ones are, as a worker before plan tags reported them).
         """
+        tags = tags or {}
         with self.lock:
             for gid, (endpoint, pid) in reported.items():
-                if gid in self.sockets:
+                if gid in self.sockets or tags.get(gid, self.plan_tag) != self.plan_tag:
                     continue
                 if self.endpoints.get(gid) != endpoint:
                     self.endpoints[gid] = endpoint
@@ -415,11 +442,13 @@ class ExecutorPool:
     def hosted_endpoints(self) -> dict[int, list[Any]]:
         """The endpoints and current process ids of this pool's executors.
 
-        For the heartbeat: ``{gid: [path, host, port, pid]}``.
+        For the heartbeat: ``{gid: [path, host, port, pid, plan tag]}`` (the tag of the plan
+        the gids belong to, :attr:`plan_tag`).
         """
-        pids = self.pids()
-        return {gid: [e.path, e.host, e.port, pids.get(gid, 0)]
-                for gid, e in self.endpoints.items() if gid in self.sockets}
+        with self.lock:  # gids and tag of one plan (a replan renumbers them)
+            pids = self.pids()
+            return {gid: [e.path, e.host, e.port, pids.get(gid, 0), self.plan_tag]
+                    for gid, e in self.endpoints.items() if gid in self.sockets}
 
     def kill(self, gid: int) -> None:
         """Kill executor ``gid``; the monitor restarts it.

@@ -23,23 +23,35 @@ Protocol (one between-windows step, driven by the driver's window loop, ``engine
    new gids (a tuple's target task is kept, only the executor holding it may change);
 4. the next window runs the new stages (chaining decided again from the new counts).
 
+Across workers (``topology.workers`` above 1) Nimbus keeps every worker and each staying
+executor in its slot, and places the arriving ones on those workers
+(``cluster.nimbus.staying.keep_in_place``); the heartbeat answers carry the new counts and
+each worker's executors. The driver drives the step, through the heartbeats it already
+exchanges with Nimbus:
+
+1. the driver's worker takes the counts with its executor list (:meth:`Replanning.replan`);
+   its window loop ends the window in flight and replans its own executors as above; the
+   other workers' endpoints are forgotten (their gids changed, and their staying executors
+   have not taken the new plan yet);
+2. its heartbeats now carry the new plan (``executor_counts``, ``plan_tag``), and Nimbus
+   passes them to the other workers (``driver_plan``): each replans the executors it hosts
+   alike (:func:`follow_driver_plan`), before any window of the new plan can reach them;
+3. those workers report their executors' endpoints tagged with the new plan
+   (``engine.plan.plan_tag``); the driver takes only endpoints of its own plan, so an
+   address reported under the old gids is never used;
+4. once every executor of the new plan has an endpoint, the next window runs.
+
 With checkpoints on (``topology.checkpoint.windows``), the replan is followed by a rollback
 to the committed checkpoint under the new layout: the staying executors restore their own
 part (named by the gid they had then), a regrouped executor merges the parts of the
 executors that held its tasks (:class:`PartLayouts`), so a stateful component rebalanced
 mid-stream keeps exact state; the checkpoints pending at the replan are given up and the
-next window takes a new one. Only the driver's executors can be regrouped between its
-windows, so this runs when one worker hosts them all (Nimbus keeps that worker on
-``rebalance -e``; several workers are replaced).
+next window takes a new one. New counts together with a new worker count (``rebalance -e
+-n``) are not taken in place: Nimbus replaces the workers.
 
 Example: ``split`` from two executors to one; ``sentences`` and ``count`` stay:
 
     >>> from sparkstorm.topology.spec import TopologySpec
-
-if TYPE_CHECKING:
-    from sparkstorm.engine.driver import TopologyDriver
-
-logger = logging.getLogger(__name__)
     >>> from sparkstorm.engine.plan import ExecutionPlan
     >>> def bolt(name, source):
     ...     return {"name": name, "kind": "bolt", "component": "m:B", "par": 2,
@@ -61,14 +73,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import ExecutorHost
 from sparkstorm.engine.executor_checkpoint import part_name
-from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.plan import ExecutionPlan, plan_tag
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.topology_stats import ExecutorRange
@@ -80,6 +92,11 @@ if TYPE_CHECKING:
     from sparkstorm.engine.driver import TopologyDriver
 
 logger = logging.getLogger(__name__)
+
+MISSING_WARN_SECONDS = 30.0
+"""How often the driver says it still waits for other workers to follow a replan."""
+HEARTBEAT_NOW_SECONDS = 0.25
+"""While it waits for them, how often the driver's worker heartbeats (not once a period)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +173,25 @@ def regroup(old: ExecutionPlan, new: ExecutionPlan) -> Regrouping:
             staying[executor.gid] = gid
     kept = set(staying.values())
     return Regrouping(staying, leaving, [e.gid for e in new.executors if e.gid not in kept])
+
+
+def hosted_gids(plan: ExecutionPlan, executor_ids: Any) -> set[int] | None:
+    """The gids in ``plan`` of the executors an assignment gives one worker.
+
+    Args:
+        plan: the plan the worker switches to.
+        executor_ids: Nimbus's executor ids (``[[first task, last task], ...]``).
+
+    Returns:
+        The gids; None when some id is not an executor of ``plan`` (the assignment is not
+        in step with these counts yet: the next heartbeat answer will be) or malformed.
+    """
+    try:
+        wanted = {(int(first), int(last)) for first, last in executor_ids}
+    except (TypeError, ValueError):
+        return None
+    gids = {e.gid for e in plan.executors if (min(e.tasks), max(e.tasks)) in wanted}
+    return gids if len(gids) == len(wanted) else None
 
 
 def replan_host(host: ExecutorHost, plan: ExecutionPlan, gid: int) -> None:
@@ -262,37 +298,72 @@ class Replanning:
     plan: ExecutionPlan
     pool: ExecutorPool
     _replan_wanted: dict[str, int] | None
+    _replan_executors: list[Any] | None = None
+    """The executor ids this driver's worker hosts under the wanted counts (None: all)."""
+    heartbeat_now: Callable[[], object] | None = None
+    """Sends the worker's next heartbeat now (set by the cluster worker): the other workers
+    learn the new plan, and the driver their endpoints, a heartbeat period sooner."""
 
     def _finish_in_flight(self) -> None:
         raise NotImplementedError
 
-    def replan(self, counts: dict[str, int]) -> None:
+    def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:
         """Take new executor counts in place from the next window on (``rebalance -e``).
 
         Checked now; the window loop applies them between windows (``engine.replan``): the
         executors of unchanged components keep their processes, the rebalanced components'
         tasks are regrouped into the new count of executors.
 
+        Args:
+            counts: component id -> executors, for the components that change.
+            executors: the executor ids (``[first, last]`` task) the new assignment gives
+                this driver's worker, when other workers run some executors (they follow
+                the driver's plan: module docstring); None: this process runs them all.
+
         Raises:
             EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
                 ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
-                run some executors. Nothing changes then.
+                run some executors and ``executors`` does not say which ones this process
+                runs under the new counts. Nothing changes then.
         """
         checked = check_counts(self.plan, counts, self.name)
-        if len(self.pool.sockets) != len(self.plan.executors):
-            msg = (f"topology {self.name} runs executors in other workers; their executors "
-                   "follow the plan they started with, so new executor counts need new "
-                   "workers (Nimbus replaces them on a rebalance -e)")
+        if executors is None and len(self.pool.sockets) != len(self.plan.executors):
+            msg = (f"topology {self.name} runs executors in other workers, and the new "
+                   f"counts {checked} came without the executors this worker hosts under "
+                   "them; rebalance it through Nimbus (sparkstorm rebalance NAME -e "
+                   "component=N), whose assignment says where every executor runs")
             raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
         self._replan_wanted = {**(self._replan_wanted or {}), **checked}
+        self._replan_executors = executors
 
     def _follow_replan(self) -> None:
-        """Apply wanted executor counts: end the window in flight, then regroup."""
+        """Apply wanted executor counts: end the window in flight, regroup, await endpoints.
+
+        With other workers, the next window waits until each has replanned its executors
+        and reported their endpoints under the new plan (module docstring); it stops
+        waiting for newer counts (replanned again at once) or a stop.
+        """
         wanted, self._replan_wanted = self._replan_wanted, None
         if wanted is None:
             return
+        driver = cast("TopologyDriver", self)
         self._finish_in_flight()
-        replan_driver(cast("TopologyDriver", self), wanted)
+        if replan_driver(driver, wanted, self._replan_executors) is None:
+            return
+        began = warned = time.monotonic()
+        while (self.pool.missing() and self._replan_wanted is None
+               and not driver.stop_requested.wait(HEARTBEAT_NOW_SECONDS)):
+            if self.heartbeat_now is not None:
+                self.heartbeat_now()
+            if time.monotonic() - warned > MISSING_WARN_SECONDS:
+                warned = time.monotonic()
+                logger.warning("topology %s: executors %s of the new plan (%s) have not "
+                               "reported where they answer for %.0f s; see their workers' "
+                               "logs", self.name, self.pool.missing(), self.pool.plan_tag,
+                               warned - began)
+        if not self.pool.missing():
+            logger.info("topology %s: every worker runs the new plan (%s) %.2f s after the "
+                        "switch", self.name, self.pool.plan_tag, time.monotonic() - began)
 
     @property
     def replan_pending(self) -> bool:
@@ -305,7 +376,8 @@ class Replanning:
         return self.pool.replans
 
 
-def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regrouping | None:
+def replan_driver(driver: TopologyDriver, counts: Mapping[str, int],
+                  executors: list[Any] | None = None) -> Regrouping | None:
     """Switch a running driver to new executor counts, between windows.
 
     Called by the window loop with no window in flight. The pool regroups the executors
@@ -316,8 +388,16 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
     tasks stay consistent; without, the staying executors go on and the trees held by the
     leaving ones time out and replay.
 
+    Args:
+        driver: the driver, its window loop between windows.
+        counts: component id -> executors.
+        executors: the executor ids the driver's process hosts under the new counts
+            (:meth:`Replanning.replan`); None: all of them.
+
     Returns:
-        How the executors were regrouped; None when the counts change nothing.
+        How the executors were regrouped; None when the counts change nothing, or the
+        executor ids are not those of the new counts (logged; the worker passes the next
+        heartbeat's).
     """
     old = driver.plan
     merged = {**executor_counts(old), **counts}
@@ -325,8 +405,15 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
         return None
     began = time.monotonic()
     new = ExecutionPlan(with_counts(old.spec, merged), driver.conf)
+    hosted = hosted_gids(new, executors) if executors is not None else None
+    if executors is not None and hosted is None:
+        logger.warning("topology %s: the assignment's executors %s are not those of the new "
+                       "counts %s yet; waiting for the next heartbeat", driver.name,
+                       executors, merged)
+        return None
     regrouping = regroup(old, new)
-    driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving)
+    driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving,
+                       hosted=hosted)
     # the trees of regrouped spout tasks: their new instances know nothing of them
     driver.acker.forget_spout_tasks({t for g in regrouping.leaving for t in old.executors[g].tasks
                                      if old.components[old.executors[g].component].kind
@@ -349,6 +436,41 @@ def replan_driver(driver: TopologyDriver, counts: Mapping[str, int]) -> Regroupi
                    len(regrouping.staying), len(regrouping.leaving), len(regrouping.arriving),
                    time.monotonic() - began)
     return regrouping
+
+
+def follow_driver_plan(runner: Any, counts: Mapping[str, Any], executors: Any) -> bool:
+    """Replan a worker's hosted executors to the plan its driver runs now (step 2 above).
+
+    Called from the worker's heartbeat thread when the heartbeat answer's ``driver_plan``
+    has other counts than ``runner``'s plan (an ``ExecutorHostRunner``): the driver has
+    switched and awaits this worker's endpoints, so no window calls these executors now.
+
+    Args:
+        runner: the worker's runner (``name``, ``plan``, ``conf``, ``pool``).
+        counts: the driver's executors per component.
+        executors: the executor ids Nimbus's assignment gives this worker.
+
+    Returns:
+        Whether the runner switched; False when ``executors`` is not in step with
+        ``counts`` yet (the next heartbeat answer will be) or the counts are unusable.
+    """
+    old: ExecutionPlan = runner.plan
+    try:
+        merged = {**executor_counts(old), **{str(k): int(v) for k, v in counts.items()}}
+        new = ExecutionPlan(with_counts(old.spec, merged), runner.conf)
+    except (TypeError, ValueError) as exc:
+        logger.warning("ignoring the driver's executor counts %r: %s", counts, exc)
+        return False
+    hosted = hosted_gids(new, executors)
+    if hosted is None or plan_tag(new) == plan_tag(old):
+        return False
+    regrouping = regroup(old, new)
+    runner.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving,
+                       hosted=hosted)
+    runner.plan = new
+    logger.warning("topology %s: this worker follows its driver to %s: it runs executors "
+                   "%s", runner.name, plan_tag(new), sorted(hosted))
+    return True
 
 
 def _ranges(plan: ExecutionPlan) -> dict[int, ExecutorRange]:

@@ -121,3 +121,49 @@ def test_rebalance_to_one_worker_and_back_keeps_exact_counts(cluster_hosts: Test
     wait_every_id_once(cluster, results, count)
     assert {a["pid"] for a in acks(results)} == {two[SPOUT_GID][1]}, "one spout process"
     kill_topology(cluster, "rebalanced")
+
+
+def _tagged_pids(cluster: ClusterHosts, tag: str,
+                 executors: int) -> dict[int, tuple[str, int]] | None:
+    """Each executor's host and pid once the workers report ``executors`` under ``tag``."""
+    found: dict[int, tuple[str, int]] = {}
+    for host in IP_OF:
+        for worker in cluster.workers(host):
+            where = (worker["beat"].get("stats") or {}).get("endpoints") or {}
+            if any(len(w) < 5 or w[4] != tag for w in where.values()):
+                return None
+            found |= {int(gid): (w[1], int(w[3])) for gid, w in where.items()}
+    return found if sorted(found) == list(range(executors)) else None
+
+
+@pytest.mark.slow
+def test_rebalance_e_regroups_executors_on_both_hosts_in_place(
+        cluster_hosts: TestHosts) -> None:
+    """``rebalance -e relay=1`` then ``relay=2`` on a topology spread over B and C.
+
+    Both workers stay; the spout's and the sinks' executors keep their processes and
+    hosts (``engine.replan``: the driver switches between windows, the other worker follows
+    its plan, endpoints are tagged with the plan they belong to). Every id once.
+    """
+    cluster = ClusterHosts(cluster_hosts)
+    results, count = _results(cluster_hosts, "regrouped"), 2400
+    cluster.submit(TOPOLOGY, "regrouped", results, count, "topology.workers=2")
+    cluster.wait_spread()
+    two = wait_for(lambda: _tagged_pids(cluster, "ids=1,relay=2,sink=2", 5), 120,
+                   message=f"five executors\n{cluster.logs()}")
+    staying = {two[gid] for gid in (0, 3, 4)}  # the spout and the sinks (level order)
+    wait_for(lambda: len(acked(results)) >= 100, 120,
+             message=f"ids acked through both workers\n{cluster.logs()}")
+    for relay in (1, 2):
+        tag = f"ids=1,relay={relay},sink=2"
+        cluster.cli("rebalance", "regrouped", "-e", f"relay={relay}", "-w", "0")
+        now = wait_for(lambda t=tag, n=3 + relay: _tagged_pids(cluster, t, n), 180,
+                       message=f"both workers under {tag}\n{cluster.logs()}")
+        assert staying <= set(now.values()), f"spout and sinks kept theirs: {two} {now}"
+        assert {ip for ip, _ in now.values()} == {HOST_B, HOST_C}
+        progress = len(acked(results))
+        wait_for(lambda p=progress: len(acked(results)) > min(count - 1, p + 60), 120,
+                 message=f"ids acked after relay={relay}\n{cluster.logs()}")
+    wait_every_id_once(cluster, results, count)
+    assert {a["pid"] for a in acks(results)} == {two[SPOUT_GID][1]}, "one spout process"
+    kill_topology(cluster, "regrouped")

@@ -89,3 +89,17 @@ def test_a_host_name_matches_the_address_spark_reports(monkeypatch: pytest.Monke
     monkeypatch.setattr(placement, "live_executor_hosts", lambda sc: {"127.0.0.1"})
     chosen = Placement("spark://10.0.0.1:7077").for_window(None, _stages({0: "localhost"}))
     assert chosen == (("127.0.0.1",), ())
+
+
+def test_a_placement_is_built_again_when_the_stages_change_under_the_same_hosts(
+        built: None) -> None:
+    placer = Placement("spark://10.0.0.1:7077")
+    placer.for_window(None, _stages({0: "10.0.0.2", 1: "10.0.0.2", 2: "10.0.0.3"}))
+    endpoints = {gid: Endpoint(f"/nowhere/e{gid}.sock", host, 7000 + gid)
+                 for gid, host in {0: "10.0.0.2", 2: "10.0.0.2", 3: "10.0.0.3"}.items()}
+    levels = {0: 0, 2: 1, 3: 1}  # a replan renumbered the second stage's executors
+    regrouped = [StageInfo(level, tuple(g for g in levels if levels[g] == level), levels,
+                           endpoints, "token", 1.0, 1.0, {}) for level in (0, 1)]
+    chosen = placer.for_window(None, regrouped)
+    assert chosen == (("10.0.0.2",), ("10.0.0.2", "10.0.0.3")), "the same hosts"
+    assert placer.builds == 2, "anchors of the old gids would feed the new stages"

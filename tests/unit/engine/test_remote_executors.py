@@ -72,3 +72,37 @@ def test_where_answers_the_current_endpoint_version_and_pid(tmp_path: Path) -> N
     moved = Endpoint("/other/e1.sock", "10.0.0.3", 4009)
     pool.set_remote({1: (moved, 12)})
     assert pool.where(1) == (pool.endpoints_version, moved, 12)
+
+
+def test_endpoints_reported_under_another_plan_are_not_taken(tmp_path: Path) -> None:
+    pool = _pool(tmp_path)
+    assert pool.plan_tag == "numbers=1,sink=2"
+    where = Endpoint("/elsewhere/e1.sock", "10.0.0.2", 4001)
+    pool.set_remote({1: (where, 11)}, {1: "numbers=1,sink=1"})
+    assert pool.missing() == [1, 2], "a worker that has not followed a rebalance -e yet"
+    pool.set_remote({1: (where, 11), 2: (where, 12)}, {1: pool.plan_tag})
+    assert pool.missing() == [], "tagged with its plan, or untagged (older workers)"
+
+
+def test_a_replan_forgets_other_workers_endpoints_until_they_report_the_new_plan(
+        tmp_path: Path) -> None:
+    from sparkstorm.engine.replan import hosted_gids, regroup, with_counts
+
+    old = ExecutionPlan(Pair.topology_spec, {"topology.acker.executors": 1})
+    pool = ExecutorPool(old, "pair", tmp_path, hosted=set(), token="shared")  # the driver's
+    pool.set_remote({gid: (Endpoint(f"/elsewhere/e{gid}.sock", "10.0.0.2", 4000 + gid), gid)
+                     for gid in (0, 1, 2)})
+    new = ExecutionPlan(with_counts(old.spec, {"sink": 1}), old.conf)
+    regrouping = regroup(old, new)
+    assert regrouping.leaving == [1, 2] and regrouping.arriving == [1]
+    spout = new.executors[0]
+    assert hosted_gids(new, [[min(spout.tasks), max(spout.tasks)]]) == {0}
+    pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving,
+                hosted=set())
+    assert pool.plan_tag == "numbers=1,sink=1" and pool.missing() == [0, 1]
+    where = Endpoint("/elsewhere/e9.sock", "10.0.0.2", 4009)
+    pool.set_remote({1: (where, 13)}, {1: "numbers=1,sink=2"})
+    assert pool.missing() == [0, 1], "a stale report under the old gids"
+    pool.set_remote({1: (where, 13)}, {1: "numbers=1,sink=1"})
+    assert pool.missing() == [0]
+    assert hosted_gids(new, [[99, 99]]) is None, "not an executor of the new plan"

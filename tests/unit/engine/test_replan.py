@@ -174,7 +174,8 @@ def test_part_layouts_name_the_parts_that_held_a_regrouped_executor_s_tasks() ->
     assert layouts.parts_for(10, sink_new.tasks) is None
 
 
-def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
+def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_counts(
+        ) -> None:
     import shutil
 
     from sparkstorm.engine.driver import TopologyDriver
@@ -185,6 +186,9 @@ def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
             driver.replan({"relay": 1})
         assert excinfo.value.code == "REBALANCE_NOT_IN_PLACE"
         assert not driver.replan_pending
+        spout = driver.plan.executors[0]
+        driver.replan({"relay": 1}, [[min(spout.tasks), max(spout.tasks)]])  # Nimbus's list
+        assert driver.replan_pending and driver._replan_executors is not None
         everything = TopologyDriver("chain", Chain.topology_spec, dict(CONF))
         try:
             everything.replan({"relay": 1})
@@ -197,3 +201,23 @@ def test_a_driver_with_executors_in_other_workers_refuses_new_counts() -> None:
     finally:
         driver._job_threads.shutdown()
         shutil.rmtree(driver.workdir, ignore_errors=True)
+
+
+def test_a_worker_follows_its_driver_s_plan_once_the_assignment_is_in_step() -> None:
+    from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
+    from sparkstorm.engine.plan import plan_tag
+
+    host = ExecutorHostRunner("chain", Chain.topology_spec, dict(CONF), set(), "token")
+    try:
+        before = host.plan
+        relays = [e for e in before.executors if e.component == "relay"]
+        old_ids = [[min(e.tasks), max(e.tasks)] for e in relays]
+        assert not host.follow_driver_plan({"relay": 1}, old_ids), "the old assignment"
+        assert host.plan is before
+        one = [[min(relays[0].tasks), max(relays[-1].tasks)]]
+        assert not host.follow_driver_plan({"relay": 1}, [[1, "x"]]), "malformed"
+        assert host.follow_driver_plan({"relay": 1}, []), "in step: hosts none of them"
+        assert plan_tag(host.plan) == host.pool.plan_tag != plan_tag(before)
+        assert not host.follow_driver_plan({"relay": 1}, one), "already there"
+    finally:
+        host.stop()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.cluster.nimbus.scheduler import Scheduler
-from sparkstorm.cluster.nimbus.staying import Kept, keep_staying
+from sparkstorm.cluster.nimbus.staying import Kept, keep_in_place, keep_staying
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import storms
 from sparkstorm.cluster.state.cluster_state import ClusterState
@@ -279,18 +279,25 @@ keep_staying`); only the others move.
                       free: list[WorkerSlot]) -> Kept | None:
         """A rebalance's placement keeping the staying workers; None: place afresh.
 
-        With new executor counts (``rebalance -e``) the one worker of a one-worker topology
-        stays: its driver regroups the executors in place (``engine.replan``), keeping the
-        unchanged ones. Afresh when the executors changed on several workers or to several
-        workers: each worker's executors follow the plan their driver gives them, and only
-        the driver's own executors can be regrouped between its windows.
+        With new executor counts (``rebalance -e``) every worker stays with the executors
+        that stay (:func:`~sparkstorm.cluster.nimbus.staying.keep_in_place`): the driver
+        and the workers regroup them in place between two windows (``engine.replan``).
+        Afresh when the worker count changes too (``-e`` with ``-n``) or a worker is dead.
         """
-        if set(old.executor_slots) != set(executors) and not (
-                len(old.worker_ids) == 1 and num_workers == 1):
-            return None
         dead = self._dead_slots(old, set(supervisors))
-        return keep_staying(old, executors, num_workers, free, set(dead),
-                            schedule=self.scheduler.schedule)
+        if set(old.executor_slots) == set(executors):
+            return keep_staying(old, executors, num_workers, free, set(dead),
+                                schedule=self.scheduler.schedule)
+        kept = (keep_in_place(old, executors, free, set(dead))
+                if num_workers == len(old.worker_ids) else None)
+        if kept is None:
+            logger.warning("topology %s: new executor counts on %d workers (were %d) with "
+                           "dead slots %s are not taken in place: every worker is replaced "
+                           "and the spouts restart from their sources; change the counts "
+                           "and the worker count in two rebalances to keep them",
+                           old.topology_id, num_workers, len(old.worker_ids),
+                           sorted(dead) or "none")
+        return kept
 
     def _forget_old_workers(self, topology_id: str, staying: set[str]) -> None:
         # the replaced workers' heartbeats would otherwise linger in the UI's statistics

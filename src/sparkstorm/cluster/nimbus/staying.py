@@ -9,6 +9,12 @@ the staying workers' spare room or to new slots, where they start fresh.
 The driver's worker (the slot of the lowest executor) always stays when it is live, and keeps
 the lowest executor, so that the topology's Spark application and window loop go on.
 
+``rebalance -e`` changes executor counts: every worker stays, and so does each executor
+that stays (same component, same tasks: the same executor id) in its slot; the new ones go
+to the workers with the fewest executors, the new lowest one to the driver's
+(:func:`keep_in_place`). The workers then regroup their executors in step with the driver
+(``engine.replan``).
+
 Example: five executors on one worker, rebalanced to two workers, keep the lowest three in
 place and move two:
 
@@ -89,6 +95,50 @@ def keep_staying(old: Assignment, executors: list[ExecutorId], num_workers: int,
     started = {e: old.executor_start_time_secs.get(e, 0) for e, s in placed.items()
                if old.executor_slots.get(e) == s}
     return Kept(placed, {s: old.worker_ids[s] for s in staying}, started)
+
+
+def keep_in_place(old: Assignment, executors: list[ExecutorId], free: list[WorkerSlot],
+                  dead: Collection[WorkerSlot]) -> Kept | None:
+    """Place new executor counts on ``old``'s workers, each staying executor where it is.
+
+    Args:
+        old: the current assignment.
+        executors: the topology's executors under the new counts.
+        free: slots the topology may use (its own among them).
+        dead: ``old``'s slots whose worker is gone.
+
+    Returns:
+        The placement (every worker keeps its slot and id); None when it cannot be taken
+        in place: a worker is dead or its slot gone (the topology is placed afresh).
+
+    Example: the relays ``(3, 3)`` and ``(4, 4)`` become one ``(3, 4)``:
+
+        >>> from sparkstorm.cluster.state.records import Assignment, WorkerSlot
+        >>> a, b = WorkerSlot("s1", 6700), WorkerSlot("s2", 6700)
+        >>> slots = {(2, 2): a, (4, 4): a, (6, 6): a, (3, 3): b, (5, 5): b}
+        >>> old = Assignment("t", slots, dict.fromkeys(slots, 100), {a: "w1", b: "w2"})
+        >>> kept = keep_in_place(old, [(2, 2), (3, 4), (5, 5), (6, 6)], [a, b], set())
+        >>> kept.placed[(3, 4)] == b, kept.workers == old.worker_ids
+        (True, True)
+    """
+    driver = old.driver_slot()
+    usable = set(free)
+    if driver is None or not executors or any(
+            s in dead or s not in usable for s in old.worker_ids):
+        return None
+    placed = {e: old.executor_slots[e] for e in executors if e in old.executor_slots}
+    lowest = min(executors)
+    placed.setdefault(lowest, driver)  # a new lowest executor: the driver stays its worker
+    order = [driver, *sorted((s for s in old.worker_ids if s != driver),
+                             key=lambda s: (s.node, s.port))]
+    load = {slot: sum(1 for s in placed.values() if s == slot) for slot in order}
+    for executor in sorted(e for e in executors if e not in placed):
+        slot = min(order, key=load.__getitem__)  # the first of the least loaded
+        placed[executor] = slot
+        load[slot] += 1
+    started = {e: old.executor_start_time_secs.get(e, 0) for e in executors
+               if old.executor_slots.get(e) == placed[e]}
+    return Kept(placed, dict(old.worker_ids), started)
 
 
 def _staying_slots(old: Assignment, driver: WorkerSlot, dead: Collection[WorkerSlot],

@@ -22,7 +22,11 @@ and last task) the worker's slot hosts now, so that a staying worker follows a r
 (``[[2, 2], [4, 4]]``), and ``executor_counts`` the executors per component as last
 rebalanced (``{"split": 1}``), which a staying driver takes in place (``engine.replan``);
 the driver's worker also gets ``endpoints``, where the other workers'
-executors answer (``{"3": [path, host, port, pid]}``).
+executors answer (``{"3": [path, host, port, pid, plan tag]}``). The other workers get
+``driver_plan``, the executor counts the driver's latest heartbeat says it runs
+(``{"executor_counts": {"split": 1, ...}, "plan_tag": "split=1,..."}``): a driver that took
+new counts has switched between windows and waits for them to regroup their executors
+alike (``engine.replan``).
 """
 
 from __future__ import annotations
@@ -169,6 +173,8 @@ class Umbilical:
         response["committed_window"] = self._committed_window(assignment.topology_id, bounded)
         if slot == assignment.driver_slot() and len(assignment.worker_ids) > 1:
             response["endpoints"] = self._endpoints(assignment, worker_id)
+        elif len(assignment.worker_ids) > 1:
+            response["driver_plan"] = self._driver_plan(assignment)
         # a rebalance may change a staying worker's executors: it starts and stops them
         response["executors"] = [list(e) for e in assignment.executors_in(slot)]
         if base.component_executors:  # rebalance -e: a staying driver regroups in place
@@ -198,6 +204,18 @@ class Umbilical:
                 reported = beat.executor_stats.get("endpoints")
                 merged.update(reported if isinstance(reported, dict) else {})
         return merged
+
+    def _driver_plan(self, assignment: Assignment) -> dict[str, Any] | None:
+        """What the driver's latest heartbeat says it runs (None: not said yet)."""
+        driver = assignment.driver_slot()
+        worker_id = assignment.worker_ids.get(driver) if driver is not None else None
+        beat = (self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
+                if worker_id is not None else None)
+        counts = beat.executor_stats.get("executor_counts") if beat is not None else None
+        if not isinstance(counts, dict):
+            return None
+        return {"executor_counts": counts,
+                "plan_tag": beat.executor_stats.get("plan_tag") if beat is not None else None}
 
     def _committed_window(self, topology_id: str, stats: dict[str, Any]) -> int | None:
         """Record the committed window the driver reports; answer the one on record.

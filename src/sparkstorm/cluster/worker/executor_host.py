@@ -8,7 +8,8 @@ their Unix sockets and on TCP with the topology's token, restarted when they die
 heartbeats carry where each of its executors answers and its process id; Nimbus passes them
 to the driver in its heartbeat answers, so that a moved or restarted executor is called at
 its new address from the next window on. A rebalance that keeps this worker changes its
-executors in place (:meth:`ExecutorHostRunner.rehost`).
+executors in place (:meth:`ExecutorHostRunner.rehost`), and new executor counts regroup them
+in step with the driver (:meth:`ExecutorHostRunner.follow_driver_plan`, ``engine.replan``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sparkstorm.engine.driver import WORKDIR_PREFIX, remove_stale_workdirs
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.replan import follow_driver_plan
 from sparkstorm.engine.stacks import executor_stacks
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
 from sparkstorm.errors import shorten_error
@@ -98,6 +100,23 @@ class ExecutorHostRunner:
         """
         self.pool.rehost(hosted)
         self.stats.executor_ranges = self._ranges()
+
+    def follow_driver_plan(self, counts: dict[str, Any], executors: Any) -> bool:
+        """Regroup the executors hosted here as the driver did (``rebalance -e``).
+
+        Called from the worker's heartbeat thread when the driver's plan (relayed by Nimbus)
+        has other executor counts than this runner's: the driver has switched between
+        windows and waits for this worker's endpoints under the new plan. ``executors`` is
+        the assignment's list for this worker; out of step with ``counts``, nothing happens
+        and the next heartbeat answer tries again.
+
+        Returns:
+            Whether the executors were regrouped.
+        """
+        if not follow_driver_plan(self, counts, executors):
+            return False
+        self.stats.executor_ranges = self._ranges()
+        return True
 
     def set_active(self, active: bool) -> None:
         """Spouts are activated by the driver's window requests: nothing to do here."""

@@ -11,6 +11,7 @@ trying: running topologies never depend on Nimbus being up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.log_control import LogLevels
+from sparkstorm.engine.plan import plan_tag
 from sparkstorm.engine.replan import executor_counts
 from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
@@ -73,6 +75,8 @@ class ClusterWorker:
         self.resources = ResourceSampler()
         self.log_levels = LogLevels()
         self._log_control_sent: Any = None
+        self._beats: Any = None
+        """The heartbeat timer (woken when a rebalance -e waits for a heartbeat)."""
 
     def run(self) -> int:
         """Run until Nimbus says shutdown, a signal arrives or the topology fails."""
@@ -91,6 +95,7 @@ class ClusterWorker:
         # nimbus.task.timeout.secs never mistakes a starting worker for a dead one
         beats = PeriodicThread("worker-heartbeat", _heartbeat_interval(context),
                                self._heartbeat_round, first_now=False)
+        self._beats = beats
         beats.start()
         try:
             self._start_runner(context)
@@ -133,6 +138,8 @@ class ClusterWorker:
             runner = ExecutorHostRunner(context["topology_name"], spec, conf, hosted or set(),
                                         str(token), self.topology_id if checkpoints else None)
         self._starting = runner
+        if hasattr(runner, "heartbeat_now") and self._beats is not None:  # see engine.replan
+            runner.heartbeat_now = self._beats.wake
         runner.set_active(self.active)
         runner.start()
         with self._lock:
@@ -199,10 +206,13 @@ class ClusterWorker:
         endpoints = orders.get("endpoints")
         runner = self.runner or self._starting  # a starting driver waits for them
         if isinstance(endpoints, dict) and hasattr(runner, "set_remote_endpoints"):
-            runner.set_remote_endpoints(remote_endpoints(endpoints))
-        if isinstance(orders.get("executor_counts"), dict):
-            self._follow_counts(orders["executor_counts"])
-        if isinstance(orders.get("executors"), list):
+            runner.set_remote_endpoints(remote_endpoints(endpoints), endpoint_tags(endpoints))
+        counts = orders.get("executor_counts")
+        if isinstance(counts, dict):
+            self._follow_counts(counts, orders.get("executors"))
+        if isinstance(orders.get("driver_plan"), dict):
+            self._follow_driver_plan(orders["driver_plan"], orders.get("executors"))
+        if isinstance(orders.get("executors"), list) and not _counts_differ(runner, counts):
             self._follow_assignment(orders["executors"])
         if isinstance(orders.get("log_control"), dict):
             self._log_control(orders["log_control"])
@@ -212,38 +222,54 @@ class ClusterWorker:
                 if self.runner is not None:
                     self.runner.set_active(self.active)
 
-    def _follow_counts(self, counts: dict[str, Any]) -> None:
+    def _follow_counts(self, counts: dict[str, Any], executors: Any) -> None:
         """Take new executor counts in place (``rebalance -e``) when the driver runs here.
 
-        Only when this worker's driver runs every executor; it applies them between
-        windows (``engine.replan``). Nimbus keeps a one-worker topology's worker on
-        ``rebalance -e``; on several workers it replaces them, and a worker that runs only
-        some executors ignores this.
+        The driver applies them between windows (``engine.replan``), hosting the
+        executors of ``executors`` (this slot's in the assignment); the other workers
+        follow the driver (:meth:`_follow_driver_plan`). A worker without the driver
+        ignores this.
         """
         runner = self.runner
         if runner is None or not hasattr(runner, "replan"):
-            return
-        if len(runner.pool.sockets) != len(runner.plan.executors):
             return
         current = executor_counts(runner.plan)
         wanted = {str(k): v for k, v in counts.items() if current.get(str(k)) != v}
         if not wanted or runner.replan_pending:
             return
         try:
-            runner.replan(wanted)
+            runner.replan(wanted, executors if isinstance(executors, list) else None)
         except EngineError as exc:
             logger.warning("ignoring executor counts %s: %s", counts, exc)
             return
         logger.info("new executor counts %s: the driver regroups its executors in place",
                     wanted)
 
+    def _follow_driver_plan(self, driver_plan: dict[str, Any], executors: Any) -> None:
+        """Regroup this worker's executors as the driver did (``rebalance -e``).
+
+        ``driver_plan`` is what the driver's latest heartbeat said it runs
+        (``executor_counts``); the driver switches between windows and then waits for
+        this worker's endpoints under the new plan (``engine.replan``).
+        """
+        runner = self.runner
+        counts = driver_plan.get("executor_counts")
+        if runner is None or not hasattr(runner, "follow_driver_plan") or not isinstance(
+                counts, dict) or not _counts_differ(runner, counts):
+            return
+        if runner.follow_driver_plan(counts, executors):
+            logger.info("followed the driver to executor counts %s", counts)
+            if self._beats is not None:  # the driver waits for these endpoints
+                self._beats.wake()
+
     def _follow_assignment(self, executors: list[Any]) -> None:
         """Host the executors Nimbus's assignment gives this worker's slot now.
 
         A rebalance that keeps this worker may move executors to or from it (Storm's
         rebalance): the runner starts the new ones and stops the ones that left, and the
-        others, spouts included, go on. Executors the running plan does not know (new
-        executor counts) are ignored: Nimbus gives those to new workers.
+        others, spouts included, go on. Not while new executor counts are on their way
+        (``_counts_differ``): those regroup the executors first (:meth:`_follow_counts`,
+        :meth:`_follow_driver_plan`).
         """
         runner = self.runner
         if runner is None or not hasattr(runner, "rehost") or getattr(
@@ -275,8 +301,16 @@ class ClusterWorker:
             # where this worker's executors answer, for the driver (through Nimbus)
             stats["endpoints"] = {str(gid): where for gid, where in
                                   runner.pool.hosted_endpoints().items()}
+            # what the driver runs, relayed to the other workers (engine.replan)
+            stats["executor_counts"] = executor_counts(runner.plan)
+            stats["plan_tag"] = plan_tag(runner.plan)
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
+        elif getattr(self._starting, "plan", None) is not None:
+            # a driver starting after a rebalance -e waits for the other workers to
+            # follow its plan (engine.replan): they learn it from this heartbeat
+            stats = {"executor_counts": executor_counts(self._starting.plan),
+                     "plan_tag": plan_tag(self._starting.plan)}
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
                 "uptime_secs": time.monotonic() - self.started, "stats": stats}
         starting = self._starting
@@ -442,11 +476,37 @@ def remote_endpoints(reported: dict[str, Any]) -> dict[int, tuple[Any, int]]:
     found = {}
     for gid, where in reported.items():
         try:
-            path, host, port, pid = where
+            path, host, port, pid = where[:4]
             found[int(gid)] = (Endpoint(str(path), str(host), int(port)), int(pid))
         except (TypeError, ValueError):
             logger.warning("ignoring a malformed endpoint of executor %s: %r", gid, where)
     return found
+
+
+TAG_INDEX = 4
+"""Where the plan tag is in a reported endpoint (``[path, host, port, pid, tag]``)."""
+
+
+def endpoint_tags(reported: dict[str, Any]) -> dict[int, str]:
+    """The plan tag of each endpoint in the heartbeat answer's ``endpoints`` (5th item).
+
+    Endpoints of a worker that has not followed a ``rebalance -e`` yet carry the old plan's
+    tag, which the driver's pool does not take (``ExecutorPool.set_remote``).
+    """
+    tags = {}
+    for gid, where in reported.items():
+        if isinstance(where, list) and len(where) > TAG_INDEX:
+            with contextlib.suppress(TypeError, ValueError):
+                tags[int(gid)] = str(where[TAG_INDEX])
+    return tags
+
+
+def _counts_differ(runner: Any, counts: Any) -> bool:
+    """Whether executor ``counts`` (Nimbus's, or the driver's) are not what ``runner`` runs."""
+    if runner is None or not isinstance(counts, dict):
+        return False
+    current = executor_counts(runner.plan)
+    return any(current.get(str(name)) != count for name, count in counts.items())
 
 
 def _heartbeat_interval(context: dict[str, Any]) -> float:

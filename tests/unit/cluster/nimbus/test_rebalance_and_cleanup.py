@@ -53,7 +53,7 @@ def test_rebalance_waits_deactivated_then_reassigns_with_the_new_counts(
 
 
 @pytest.mark.usefixtures("two_components")
-def test_new_counts_on_two_workers_replace_the_workers(
+def test_new_counts_on_two_workers_keep_the_workers_and_relay_the_driver_s_plan(
         nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
     register(state, "s1", 6700, 6701)
     topology_id = submit(nimbus)
@@ -63,8 +63,20 @@ def test_new_counts_on_two_workers_replace_the_workers(
     nimbus.rebalance(topology_id, 0, None, {"split": 2})
     after = state.get_assignment(topology_id)
     assert after is not None
-    assert not set(after.worker_ids.values()) & set(before.worker_ids.values()), \
-        "executors spread over workers are not regrouped in place: every worker is new"
+    assert after.worker_ids == before.worker_ids, "regrouped in place (engine.replan)"
+    driver_slot = after.driver_slot()
+    assert driver_slot is not None
+    driver = after.worker_ids[driver_slot]
+    (host,) = set(after.worker_ids.values()) - {driver}
+    answer = nimbus.umbilical.heartbeat(host, {"topology_id": topology_id, "stats": {}})
+    assert answer["driver_plan"] is None, "the driver has not said what it runs yet"
+    nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id, "stats": {
+        "executor_counts": {"word": 1, "split": 2}, "plan_tag": "split=2,word=1"}})
+    answer = nimbus.umbilical.heartbeat(host, {"topology_id": topology_id, "stats": {}})
+    assert answer["driver_plan"] == {"executor_counts": {"word": 1, "split": 2},
+                                     "plan_tag": "split=2,word=1"}
+    assert answer["executor_counts"] == {"word": 1, "split": 2}
+    assert "driver_plan" not in nimbus.umbilical.heartbeat(driver, {"topology_id": topology_id})
 
 
 @pytest.mark.usefixtures("two_components")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler
-from sparkstorm.cluster.nimbus.staying import keep_staying
+from sparkstorm.cluster.nimbus.staying import keep_in_place, keep_staying
 from sparkstorm.cluster.state.records import Assignment, ExecutorId, WorkerSlot
 
 A, B, C = WorkerSlot("s1", 6700), WorkerSlot("s2", 6700), WorkerSlot("s3", 6700)
@@ -74,3 +74,43 @@ def test_the_driver_keeps_the_lowest_executor_even_when_it_lived_elsewhere() -> 
     kept = keep_staying(old, EXECUTORS, 1, [A, B], set())
     assert kept is not None and kept.workers == {B: "driver"}
     assert _on(kept.placed, B) == EXECUTORS
+
+
+# --- rebalance -e: keep_in_place --------------------------------------------------------
+
+
+def test_new_counts_keep_every_worker_and_each_staying_executor_in_its_slot() -> None:
+    old = _two_workers()
+    relays_as_one: list[ExecutorId] = [(2, 2), (3, 4), (5, 5), (6, 6)]
+    kept = keep_in_place(old, relays_as_one, [A, B, C], set())
+    assert kept is not None and kept.workers == old.worker_ids
+    assert {e: kept.placed[e] for e in ((2, 2), (5, 5), (6, 6))} == \
+        {(2, 2): A, (5, 5): B, (6, 6): A}, "the staying executors do not move"
+    assert kept.placed[(3, 4)] == B, "the new one goes to the least loaded worker"
+    assert kept.started == {(2, 2): 100, (5, 5): 100, (6, 6): 100}
+
+
+def test_arriving_executors_spread_over_the_least_loaded_workers() -> None:
+    one_relay = Assignment("t", {(2, 2): A, (3, 4): B, (5, 5): B, (6, 6): A},
+                           dict.fromkeys([(2, 2), (3, 4), (5, 5), (6, 6)], 100),
+                           {A: "driver", B: "host"})
+    kept = keep_in_place(one_relay, EXECUTORS, [A, B], set())
+    assert kept is not None
+    assert {kept.placed[(3, 3)], kept.placed[(4, 4)]} == {A, B}, "one each: 3 and 3"
+    assert kept.placed[(5, 5)] == B and kept.placed[(2, 2)] == A
+
+
+def test_a_new_lowest_executor_goes_to_the_driver_s_worker() -> None:
+    old = Assignment("t", {(2, 3): B, (4, 4): A, (5, 5): A}, dict.fromkeys([(2, 3)], 1),
+                     {A: "host", B: "driver"})
+    assert old.driver_slot() == B
+    kept = keep_in_place(old, [(2, 2), (3, 3), (4, 4), (5, 5)], [A, B], set())
+    assert kept is not None and kept.placed[(2, 2)] == B
+    assert kept.workers == old.worker_ids
+
+
+def test_new_counts_are_not_taken_in_place_with_a_dead_or_missing_worker() -> None:
+    old = _two_workers()
+    fewer: list[ExecutorId] = [(2, 2), (3, 4), (5, 5), (6, 6)]
+    assert keep_in_place(old, fewer, [A, B, C], {B}) is None, "B's host is gone"
+    assert keep_in_place(old, fewer, [A, C], set()) is None, "B's slot is not usable"

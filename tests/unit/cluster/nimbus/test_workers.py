@@ -146,7 +146,7 @@ def test_a_rebalance_keeps_the_staying_worker_and_moves_only_the_others(
     assert third.executors_in(driver_slot) == [min(first.executor_slots)]
 
 
-def test_a_rebalance_with_new_executor_counts_places_every_executor_afresh(
+def test_a_rebalance_with_new_executor_counts_keeps_every_worker_and_staying_executor(
         nimbus: Nimbus, state: ClusterState) -> None:
     register(state, "s1", 6700, 6701)
     register(state, "s2", 6700, 6701)
@@ -156,6 +156,22 @@ def test_a_rebalance_with_new_executor_counts_places_every_executor_afresh(
     nimbus.rebalance(topology_id, 0, None, {"split": 2})
     second = state.get_assignment(topology_id)
     assert second is not None and len(second.executor_slots) == 3
+    assert second.worker_ids == first.worker_ids, "every worker stays (engine.replan)"
+    stayed = set(first.executor_slots) & set(second.executor_slots)
+    assert stayed and all(second.executor_slots[e] == first.executor_slots[e] for e in stayed)
+    assert second.driver_slot() == first.driver_slot()
+
+
+def test_new_executor_counts_with_a_new_worker_count_place_every_executor_afresh(
+        nimbus: Nimbus, state: ClusterState) -> None:
+    register(state, "s1", 6700, 6701)
+    register(state, "s2", 6700, 6701)
+    topology_id = submit(nimbus, conf={"topology.workers": 2})
+    first = state.get_assignment(topology_id)
+    assert first is not None
+    nimbus.rebalance(topology_id, 0, 1, {"split": 2})
+    second = state.get_assignment(topology_id)
+    assert second is not None and len(second.worker_ids) == 1
     assert not set(second.worker_ids.values()) & set(first.worker_ids.values())
 
 

@@ -152,3 +152,13 @@ def test_the_workers_own_host_names_the_address_executors_listen_on() -> None:
     # unset on this host: the submitter's address is wrong here, so it goes
     assert with_host_settings(submitted, {"storm.local.hostname": None}) == {
         "topology.workers": 2}
+
+
+def test_endpoints_in_a_heartbeat_answer_carry_the_plan_they_were_reported_under() -> None:
+    from sparkstorm.cluster.worker.worker import endpoint_tags, remote_endpoints
+
+    answer = {"3": ["/w/e3.sock", "10.0.0.2", 4003, 77, "relay=1,sink=2"],
+              "4": ["/w/e4.sock", "10.0.0.2", 4004, 78]}
+    found = remote_endpoints(answer)
+    assert {gid: pid for gid, (_, pid) in found.items()} == {3: 77, 4: 78}
+    assert endpoint_tags(answer) == {3: "relay=1,sink=2"}, "untagged: an older worker"
