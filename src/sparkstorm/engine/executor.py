@@ -31,6 +31,7 @@ from sparkstorm.engine.failures import (
     FAIL_TIMEOUT,
     Failure,
 )
+from sparkstorm.engine.input_loop import run_batch
 from sparkstorm.engine.log_control import log_sampled
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
@@ -41,7 +42,7 @@ from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Component
 from sparkstorm.topology.spec import load_class
 from sparkstorm.topology.task import BoltLoop, BoltRaised, start_task
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT, delivered, is_tick, values_class
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT, is_tick, values_class
 
 logger = logging.getLogger(__name__)
 
@@ -324,18 +325,18 @@ class BoltExecutor(ExecutorHost):
         """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
 
         This is the engine's hottest path: everything constant for the batch is looked up
-        once, and the tuples are made (``delivered``) as the loop takes them.
+        once, and ``engine.input_loop.run_batch`` makes the tuples as its loop takes them.
         """
         component = self.plan.task_component.get(src, SYSTEM_COMPONENT)
         key = (component, stream)
         first_id = self.next_tuple_id + 1
         self.next_tuple_id += len(values_list)
-        tuples = delivered(first_id, component, stream, src, values_list,
-                           self.values_classes.get(key), roots, edges)
         done = auto_acked = 0
         started = time.perf_counter()
         try:
-            auto_acked = self.loops[task].run(tuples, is_tick(component, stream))
+            auto_acked = run_batch(self.loops[task], first_id, (component, stream, src),
+                                   values_list, self.values_classes.get(key), roots, edges,
+                                   is_tick(component, stream))
             done = len(values_list)
         except BoltRaised as raised:
             done, auto_acked = raised.processed, raised.auto_acked

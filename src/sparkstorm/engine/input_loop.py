@@ -1,0 +1,98 @@
+"""The bolt executor's per-batch loop for auto-acking bolts: tuples made, processed, acked.
+
+``BoltLoop.run`` (``topology.task``) is the one bolt loop every host shares, fed with the
+tuples of ``topology.tuple.delivered``. For the engine's commonest bolt (``auto_ack`` on,
+the default) this module runs the same loop with the three per-tuple steps that cost most
+written into its body: the tuple made without a generator, the bolt's ``process``, and
+``TaskCollector.auto_ack``'s XOR into the window's per-root contributions without a call.
+Measured per input tuple, this is the engine's largest cost in a counting bolt (see
+``benchmarks/RESULTS.md``, "Issue 12: the per-tuple executors' engine code").
+
+Behaviour is ``BoltLoop.run`` over ``delivered``'s tuples, exactly: the same tuples, the
+same ``collector.current``, the same auto-acks (a tuple ``process`` acked, failed or left
+``done`` is not acked again), the same auto-fail and :class:`BoltRaised`. Bolts without
+``auto_ack``, tick tuples and collectors whose ``auto_ack`` is not the engine's (a
+recording harness) go through ``BoltLoop.run`` itself.
+``tests/unit/engine/test_input_loop.py`` checks the two against each other.
+
+Called by ``BoltExecutor._process_batch`` once per input batch, under the executor's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import count
+from typing import Any
+
+from sparkstorm.engine.collector import TaskCollector
+from sparkstorm.engine.failures import FAIL_ERROR
+from sparkstorm.topology.task import BoltLoop, BoltRaised
+from sparkstorm.topology.tuple import Tuple, delivered, values_of
+
+
+def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
+              values_list: list[Any], values_cls: Any, roots: list[Any], edges: list[Any],
+              tick: bool) -> int:
+    """Run one input batch through ``loop``'s bolt; returns how many tuples it auto-acked.
+
+    Args:
+        loop: the task's loop (its instance and collector, ``auto_ack``, ``auto_fail``).
+        first_id: the id of the batch's first tuple (the next ones count up).
+        source: the batch's source component, stream and task.
+        values_list: the tuples' values.
+        values_cls: the stream's namedtuple class (None: plain tuples).
+        roots: the batch's roots column (``engine.anchor_columns``).
+        edges: the batch's edges column.
+        tick: the batch is tick tuples (``process_tick``).
+
+    Raises:
+        BoltRaised: as ``BoltLoop.run``.
+    """
+    component, stream, src = source
+    engine_ack = type(loop.collector).auto_ack is TaskCollector.auto_ack
+    if tick or not loop.auto_ack or not engine_ack:
+        return loop.run(delivered(first_id, component, stream, src, values_list, values_cls,
+                                  roots, edges), tick)
+    collector: TaskCollector = loop.collector  # type: ignore[assignment]
+    process = loop.instance.process
+    xor = collector.output.xor  # the window's output: taken only between batches
+    xor_get = xor.get
+    new = object.__new__
+    values_iter: Iterator[Any] = values_of(values_cls, values_list)
+    done = auto_acked = 0
+    tup: Tuple | None = None
+    try:
+        for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
+            tup = new(Tuple)
+            tup.id = tup_id
+            tup.component = component
+            tup.stream = stream
+            tup.task = src
+            tup.values = values
+            tup.root = root
+            tup.edge = edge
+            tup.ack_val = 0
+            tup.done = False
+            collector.current = tup
+            process(tup)
+            done += 1
+            if tup.done:  # acked or failed by the bolt itself
+                continue
+            tup.done = True
+            if root is not None:  # one tree: TaskCollector.auto_ack's XOR, inline
+                xor[root] = xor_get(root, 0) ^ edge ^ tup.ack_val
+            elif edge:
+                val = tup.ack_val
+                for each_root, each_edge in edge.items():
+                    xor[each_root] = xor_get(each_root, 0) ^ each_edge ^ val
+            auto_acked += 1
+    except Exception as exc:
+        if loop.auto_fail and tup is not None:  # pystorm: else it is left to time out
+            collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
+        raise BoltRaised(exc, done, auto_acked) from exc
+    finally:
+        collector.current = None
+    return auto_acked
+
+
+__all__ = ["run_batch"]
