@@ -427,6 +427,8 @@ UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
 
 IDLE_ROUNDS_BEFORE_SLOWER_POLL = 100
 """Rounds without an emit after which an idle spout polls every 10 ms instead of every 1 ms."""
+BLOCKED_WAIT_SECONDS = 0.05
+"""How long a spout at its buffer or pending bound sleeps unless a window wakes it."""
 
 
 class SpoutExecutor(ExecutorHost):
@@ -492,7 +494,7 @@ class SpoutExecutor(ExecutorHost):
     def _produce_loop(self) -> None:
         idle = 0
         while not self.stopped.is_set():
-            emitted = False
+            emitted = called = False
             with self.lock:
                 if not self.active or self.must_restart:
                     self.wakeup.wait(0.05)
@@ -501,11 +503,16 @@ class SpoutExecutor(ExecutorHost):
                     collector = self.collectors[task]
                     if not self._can_produce(collector):
                         continue
+                    called = True
                     before = self.output.count
                     self._call(task, instance.next_tuple)
                     self._flush_immediate_acks(task, collector)
                     emitted = emitted or self.output.count != before
-                if not emitted:
+                if not called:
+                    # every task at a bound (buffer, pending): only a window lifts it, and
+                    # run_window notifies; polling every 1 ms meanwhile cost CPU for nothing
+                    self.wakeup.wait(BLOCKED_WAIT_SECONDS)
+                elif not emitted:
                     self.wakeup.wait(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01)
             idle = 0 if emitted else idle + 1
 
