@@ -277,6 +277,43 @@ class TaskCollector:
         route.transferred += n
         return None
 
+    def spout_emit(self, values: Any, tup_id: Any = None, stream: str | None = None,
+                   direct_task: int | None = None, need_task_ids: bool = False
+                   ) -> list[int] | None:
+        """``Spout.emit`` itself, for spouts that do not override it.
+
+        The executor binds it to the instance. It does the common emit (a list with a
+        message id, tracked, on a stream with one non-direct subscription) in one call;
+        anything else goes to :meth:`emit`, which behaves the same. Called once per
+        emitted spout tuple.
+        """
+        route = self._routes.get(stream or DEFAULT_STREAM)
+        if (tup_id is None or not self.tracking or route is None or route.single is None
+                or direct_task is not None or need_task_ids or type(values) is not list
+                or len(values) != route.arity):
+            return self.emit(values, stream, None, direct_task, need_task_ids, tup_id)
+        tasks = route.single(values)
+        out, name = self.output, route.stream.name
+        if out.generation != self._generation:
+            self._columns, self._generation = {}, out.generation
+        cache = self._columns
+        root, xor = new_id(64), 0
+        for task in tasks:
+            edge = new_id(64)
+            xor ^= edge
+            columns = cache.get((task, name)) or self.columns_for(task, name)
+            columns[3].append(values)
+            columns[4].append(root)
+            columns[5].append(edge)
+        out.inits[root] = self.task
+        out.xor[root] = out.xor.get(root, 0) ^ xor
+        self.pending_roots[root] = (tup_id, time.monotonic(), name)
+        n = len(tasks)
+        out.count += n
+        route.emitted += 1
+        route.transferred += n
+        return None
+
     def columns_for(self, task: int, stream: str) -> list[Any]:
         """This window's batch for ``task`` on ``stream``, cached per collector."""
         out = self.output

@@ -242,3 +242,37 @@ def test_run_batch_acks_every_plain_tuple_once() -> None:
         for r, e in ({root: edge} if root is not None else (edge or {})).items():
             expected[r] = expected.get(r, 0) ^ e
     assert xors == expected
+
+
+# --- the spout's emit ----------------------------------------------------------------------
+def spout_collector(tracking: bool = True) -> TaskCollector:
+    plan = ExecutionPlan(Grouped.topology_spec, {"topology.acker.executors": 1})
+    (task,) = plan.component_tasks["source"]
+    return TaskCollector(task, "source", build_routes(plan, "source", task),
+                         plan.task_executor, WindowOutput(), tracking, True)
+
+
+@pytest.mark.parametrize("tracking", [True, False])
+def test_spout_emit_tracks_like_the_general_emit(tracking: bool) -> None:
+    fast, general = spout_collector(tracking), spout_collector(tracking)
+    for n in range(5):
+        fast.spout_emit([f"s{n}"], tup_id=n)
+        general.emit([f"s{n}"], None, None, None, False, n)
+    fast.spout_emit(["untracked"])
+    general.emit(["untracked"], None, None, None, False, None)
+    for collector in (fast, general):
+        assert sorted(m for m, _, _ in collector.pending_roots.values()) == (
+            list(range(5)) if tracking else [])
+        assert [m for m, _ in collector.immediate_acks] == ([] if tracking else list(range(5)))
+    fast_out, general_out = fast.output.take(), general.output.take()
+    assert fast_out.count == general_out.count == 6
+    assert set(fast_out.inits.values()) == set(general_out.inits.values())
+    assert sorted(fast_out.inits) == sorted(fast.pending_roots)
+    # each tree's XOR is the XOR of the edges its root's deliveries carry
+    for out in (fast_out, general_out):
+        ((_, _, _, values, roots, edges),) = next(iter(out.rows.values()))
+        assert [v[0] for v in values] == [*(f"s{n}" for n in range(5)), "untracked"]
+        for root, edge in zip(roots, edges, strict=True):
+            if root is not None:
+                assert out.xor[root] == edge
+    assert fast.take_counts() == general.take_counts() == ({"default": 6}, {"default": 6})
