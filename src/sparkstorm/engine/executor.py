@@ -535,8 +535,7 @@ class SpoutExecutor(ExecutorHost):
                 self._fail_everything()
             for root in control.reset:
                 self._reset(root)
-            for root in control.ack:
-                self._finish(root, acked=True)
+            self._ack_all(control.ack)
             reasons = control.fail_reasons
             for root in control.fail:
                 self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
@@ -561,6 +560,29 @@ class SpoutExecutor(ExecutorHost):
             if root in collector.pending_roots:
                 return collector
         return None
+
+    def _ack_all(self, roots: list[int]) -> None:
+        """``_finish(root, acked=True)`` for each of ``roots``, its per-root steps inline.
+
+        Called once per window with the acker's acks (a call or three per acked tree was a
+        sixth of a spout executor's time in the window).
+        """
+        now, add_latency = time.monotonic(), self.latency.add
+        acked, complete = self.acked, self.complete_ms
+        collectors = list(self.collectors.values())
+        for root in roots:
+            for collector in collectors:  # one, for nearly every spout executor
+                entry = collector.pending_roots.pop(root, None)
+                if entry is not None:
+                    break
+            else:
+                continue  # already timed out or failed: Storm ignores late verdicts too
+            tup_id, emitted_at, stream = entry
+            complete_ms = (now - emitted_at) * 1000.0
+            add_latency(complete_ms)
+            acked[stream] = acked.get(stream, 0) + 1
+            complete[stream] = complete.get(stream, 0.0) + complete_ms
+            self._call(collector.task, self.instances[collector.task].ack, tup_id)
 
     def _finish(self, root: int, *, acked: bool, why: Failure = UNKNOWN_FAILURE) -> None:
         collector = self._owner(root)
