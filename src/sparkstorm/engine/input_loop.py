@@ -80,7 +80,8 @@ def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
                 continue
             tup.done = True
             if root is not None:  # one tree: TaskCollector.auto_ack's XOR, inline
-                xor[root] = xor_get(root, 0) ^ edge ^ tup.ack_val
+                val = tup.ack_val  # 0 unless the bolt emitted anchored to it
+                xor[root] = xor_get(root, 0) ^ (edge ^ val if val else edge)
             elif edge:
                 val = tup.ack_val
                 for each_root, each_edge in edge.items():
