@@ -129,12 +129,14 @@ class TaskCollector:
 
     @property
     def routes(self) -> dict[str, StreamRoute]:
-        """The route of each output stream, by name."""
+        """The route of each output stream, by name (their emit counters up to date)."""
+        self._fold_fields_counts()
         return self._routes
 
     @routes.setter
     def routes(self, routes: dict[str, StreamRoute]) -> None:
         # a replan gives new routes: the fields emits route with them from now on
+        self._fold_fields_counts()
         self._routes = routes
         self._fields_emits = FieldsEmit.for_routes(routes)
 
@@ -230,9 +232,7 @@ class TaskCollector:
             appends[1](None)
             appends[2](None)
         out.count += 1
-        route = fields.route
-        route.emitted += 1
-        route.transferred += 1
+        fields.emitted += 1  # a slot: the route's counters get it in _fold_fields_counts
         return None
 
     def _open_fields_batch(self, fields: FieldsEmit, position: int) -> tuple[Any, Any, Any]:
@@ -336,8 +336,17 @@ class TaskCollector:
                 self.task_executor[task], task, self.task, stream)
         return columns
 
+    def _fold_fields_counts(self) -> None:
+        """Add the fields emits' counts to their routes' emitted and transferred counts."""
+        for name, fields in self._fields_emits.items():
+            if name is not None and fields.emitted:
+                fields.route.emitted += fields.emitted
+                fields.route.transferred += fields.emitted  # one target each
+                fields.emitted = 0
+
     def take_counts(self) -> tuple[dict[str, int], dict[str, int]]:
         """Tuples emitted and transferred per stream since the last call."""
+        self._fold_fields_counts()
         emitted, transferred = {}, {}
         for name, route in self._routes.items():
             if route.emitted:
@@ -440,7 +449,8 @@ class FieldsEmit:
     appends of this window's batches (emptied each window).
     """
 
-    __slots__ = ("arity", "batches", "count", "generation", "key_index", "route", "tasks")
+    __slots__ = ("arity", "batches", "count", "emitted", "generation", "key_index", "route",
+                 "tasks")
 
     def __init__(self, route: StreamRoute, key_index: int) -> None:
         self.route = route
@@ -450,6 +460,8 @@ class FieldsEmit:
         self.count = len(self.tasks)
         self.generation = -1
         self.batches: list[tuple[Any, Any, Any] | None] = []
+        self.emitted = 0
+        """Emits since the route's counters last got them (one delivery each)."""
 
     def open_window(self, generation: int) -> None:
         """Forget the batches of the window before (its output was taken)."""
