@@ -83,6 +83,16 @@ def test_fields_emit_batches_like_the_general_emit(anchor: tuple[Any, Any] | Non
     assert fast.output.count == general.output.count == 0  # taken
 
 
+def test_fields_emit_serves_the_one_field_fields_groupings_only() -> None:
+    collector = split_collector()
+    assert set(collector._fields_emits) == {None, "default", "pairs"}  # not ALL's stream
+    assert collector._fields_emits["pairs"].key_index == 1
+    collector.bolt_emit(["storm", 3], "pairs")
+    assert collector._fields_emits["pairs"].emitted == 1  # it went the fast way
+    assert collector.take_counts() == ({"pairs": 1}, {"pairs": 1})
+    assert collector._fields_emits["pairs"].emitted == 0
+
+
 def test_fields_emit_xors_each_edge_into_the_current_tuple() -> None:
     collector = split_collector()
     current = collector.current = anchored(11, 5)
