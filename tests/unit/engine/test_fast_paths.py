@@ -172,10 +172,15 @@ def mixed_loop(auto_ack: bool = True) -> BoltLoop:
     return loop
 
 
+RUNS = False  # set by a test: the roots come in runs, as an upstream's children do
+
+
 def batch(words: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
     values = [[w] for w in words]
-    roots = [100 + i if i % 3 else None for i in range(len(words))]
-    edges = [1000 + i if i % 3 else ({7: 1, 8: 2} if i % 2 else None) for i in range(len(words))]
+    roots = [100 + (i // 3 if RUNS else i) if i % 3 or RUNS else None
+             for i in range(len(words))]
+    edges = [1000 + i if i % 3 or RUNS else ({7: 1, 8: 2} if i % 2 else None)
+             for i in range(len(words))]
     return values, roots, edges
 
 
@@ -286,3 +291,16 @@ def test_spout_emit_tracks_like_the_general_emit(tracking: bool) -> None:
             if root is not None:
                 assert out.xor[root] == edge
     assert fast.take_counts() == general.take_counts() == ({"default": 6}, {"default": 6})
+
+
+@pytest.mark.parametrize("words", [
+    ["plain", "plain", "ack", "plain", "emit", "plain", "keep", "plain", "fail", "plain"],
+    ["plain", "plain", "plain", "plain", "boom", "plain"],
+    ["emit", "emit", "emit", "plain"],
+])
+def test_run_batch_folds_runs_of_one_root_as_the_bolt_loop_acks(
+        words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(f"{__name__}.RUNS", True)
+    assert batch(words)[1][:4] == [100, 100, 100, 101]
+    fast, general = run_both(words)
+    assert fast == general
