@@ -304,3 +304,24 @@ def test_run_batch_folds_runs_of_one_root_as_the_bolt_loop_acks(
     assert batch(words)[1][:4] == [100, 100, 100, 101]
     fast, general = run_both(words)
     assert fast == general
+
+
+def test_run_batch_reuses_a_tuple_object_only_when_nothing_kept_it() -> None:
+    loop = mixed_loop()
+    ids: list[int] = []
+    process = loop.instance.process
+
+    def remember(tup: Tuple) -> None:
+        ids.append(id(tup))
+        process(tup)
+    loop.instance.process = remember
+    words = ["plain", "plain", "keep", "plain", "keep", "keep", "plain", "plain"]
+    values, roots, edges = batch(words)
+    run_batch(loop, 5, ("source", "default", 2), values, values_class(("sentence",)), roots,
+              edges, False)
+    kept = loop.instance.kept
+    assert [t.values.sentence for t in kept] == ["keep"] * 3  # untouched after being kept
+    assert [t.id for t in kept] == [7, 9, 10]
+    assert len({id(t) for t in kept}) == 3
+    assert ids[0] == ids[1]  # reused: the bolt did not keep the first
+    assert ids[7] == ids[6] != ids[5]
