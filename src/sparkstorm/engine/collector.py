@@ -25,7 +25,7 @@ from sparkstorm.engine.failures import (
     FAIL_TIMEOUT,
     Failure,
 )
-from sparkstorm.engine.routing import StreamRoute
+from sparkstorm.engine.routing import StreamRoute, stable_hash
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.stream import DEFAULT_STREAM
 from sparkstorm.topology.tuple import Tuple
@@ -48,7 +48,17 @@ class WindowOutput:
     are described in ``engine.anchor_columns``).
     """
 
+    # slots, and a take() that moves them: attribute reads and writes on an instance whose
+    # __dict__ was swapped (the old take) cost 2-3 times more, and emits touch it per tuple
+    __slots__ = ("arrow", "batches", "count", "failed", "generation", "inits", "resets",
+                 "rows", "xor")
+
     def __init__(self) -> None:
+        self.generation = 0
+        self._start()
+
+    def _start(self) -> None:
+        """Empty containers and counts for the next window (the generation is kept)."""
         self.rows: dict[int, list[list[Any]]] = {}
         self.batches: dict[tuple[int, int, str], list[Any]] = {}
         self.arrow: dict[int, list[Any]] = {}
@@ -59,7 +69,6 @@ class WindowOutput:
         self.failed: dict[int, Failure] = {}
         """Failed roots, each with why (the first failure of a root wins)."""
         self.resets: set[int] = set()
-        self.generation = 0
 
     def batch(self, gid: int, task: int, src: int, stream: str) -> list[Any]:
         """The open batch for ``task`` from ``src`` on ``stream`` (made on first use)."""
@@ -72,8 +81,10 @@ class WindowOutput:
 
     def take(self) -> WindowOutput:
         """Hand over everything collected so far and start afresh."""
-        taken = WindowOutput()
-        taken.__dict__, self.__dict__ = self.__dict__, taken.__dict__
+        taken = WindowOutput.__new__(WindowOutput)
+        for name in WindowOutput.__slots__:
+            setattr(taken, name, getattr(self, name))
+        self._start()
         self.generation = taken.generation + 1  # collectors drop their batch caches
         return taken
 
@@ -94,7 +105,8 @@ class TaskCollector:
                  auto_anchor: bool) -> None:
         self.task = task
         self.component = component
-        self.routes = routes
+        self._fields_emits: dict[str | None, FieldsEmit] = {}
+        self.routes = routes  # also sets _fields_emits
         self.task_executor = task_executor
         self.output = output
         self.tracking = tracking
@@ -115,6 +127,19 @@ class TaskCollector:
         self.acked_ms: dict[tuple[str, str], float] = {}
         """Their process latencies (receipt to ack), summed, by the same keys."""
 
+    @property
+    def routes(self) -> dict[str, StreamRoute]:
+        """The route of each output stream, by name (their emit counters up to date)."""
+        self._fold_fields_counts()
+        return self._routes
+
+    @routes.setter
+    def routes(self, routes: dict[str, StreamRoute]) -> None:
+        # a replan gives new routes: the fields emits route with them from now on
+        self._fold_fields_counts()
+        self._routes = routes
+        self._fields_emits = FieldsEmit.for_routes(routes)
+
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command).
 
@@ -129,10 +154,10 @@ class TaskCollector:
         Raises:
             TopologyError: ``UNDECLARED_STREAM`` for a stream the component does not declare.
         """
-        return self.routes.get(stream or DEFAULT_STREAM) or self._route(stream)
+        return self._routes.get(stream or DEFAULT_STREAM) or self._route(stream)
 
     def _route(self, stream: str | None) -> StreamRoute:
-        route = self.routes.get(stream or DEFAULT_STREAM)
+        route = self._routes.get(stream or DEFAULT_STREAM)
         if route is None:
             msg = (
                 f"component {self.component!r} emitted on stream {stream or DEFAULT_STREAM!r}, "
@@ -147,7 +172,7 @@ class TaskCollector:
         """Route and buffer one tuple; see ``Spout.emit`` and ``Bolt.emit``."""
         if type(values) is not list:
             values = list(values)
-        route = self.routes.get(stream or DEFAULT_STREAM) or self._route(stream)
+        route = self._routes.get(stream or DEFAULT_STREAM) or self._route(stream)
         stream_id = route.stream.name
         tasks = route.tasks_for(values, direct_task)
         if tup_id is not None:
@@ -170,13 +195,58 @@ class TaskCollector:
                   ) -> list[int] | None:
         """``Bolt.emit`` itself, for bolts that do not override it.
 
-        The executor binds it to the instance. It does the common emit (a list, no explicit anchors,
-        one non-direct subscription, anchored to the current tuple) without the general path's
-        calls; anything else goes to :meth:`emit`, which behaves the same.
+        The executor binds it to the instance. It does the commonest emit (a list, no
+        explicit anchors, on a stream whose one subscriber groups by one field, anchored to
+        the current tuple) with the fields grouping's hash and the batch lookup written
+        inline (:class:`FieldsEmit`); other emits go to :meth:`_single_emit` or :meth:`emit`,
+        which behave the same.
 
         Called once per emitted tuple: this is the hottest code of a bolt that emits.
         """
-        route = self.routes.get(stream or DEFAULT_STREAM)
+        fields = self._fields_emits.get(stream)
+        if (fields is None or anchors is not None or direct_task is not None or need_task_ids
+                or type(values) is not list or len(values) != fields.arity):
+            return self._single_emit(values, stream, anchors, direct_task, need_task_ids)
+        out = self.output
+        if out.generation != fields.generation:
+            fields.open_window(out.generation)
+        key = values[fields.key_index]
+        position = (hash(key) if type(key) is str else stable_hash(key)) % fields.count
+        appends = fields.batches[position] or self._open_fields_batch(fields, position)
+        appends[0](values)
+        current = self.current
+        if current is None or not self.auto_anchor:
+            appends[1](None)
+            appends[2](None)
+        elif current.root is not None:  # one tree: a root and an edge, no map
+            appends[1](current.root)
+            edge = new_id(64)
+            current.ack_val ^= edge
+            appends[2](edge)
+        elif current.edge:  # several trees: one edge for all of them
+            appends[1](None)
+            edge = new_id(64)
+            current.ack_val ^= edge
+            appends[2](dict.fromkeys(current.edge, edge))  # type: ignore[arg-type]
+        else:
+            appends[1](None)
+            appends[2](None)
+        out.count += 1
+        fields.emitted += 1  # a slot: the route's counters get it in _fold_fields_counts
+        return None
+
+    def _open_fields_batch(self, fields: FieldsEmit, position: int) -> tuple[Any, Any, Any]:
+        """The column appends of this window's batch for ``fields``' task at ``position``."""
+        columns = self.columns_for(fields.tasks[position], fields.route.stream.name)
+        appends = columns[3].append, columns[4].append, columns[5].append
+        fields.batches[position] = appends
+        return appends
+
+    def _single_emit(self, values: Any, stream: str | None = None, anchors: Any = None,
+                     direct_task: int | None = None, need_task_ids: bool = False
+                     ) -> list[int] | None:
+        """:meth:`bolt_emit` on a stream with one subscription of any grouping."""
+        route = self._routes.get(stream or DEFAULT_STREAM)
         if (route is None or route.single is None or anchors is not None
                 or direct_task is not None or need_task_ids or type(values) is not list
                 or len(values) != route.arity):
@@ -218,6 +288,43 @@ class TaskCollector:
         route.transferred += n
         return None
 
+    def spout_emit(self, values: Any, tup_id: Any = None, stream: str | None = None,
+                   direct_task: int | None = None, need_task_ids: bool = False
+                   ) -> list[int] | None:
+        """``Spout.emit`` itself, for spouts that do not override it.
+
+        The executor binds it to the instance. It does the common emit (a list with a
+        message id, tracked, on a stream with one non-direct subscription) in one call;
+        anything else goes to :meth:`emit`, which behaves the same. Called once per
+        emitted spout tuple.
+        """
+        route = self._routes.get(stream or DEFAULT_STREAM)
+        if (tup_id is None or not self.tracking or route is None or route.single is None
+                or direct_task is not None or need_task_ids or type(values) is not list
+                or len(values) != route.arity):
+            return self.emit(values, stream, None, direct_task, need_task_ids, tup_id)
+        tasks = route.single(values)
+        out, name = self.output, route.stream.name
+        if out.generation != self._generation:
+            self._columns, self._generation = {}, out.generation
+        cache = self._columns
+        root, xor = new_id(64), 0
+        for task in tasks:
+            edge = new_id(64)
+            xor ^= edge
+            columns = cache.get((task, name)) or self.columns_for(task, name)
+            columns[3].append(values)
+            columns[4].append(root)
+            columns[5].append(edge)
+        out.inits[root] = self.task
+        out.xor[root] = out.xor.get(root, 0) ^ xor
+        self.pending_roots[root] = (tup_id, time.monotonic(), name)
+        n = len(tasks)
+        out.count += n
+        route.emitted += 1
+        route.transferred += n
+        return None
+
     def columns_for(self, task: int, stream: str) -> list[Any]:
         """This window's batch for ``task`` on ``stream``, cached per collector."""
         out = self.output
@@ -229,10 +336,19 @@ class TaskCollector:
                 self.task_executor[task], task, self.task, stream)
         return columns
 
+    def _fold_fields_counts(self) -> None:
+        """Add the fields emits' counts to their routes' emitted and transferred counts."""
+        for name, fields in self._fields_emits.items():
+            if name is not None and fields.emitted:
+                fields.route.emitted += fields.emitted
+                fields.route.transferred += fields.emitted  # one target each
+                fields.emitted = 0
+
     def take_counts(self) -> tuple[dict[str, int], dict[str, int]]:
         """Tuples emitted and transferred per stream since the last call."""
+        self._fold_fields_counts()
         emitted, transferred = {}, {}
-        for name, route in self.routes.items():
+        for name, route in self._routes.items():
             if route.emitted:
                 emitted[name], transferred[name] = route.emitted, route.transferred
                 route.emitted = route.transferred = 0
@@ -322,6 +438,47 @@ class TaskCollector:
     def reset_timeout(self, tup: Tuple) -> None:
         """Ask the spouts of ``tup``'s roots to restart their message timeouts."""
         self.output.resets.update(roots_of(tup.root, tup.edge))
+
+
+class FieldsEmit:
+    """A stream that :meth:`TaskCollector.bolt_emit` routes itself.
+
+    It has one subscriber, which groups by one field. The target is
+    ``tasks[hash(value) % count]``, the fields grouping's own choice (``routing._fields``),
+    and the target's batch is found by that position in :attr:`batches`, the column
+    appends of this window's batches (emptied each window).
+    """
+
+    __slots__ = ("arity", "batches", "count", "emitted", "generation", "key_index", "route",
+                 "tasks")
+
+    def __init__(self, route: StreamRoute, key_index: int) -> None:
+        self.route = route
+        self.arity = route.arity
+        self.key_index = key_index
+        self.tasks = route.subs[0].tasks
+        self.count = len(self.tasks)
+        self.generation = -1
+        self.batches: list[tuple[Any, Any, Any] | None] = []
+        self.emitted = 0
+        """Emits since the route's counters last got them (one delivery each)."""
+
+    def open_window(self, generation: int) -> None:
+        """Forget the batches of the window before (its output was taken)."""
+        self.generation = generation
+        self.batches = [None] * self.count
+
+    @classmethod
+    def for_routes(cls, routes: dict[str, StreamRoute]) -> dict[str | None, FieldsEmit]:
+        """The fields emits of ``routes``, by stream name (the default stream also by None)."""
+        found: dict[str | None, FieldsEmit] = {}
+        for name, route in routes.items():
+            key_index = route.fields_key_index
+            if key_index is not None:
+                found[name] = cls(route, key_index)
+        if DEFAULT_STREAM in found:
+            found[None] = found[DEFAULT_STREAM]
+        return found
 
 
 def _edges(anchor_tuples: list[Tuple]) -> tuple[int | None, Edge]:

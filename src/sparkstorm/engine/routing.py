@@ -127,6 +127,12 @@ class StreamRoute:
             if len(self.choosers) == 1 and not stream.direct else None
         """The only chooser of a non-direct stream with one subscription (the common case),
         which the collector's fast path calls directly; None otherwise."""
+        self.fields_key_index: int | None = None
+        """With :attr:`single` a fields grouping on one field: that field's index, so the
+        collector can compute ``_fields``' choice inline (``collector.FieldsEmit``)."""
+        if self.single is not None and self.subs[0].grouping.type == "FIELDS" and len(
+                self.subs[0].grouping.field_names) == 1:
+            self.fields_key_index = stream.fields.index(self.subs[0].grouping.field_names[0])
 
     def tasks_for(self, values: list[Any], direct_task: int | None) -> list[int]:
         """The target tasks of ``values``; validates arity and direct emits.

@@ -73,8 +73,8 @@ class LatencySample:
         self.total += value
         if len(self.values) < _SAMPLE_LIMIT:
             self.values.append(value)
-        else:
-            slot = random.randrange(self.count)
+        else:  # random() in C, not randrange's Python: called once per acked tree
+            slot = int(random.random() * self.count)
             if slot < _SAMPLE_LIMIT:
                 self.values[slot] = value
 

@@ -147,6 +147,12 @@ class _RecordingCollector(TaskCollector):
         """The engine's fast path behaves as :meth:`emit`; the harness records there."""
         return self.emit(values, stream, anchors, direct_task, need_task_ids, None)
 
+    def spout_emit(self, values: Any, tup_id: Any = None, stream: str | None = None,
+                   direct_task: int | None = None, need_task_ids: bool = False
+                   ) -> list[int] | None:
+        """The engine's spout fast path behaves as :meth:`emit`; the harness records there."""
+        return self.emit(values, stream, None, direct_task, need_task_ids, tup_id)
+
     def ack(self, tup: Tuple) -> None:
         """Record, then ack."""
         if not tup.done:

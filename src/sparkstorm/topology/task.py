@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from sparkstorm.topology.component import FAIL_ERROR, Bolt, Collector, Component
+from sparkstorm.topology.component import FAIL_ERROR, Bolt, Collector, Component, Spout
 from sparkstorm.topology.tuple import Tuple
 
 
@@ -51,7 +51,8 @@ def start_task(cls: type[Component], collector: HostCollector, *, name: str,
         cls: the user's ``Spout`` or ``Bolt`` subclass.
         collector: what the instance emits, acks and fails through. If it has a
             ``bolt_emit`` (the engine's fast path) and the class does not override
-            ``Bolt.emit``, the instance's ``emit`` is bound to it.
+            ``Bolt.emit``, the instance's ``emit`` is bound to it; so is a ``spout_emit``
+            to a spout that does not override ``Spout.emit``.
         name: the component id (names the instance's logger
             ``sparkstorm.component.<name>``).
         conf: the component's effective conf (``storm_conf``).
@@ -66,6 +67,9 @@ def start_task(cls: type[Component], collector: HostCollector, *, name: str,
     instance._collector = collector
     fast_emit = getattr(collector, "bolt_emit", None)
     if fast_emit is not None and type(instance).emit is Bolt.emit:  # one call less per emit
+        instance.emit = fast_emit
+    fast_emit = getattr(collector, "spout_emit", None)
+    if fast_emit is not None and type(instance).emit is Spout.emit:
         instance.emit = fast_emit
     instance.logger = logging.getLogger(f"sparkstorm.component.{name}")
     instance.component_name = name

@@ -122,13 +122,9 @@ def delivered(first_id: int, component: str, stream: str, task: int,
     namedtuples in one ``map`` when every row has the stream's arity (emits are checked
     for it), the rest as plain stores into an empty instance.
     """
-    if values_cls is not None and values_list and len(values_list[0]) == len(
-            values_cls._fields) and len(set(map(len, values_list))) == 1:
-        values_iter: Iterator[Any] = map(tuple.__new__, repeat(values_cls), values_list)
-    else:
-        values_iter = (_values(values_cls, values) for values in values_list)
     new = object.__new__
-    for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
+    for tup_id, values, root, edge in zip(count(first_id), values_of(values_cls, values_list),
+                                          roots, edges):
         tup = new(Tuple)
         tup.id = tup_id
         tup.component = component
@@ -140,6 +136,18 @@ def delivered(first_id: int, component: str, stream: str, task: int,
         tup.ack_val = 0
         tup.done = False
         yield tup
+
+
+def values_of(values_cls: Any, values_list: list[list[Any]]) -> Iterator[Any]:
+    """Each row of ``values_list`` as a ``values_cls`` namedtuple (if its arity fits).
+
+    Made in one C ``map`` when every row has the stream's arity; a row that does not fit
+    becomes a plain tuple.
+    """
+    if values_cls is not None and values_list and len(values_list[0]) == len(
+            values_cls._fields) and len(set(map(len, values_list))) == 1:
+        return map(tuple.__new__, repeat(values_cls), values_list)
+    return (_values(values_cls, values) for values in values_list)
 
 
 def _values(values_cls: Any, values: list[Any]) -> Any:
