@@ -76,6 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-references", action="store_true")
     parser.add_argument("--batch-api", action="store_true",
                         help="then run the BatchBolt word count (same spout) the same way")
+    parser.add_argument("--batch-only", action="store_true",
+                        help="run the BatchBolt word count only (no per-tuple run, no "
+                             "references): a quick A/B of the batch API")
     parser.add_argument("--executor-python", default=None,
                         help="topology.executor.python: the executors' interpreter (default: "
                              "this one); for Debian 12's PyPy (3.9) run with PYTHONPATH on a "
@@ -479,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     spark = make_spark(overlap=not args.no_overlap,
                        settings=dict(entry.partition("=")[::2] for entry in args.spark))
     try:
+        if args.batch_only:  # the words counted after the run: no sentences held during it
+            code = run_batch_api(spark, args, None, None)
+            return code
         run, mem = run_topology(spark, args)
         sentences = make_sentences(n, args.seed)
         words = total_words(sentences)
@@ -543,9 +549,11 @@ def _print_cpu_breakdown(run: Run, res: dict[str, Any], references: list[tuple[s
                                references), flush=True)
 
 
-def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
+def run_batch_api(spark: Any, args: argparse.Namespace, words: int | None,
                   udf_rate: float | None) -> int:
     """Run and report ``BATCH_TOPOLOGY`` (BatchBolts); its ratio to ``udf_rate`` if measured.
+
+    ``words`` None: counted after the run (so this process holds no sentences during it).
 
     Returns:
         The exit code: 1 if the run did not complete.
@@ -557,6 +565,8 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int,
         print("no statistics collected", flush=True)
         return 1
     res = analyse(run, args.sentences)
+    if words is None:
+        words = total_words(make_sentences(args.sentences, args.seed))
     report(run, mem, res, args.sentences, words)
     _print_cpu_breakdown(run, res, [])
     if udf_rate:
