@@ -459,6 +459,8 @@ class SpoutExecutor(ExecutorHost):
         """Complete latencies of the acked trees, summed by stream."""
         self.timed_out = 0
         self.buffered = 0
+        self.buffered_bytes = 0
+        """The bytes of the last window's encoded tuples (for the sizer's byte cap)."""
         self.fail_causes: dict[tuple[str, str], int] = {}
         """Failed trees since the last window, by (cause, reason)."""
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
@@ -621,6 +623,12 @@ class SpoutExecutor(ExecutorHost):
             for root in list(collector.pending_roots):
                 self._finish(root, acked=False, why=JOB_LOST)
 
+    def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
+        """As the base class; notes the bytes handed over (``buffered_bytes``)."""
+        encoded = super().encode_rows(output)
+        self.buffered_bytes = sum(map(len, encoded.values()))
+        return encoded
+
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window, for the driver's statistics."""
         counters = super().take_stats()
@@ -631,6 +639,7 @@ class SpoutExecutor(ExecutorHost):
          counters.complete_values) = self.latency.take()
         # the bound it was filled under, so that "full" means the spout had to wait
         counters.buffered, counters.buffer_bound = self.buffered, self.filled_under
+        counters.buffered_bytes, self.buffered_bytes = self.buffered_bytes, 0
         self.acked, self.failed, self.complete_ms = {}, {}, {}
         self.timed_out = 0
         self.fail_causes = {}

@@ -159,6 +159,9 @@ class ComponentCounters:
     """A spout's fullest buffer when a window took it (tuples; the most over what was
     added), against ``buffer_bound`` (``topology.spout.buffer.size``)."""
     buffer_bound: int = 0
+    buffered_bytes: int = 0
+    """The bytes on the wire of what a spout handed over to the window (its encoded tuples),
+    which the window sizer turns into bytes per tuple (``topology.spout.buffer.max.bytes``)."""
 
     def __post_init__(self) -> None:
         """Group raw (cause, reason) counts by kind of reason, seen now."""
@@ -194,6 +197,7 @@ class ComponentCounters:
         self.busy_ms += other.busy_ms
         self.buffered = max(self.buffered, other.buffered)
         self.buffer_bound = max(self.buffer_bound, other.buffer_bound)
+        self.buffered_bytes = max(self.buffered_bytes, other.buffered_bytes)
         self.complete_count += other.complete_count
         self.complete_total_ms += other.complete_total_ms
         self.timed_out += other.timed_out
