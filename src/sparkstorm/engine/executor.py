@@ -427,6 +427,11 @@ UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
 IDLE_ROUNDS_BEFORE_SLOWER_POLL = 100
 """Rounds without an emit after which an idle spout polls every 10 ms instead of every 1 ms."""
 
+PRODUCE_BURST = 64
+"""``next_tuple`` calls per task in one hold of the executor's lock. Taking the lock per call
+was a seventh of a saturated spout executor's samples (py-spy, batch word count); 64 calls
+hold it for about 0.1-0.2 ms, which a window request waits at most."""
+
 
 class SpoutExecutor(ExecutorHost):
     """Executor of a spout: produces between windows, applies acks and fails per window."""
@@ -499,16 +504,31 @@ class SpoutExecutor(ExecutorHost):
                     self.wakeup.wait(0.05)
                     continue
                 for task, instance in self.instances.items():
-                    collector = self.collectors[task]
-                    if not self._can_produce(collector):
-                        continue
-                    before = self.output.count
-                    self._call(task, instance.next_tuple)
-                    self._flush_immediate_acks(task, collector)
-                    emitted = emitted or self.output.count != before
+                    emitted = self._produce_burst(task, instance) or emitted
                 if not emitted:
                     self.wakeup.wait(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01)
             idle = 0 if emitted else idle + 1
+
+    def _produce_burst(self, task: int, instance: Any) -> bool:
+        """Call ``next_tuple`` of ``task`` up to :data:`PRODUCE_BURST` times (under the lock).
+
+        Stops at the first call that emits nothing or when the task may produce no more.
+
+        Returns:
+            Whether anything was emitted.
+        """
+        collector, output = self.collectors[task], self.output
+        emitted = False
+        for _ in range(PRODUCE_BURST):
+            if self.must_restart or not self._can_produce(collector):
+                break
+            before = output.count
+            self._call(task, instance.next_tuple)
+            self._flush_immediate_acks(task, collector)
+            if output.count == before:
+                break
+            emitted = True
+        return emitted
 
     def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
         if collector.immediate_acks:
