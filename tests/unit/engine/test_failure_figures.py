@@ -136,8 +136,8 @@ def test_reason_template_folds_data_only() -> None:
 
 
 def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
-    from sparkstorm.engine.executor import SpoutExecutor
     from sparkstorm.engine.messages import SpoutControl, WindowMeta
+    from sparkstorm.engine.spout_executor import SpoutExecutor
 
     plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1,
                                                          "topology.spout.buffer.size": 50})

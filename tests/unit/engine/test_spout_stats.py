@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import time
 
-from sparkstorm.engine.executor import SpoutExecutor
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.spout_executor import SpoutExecutor
 from tests.unit.engine.helpers import pipeline
 
 
