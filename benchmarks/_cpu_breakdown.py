@@ -56,6 +56,8 @@ more than the driver's window loop) and the threads that wait for each py-spy ch
 CPU is the measurement's, not the driver's: read per thread (``/proc/<pid>/task``) and
 counted as :data:`SAMPLERS`."""
 USER, ENGINE = "user", "engine"
+KEEP_PROFILES_ENV = "BENCH_KEEP_PROFILES"
+"""When set, the executors' raw py-spy recordings are kept in this folder (else deleted)."""
 T = TypeVar("T")
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 # py-spy cannot read a process's Python version before its libpython is mapped and set up
@@ -334,7 +336,12 @@ class CpuBreakdownSampler:
                 continue  # the executor ended, or py-spy was stopped before it wrote
             with open(out, encoding="utf-8", errors="replace") as raw:
                 counts = parse_raw_profile(raw.read(), self.user_dirs)
-            os.unlink(out)
+            keep = os.environ.get(KEEP_PROFILES_ENV)
+            if keep:  # for reading the executors' hot stacks afterwards
+                os.makedirs(keep, exist_ok=True)
+                shutil.move(out, os.path.join(keep, f"{int(started)}-{pid}-{k}.txt"))
+            else:
+                os.unlink(out)
             with self._lock:
                 self.chunks.append(_Chunk(pid, started, time.time(), counts, cpu))
 

@@ -4,20 +4,28 @@ A Spark benchmark's memory is spread over the Python driver, the JVM it spawns,
 PySpark Python workers and possibly executor subprocesses. Measuring only
 ``os.getpid()`` would miss almost all of it, so we poll the whole descendant
 tree in a background thread and keep the peak of the *sum* (what the machine
-actually had to provide) plus the peak of each process name (who to blame).
+actually had to provide) plus the peak of each process name (who to blame), and
+what each process class held at the instant of the peak total (``peak_breakdown``:
+the driver, each executor by gid, Spark's Python workers, the JVM; classes as
+``_cpu_breakdown.classify_process``), which says which process to look at.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import platform
 import sys
 import threading
+import time
 from types import TracebackType
 
 import psutil  # type: ignore[import-untyped,unused-ignore]  # no stubs in the venv
 
 DEFAULT_INTERVAL_S = 0.2
+TIMELINE_ENV = "BENCH_MEMORY_TIMELINE"
+"""When set, every sample is appended to this file as a JSON line (time, total, by class)."""
 
 
 def _format_bytes(n: int) -> str:
@@ -52,8 +60,31 @@ def _process_tree(root: psutil.Process) -> list[psutil.Process]:
         return [root]
 
 
-def sample_tree_rss(root: psutil.Process) -> tuple[int, dict[str, int]]:
+def _role(proc: psutil.Process, root_pid: int) -> str:
+    """The process's class for the peak breakdown; executors get their gid.
+
+    Command lines are read once per pid (:data:`_ROLES`): a process keeps its role.
+    """
+    role = _ROLES.get(proc.pid)
+    if role is None:
+        from _cpu_breakdown import EXECUTOR, classify_process
+
+        cmdline = proc.cmdline()
+        role = classify_process(proc.pid, root_pid, cmdline)
+        if role == EXECUTOR and "--gid" in cmdline:
+            role = f"executor {cmdline[cmdline.index('--gid') + 1]}"
+        _ROLES[proc.pid] = role
+    return role
+
+
+_ROLES: dict[int, str] = {}
+
+
+def sample_tree_rss(root: psutil.Process, by_role: dict[str, int] | None = None
+                    ) -> tuple[int, dict[str, int]]:
     """One snapshot: (total RSS, RSS summed per process name) for ``root``'s tree.
+
+    With ``by_role``, the RSS summed per process class (executors per gid) goes in it.
 
     Per-name values are summed because e.g. two ``python`` workers exist at once
     and together they are what a user of that name costs at that instant.
@@ -72,6 +103,12 @@ def sample_tree_rss(root: psutil.Process) -> tuple[int, dict[str, int]]:
             continue
         total += rss
         by_name[name] = by_name.get(name, 0) + rss
+        if by_role is not None:
+            try:
+                role = _role(proc, root.pid)
+            except psutil.Error:
+                continue
+            by_role[role] = by_role.get(role, 0) + rss
     return total, by_name
 
 
@@ -94,6 +131,8 @@ class peak_rss_sampler:  # noqa: N801 - lower-case on purpose: used like a funct
         self._root = psutil.Process(pid)  # None -> current process
         self.peak_bytes = 0
         self.peak_by_name: dict[str, int] = {}
+        self.peak_breakdown: dict[str, int] = {}
+        """RSS per process class (executors per gid) at the instant of the peak total."""
         self.samples = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -101,10 +140,16 @@ class peak_rss_sampler:  # noqa: N801 - lower-case on purpose: used like a funct
 
     def sample(self) -> None:
         """Take one snapshot and fold it into the peaks (thread-safe)."""
-        total, by_name = sample_tree_rss(self._root)
+        by_role: dict[str, int] = {}
+        total, by_name = sample_tree_rss(self._root, by_role)
         with self._lock:
             self.samples += 1
-            self.peak_bytes = max(self.peak_bytes, total)
+            if total > self.peak_bytes:
+                self.peak_bytes, self.peak_breakdown = total, by_role
+            timeline = os.environ.get(TIMELINE_ENV)
+            if timeline:
+                with open(timeline, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps([time.time(), total, by_role]) + "\n")
             for name, rss in by_name.items():
                 if rss > self.peak_by_name.get(name, 0):
                     self.peak_by_name[name] = rss
@@ -160,4 +205,8 @@ class peak_rss_sampler:  # noqa: N801 - lower-case on purpose: used like a funct
                 reverse=True,
             )
             lines += [f"  {name:<20} {_format_bytes(rss)}" for name, rss in ranked]
+            if self.peak_breakdown:
+                at_peak = sorted(self.peak_breakdown.items(), key=lambda kv: -kv[1])
+                lines.append("  at the peak: " + ", ".join(
+                    f"{role} {rss / 2**20:,.0f}" for role, rss in at_peak) + " MiB")
         return "\n".join(lines)

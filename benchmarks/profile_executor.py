@@ -41,9 +41,10 @@ from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  #
 from sparkstorm.config import load_config  # noqa: E402
 from sparkstorm.engine.acking import Acker  # noqa: E402
 from sparkstorm.engine.arrow_batch import decode_blob  # noqa: E402
-from sparkstorm.engine.executor import SpoutExecutor, make_executor  # noqa: E402
+from sparkstorm.engine.executor import make_executor  # noqa: E402
 from sparkstorm.engine.messages import SpoutControl, WindowMeta  # noqa: E402
 from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
+from sparkstorm.engine.spout_executor import SpoutExecutor  # noqa: E402
 from sparkstorm.engine.wire import pack, unpack  # noqa: E402
 
 PHASES = ("spout emit", "spout window", "wire spout->split", "split", "wire split->count",
@@ -94,7 +95,8 @@ class Pipeline:
 
     def _produce(self) -> None:
         """The body of ``SpoutExecutor._produce_loop``, until the buffer is full or the
-        spout emits nothing."""
+        spout emits nothing.
+        """
         spout = self.spout
         for task, instance in spout.instances.items():
             collector = spout.collectors[task]
@@ -248,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _trim(text: str) -> str:
-    """pstats output without its preamble and with shortened paths."""
+    """Pstats output without its preamble and with shortened paths."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
     out = "\n".join(line for line in lines[start:] if line.strip())

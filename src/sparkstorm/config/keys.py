@@ -484,6 +484,21 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=1,
     ),
     _K(
+        "topology.spout.buffer.max.bytes",
+        int,
+        6 * 1024 * 1024,
+        "sparkstorm: with topology.window.target.latency.ms set, the most bytes of encoded "
+        "tuples a saturated spout executor's window grows to (measured per window: its "
+        "tuples' bytes on the wire over their count), whichever of this and "
+        "topology.spout.buffer.max.size binds first; each window's bytes are held several "
+        "times at once (the spout's reply and the one kept for retries, Spark's Python "
+        "workers, the JVM's shuffle, the next executors), so large tuples must not grow "
+        "windows to gigabytes; the default holds the word count benchmark's windows at "
+        "~75,000 sentences of ~85 bytes, where the batch API peaked at 1.9 GiB of RSS (0: no "
+        "byte cap; never below topology.spout.buffer.size)",
+        minimum=0,
+    ),
+    _K(
         "topology.spout.pending.auto",
         bool,
         False,

@@ -116,10 +116,13 @@ def rows_piece(pa: Any, batch: list[Any], fields: tuple[str, ...]) -> ArrowPiece
 def lists_anchors(pa: Any, roots: list[int | None], edges: list[Any]) -> RunAnchors:
     """Per-tuple anchor columns as :class:`RunAnchors` (one run per tuple)."""
     trees: dict[int, dict[int, int]] = {}
-    if dict in set(map(type, edges)):
+    try:  # the common case, one tree per tuple: no scan for maps first (a pass per window)
+        edge_array = pa.array(edges, pa.uint64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # anchor maps: tuples of several trees
         trees = {i: edge for i, edge in enumerate(edges) if type(edge) is dict}
-        edges = [None if type(edge) is dict else edge for edge in edges]
-    return RunAnchors(None, pa.array(roots, pa.uint64()), pa.array(edges, pa.uint64()), trees)
+        edge_array = pa.array([None if type(edge) is dict else edge for edge in edges],
+                              pa.uint64())
+    return RunAnchors(None, pa.array(roots, pa.uint64()), edge_array, trees)
 
 
 def _ipc(pa: Any, batch: Any) -> bytes:

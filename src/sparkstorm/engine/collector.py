@@ -174,7 +174,11 @@ class TaskCollector:
             values = list(values)
         route = self._routes.get(stream or DEFAULT_STREAM) or self._route(stream)
         stream_id = route.stream.name
-        tasks = route.tasks_for(values, direct_task)
+        single = route.single
+        if single is not None and direct_task is None and len(values) == route.arity:
+            tasks = single(values)  # what tasks_for would choose, its checks passed
+        else:
+            tasks = route.tasks_for(values, direct_task)
         if tup_id is not None:
             self._emit_spout_tuple(tasks, stream_id, values, tup_id)
         else:
@@ -374,10 +378,13 @@ class TaskCollector:
             self.immediate_acks.append((tup_id, stream))
             return
         root, xor = new_id(64), 0
+        if out.generation != self._generation:
+            self._columns, self._generation = {}, out.generation
+        cache = self._columns
         for task in tasks:
             edge = new_id(64)
             xor ^= edge
-            columns = self.columns_for(task, stream)
+            columns = cache.get((task, stream)) or self.columns_for(task, stream)
             columns[3].append(values)
             columns[4].append(root)
             columns[5].append(edge)

@@ -206,7 +206,7 @@ class TopologyDriver(Replanning):
                            conf_int(conf, "topology.window.ms"),
                            conf_int(conf, "topology.spout.buffer.size"), spouts,
                            conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
-                           timeout)
+                           timeout, conf_int(conf, "topology.spout.buffer.max.bytes"))
 
     def _size_next_windows(self, started: float, job_seconds: float,
                            metas: list[WindowMeta]) -> None:
@@ -214,7 +214,8 @@ class TopologyDriver(Replanning):
         spouts = [m for m in metas if m.gid in self.window_size.spouts and not m.lost]
         self.window_size.observe(
             job_seconds, {m.gid: m.stats.buffered for m in spouts},
-            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started)
+            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started,
+            {m.gid: m.stats.buffered_bytes for m in spouts})
 
     def _startup_error(self, error: ComponentError) -> None:
         """An executor failed in ``initialize``: report it now, not when a window ends.

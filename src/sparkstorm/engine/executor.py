@@ -1,9 +1,10 @@
 """An executor: the task instances of one component executor, driven one window at a time.
 
 Lives in its own long-lived process (see ``executor_main``). Bolt executors process the
-window's input when the Spark task hands it over. Spout executors run ``next_tuple`` in a
-background thread between windows into a bounded buffer; the window request applies the
-acker's acks and fails, expires timed-out tuples and drains the buffer.
+window's input when the Spark task hands it over. Spout executors
+(``engine.spout_executor``) run ``next_tuple`` in a background thread between windows into a
+bounded buffer; the window request applies the acker's acks and fails, expires timed-out
+tuples and drains the buffer.
 
 Every call into a task instance happens under ``self.lock``, so ``next_tuple``, ``ack``,
 ``fail`` and ``process`` of one instance never run concurrently, as in Storm.
@@ -18,26 +19,21 @@ import traceback
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
-from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.anchor_columns import batch_roots
 from sparkstorm.engine.arrow_batch import encode_blob
 from sparkstorm.engine.arrow_rows import RowsToArrow
 from sparkstorm.engine.collector import TaskCollector, WindowOutput, mark_failed
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, PartBuilder, RestorePoint
 from sparkstorm.engine.failures import (
-    FAIL_CRASH,
     FAIL_ERROR,
-    FAIL_EXPLICIT,
-    FAIL_TIMEOUT,
-    Failure,
 )
 from sparkstorm.engine.input_loop import run_batch
 from sparkstorm.engine.log_control import log_sampled
-from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
+from sparkstorm.engine.messages import ComponentError, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.row_encoding import encode_rows
-from sparkstorm.engine.stats import ComponentCounters, LatencySample
+from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Component
 from sparkstorm.topology.spec import load_class
@@ -421,229 +417,6 @@ def _keyed(counts: dict[tuple[str, str], Any]) -> dict[str, Any]:
     return {f"{c}:{s}": n for (c, s), n in counts.items()}
 
 
-TIMED_OUT = Failure(FAIL_TIMEOUT, "message timed out (topology.message.timeout.secs)")
-JOB_LOST = Failure(FAIL_CRASH, "a window's job failed; its open trees were failed")
-UNKNOWN_FAILURE = Failure(FAIL_EXPLICIT, "failed (reason not reported)")
-
-IDLE_ROUNDS_BEFORE_SLOWER_POLL = 100
-"""Rounds without an emit after which an idle spout polls every 10 ms instead of every 1 ms."""
-BLOCKED_WAIT_SECONDS = 0.05
-"""How long a spout at its buffer or pending bound sleeps unless a window wakes it."""
-
-
-class SpoutExecutor(ExecutorHost):
-    """Executor of a spout: produces between windows, applies acks and fails per window."""
-
-    def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str,
-                 restore: RestorePoint | None = None) -> None:
-        super().__init__(plan, gid, topology_name, restore)
-        self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
-        self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
-        self.max_limit = max(self.buffer_bound,
-                             conf_int(self.conf, "topology.spout.buffer.max.size"))
-        """The largest limit a control may set (``topology.spout.buffer.max.size``)."""
-        self.limit = self.buffer_bound
-        """Tuples to buffer for the next window: the driver's ``SpoutControl.limit``."""
-        self.filled_under = self.limit
-        """The limit the buffer last handed over was filled under (reported as its bound)."""
-        self.auto_pending: int | None = None
-        """Un-acked tuples per task the driver's window sizer allows (``SpoutControl.pending``
-        shared among the tasks; None: only ``topology.max.spout.pending``)."""
-        self.timeout = conf_float(self.conf, "topology.message.timeout.secs")
-        self.timeouts_enabled = conf_bool(self.conf, "topology.enable.message.timeouts")
-        self.active = False
-        self.stopped = threading.Event()
-        self.wakeup = threading.Condition(self.lock)
-        self.latency = LatencySample()
-        self.acked: dict[str, int] = {}
-        """Trees completed since the last window, by the stream their root was emitted on."""
-        self.failed: dict[str, int] = {}
-        self.complete_ms: dict[str, float] = {}
-        """Complete latencies of the acked trees, summed by stream."""
-        self.timed_out = 0
-        self.buffered = 0
-        self.fail_causes: dict[tuple[str, str], int] = {}
-        """Failed trees since the last window, by (cause, reason)."""
-        self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
-        self.thread.start()
-
-    def set_active(self, active: bool) -> None:
-        """Activate or deactivate the spout tasks (calls their activate/deactivate once)."""
-        with self.lock:
-            if active == self.active:
-                return
-            self.active = active
-            for task, instance in self.instances.items():
-                self._call(task, instance.activate if active else instance.deactivate)
-            self.wakeup.notify_all()
-
-    def _call(self, task: int, method: Any, *args: Any) -> None:
-        try:
-            method(*args)
-        except Exception as exc:  # noqa: BLE001 - a user error must not kill the executor
-            self.record_error(task, exc)
-            self.must_restart = True
-
-    def _can_produce(self, collector: TaskCollector) -> bool:
-        if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
-            return False
-        if self.auto_pending is not None and len(collector.pending_roots) >= self.auto_pending:
-            return False
-        return self.output.count < self.limit
-
-    def _produce_loop(self) -> None:
-        idle = 0
-        while not self.stopped.is_set():
-            emitted = called = False
-            with self.lock:
-                if not self.active or self.must_restart:
-                    self.wakeup.wait(0.05)
-                    continue
-                for task, instance in self.instances.items():
-                    collector = self.collectors[task]
-                    if not self._can_produce(collector):
-                        continue
-                    called = True
-                    before = self.output.count
-                    self._call(task, instance.next_tuple)
-                    self._flush_immediate_acks(task, collector)
-                    emitted = emitted or self.output.count != before
-                if not called:
-                    # every task at a bound (buffer, pending): only a window lifts it, and
-                    # run_window notifies; polling every 1 ms meanwhile cost CPU for nothing
-                    self.wakeup.wait(BLOCKED_WAIT_SECONDS)
-                elif not emitted:
-                    self.wakeup.wait(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01)
-            idle = 0 if emitted else idle + 1
-
-    def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
-        if collector.immediate_acks:
-            acks, collector.immediate_acks = collector.immediate_acks, []
-            for tup_id, stream in acks:
-                self._call(task, self.instances[task].ack, tup_id)
-                self.acked[stream] = self.acked.get(stream, 0) + 1
-
-    def run_window(self, control: SpoutControl, checkpoint: int | None = None
-                   ) -> WindowOutput:
-        """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer.
-
-        The part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted
-        after it is emitted again by a restored spout).
-        """
-        with self.lock:
-            if control.fail_all:
-                self._fail_everything()
-            for root in control.reset:
-                self._reset(root)
-            self._ack_all(control.ack)
-            reasons = control.fail_reasons
-            for root in control.fail:
-                self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
-            if self.timeouts_enabled:
-                self._expire()
-            self.set_active(control.active)
-            self.filled_under = self.limit
-            self.limit = min(self.max_limit, control.limit or self.buffer_bound)
-            self.auto_pending = (None if control.pending is None
-                                 else max(1, control.pending // max(1, len(self.instances))))
-            taken = self.output.take()
-            self.take_checkpoint(checkpoint)
-            self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
-            self.wakeup.notify_all()
-            if self.sample_pct:
-                log_sampled(self.component_logger, self.sample_pct, "emitted",
-                            ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
-            return taken
-
-    def _owner(self, root: int) -> TaskCollector | None:
-        for collector in self.collectors.values():
-            if root in collector.pending_roots:
-                return collector
-        return None
-
-    def _ack_all(self, roots: list[int]) -> None:
-        """``_finish(root, acked=True)`` for each of ``roots``, its per-root steps inline.
-
-        Called once per window with the acker's acks (a call or three per acked tree was a
-        sixth of a spout executor's time in the window).
-        """
-        now, add_latency = time.monotonic(), self.latency.add
-        acked, complete = self.acked, self.complete_ms
-        collectors = list(self.collectors.values())
-        for root in roots:
-            for collector in collectors:  # one, for nearly every spout executor
-                entry = collector.pending_roots.pop(root, None)
-                if entry is not None:
-                    break
-            else:
-                continue  # already timed out or failed: Storm ignores late verdicts too
-            tup_id, emitted_at, stream = entry
-            complete_ms = (now - emitted_at) * 1000.0
-            add_latency(complete_ms)
-            acked[stream] = acked.get(stream, 0) + 1
-            complete[stream] = complete.get(stream, 0.0) + complete_ms
-            self._call(collector.task, self.instances[collector.task].ack, tup_id)
-
-    def _finish(self, root: int, *, acked: bool, why: Failure = UNKNOWN_FAILURE) -> None:
-        collector = self._owner(root)
-        if collector is None:
-            return  # already timed out or failed: Storm ignores late verdicts too
-        tup_id, emitted_at, stream = collector.pending_roots.pop(root)
-        instance = self.instances[collector.task]
-        if acked:
-            complete_ms = (time.monotonic() - emitted_at) * 1000.0
-            self.latency.add(complete_ms)
-            self.acked[stream] = self.acked.get(stream, 0) + 1
-            self.complete_ms[stream] = self.complete_ms.get(stream, 0.0) + complete_ms
-            self._call(collector.task, instance.ack, tup_id)
-        else:
-            self.failed[stream] = self.failed.get(stream, 0) + 1
-            key = (why.cause, why.reason)
-            self.fail_causes[key] = self.fail_causes.get(key, 0) + 1
-            self._call(collector.task, instance.fail, tup_id)
-
-    def _reset(self, root: int) -> None:
-        collector = self._owner(root)
-        if collector is not None:
-            tup_id, _, stream = collector.pending_roots[root]
-            collector.pending_roots[root] = (tup_id, time.monotonic(), stream)
-
-    def _expire(self) -> None:
-        deadline = time.monotonic() - self.timeout
-        for collector in self.collectors.values():
-            expired = [r for r, (_, at, _) in collector.pending_roots.items() if at < deadline]
-            self.timed_out += len(expired)
-            for root in expired:
-                self._finish(root, acked=False, why=TIMED_OUT)
-
-    def _fail_everything(self) -> None:
-        for collector in self.collectors.values():
-            for root in list(collector.pending_roots):
-                self._finish(root, acked=False, why=JOB_LOST)
-
-    def take_stats(self) -> ComponentCounters:
-        """Counters since the last window, for the driver's statistics."""
-        counters = super().take_stats()
-        counters.acked, counters.failed, counters.complete_ms = \
-            self.acked, self.failed, self.complete_ms
-        counters.timed_out, counters.fail_causes = self.timed_out, self.fail_causes
-        (counters.complete_count, counters.complete_total_ms,
-         counters.complete_values) = self.latency.take()
-        # the bound it was filled under, so that "full" means the spout had to wait
-        counters.buffered, counters.buffer_bound = self.buffered, self.filled_under
-        self.acked, self.failed, self.complete_ms = {}, {}, {}
-        self.timed_out = 0
-        self.fail_causes = {}
-        return counters
-
-    def close(self) -> None:
-        """Stop producing and call ``close()`` on every task."""
-        self.stopped.set()
-        with self.lock:
-            self.wakeup.notify_all()
-        super().close()
-
-
 def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
                   restore: RestorePoint | None = None) -> ExecutorHost:
     """The right executor class for ``gid``'s component kind.
@@ -652,14 +425,16 @@ def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
     """
     name = plan.executors[gid].component
     spec = plan.components[name]
+    # imported here: spout_executor and batch_executor build on this module
+    from sparkstorm.engine.batch_executor import BatchBoltExecutor, is_batch_bolt
+    from sparkstorm.engine.spout_executor import SpoutExecutor
+
     if spec.kind == "spout":
         return SpoutExecutor(plan, gid, topology_name, restore)
-    # imported here: batch_executor builds on this module
-    from sparkstorm.engine.batch_executor import BatchBoltExecutor, is_batch_bolt
 
     if is_batch_bolt(load_class(spec.component, component=name)):
         return BatchBoltExecutor(plan, gid, topology_name, restore)
     return BoltExecutor(plan, gid, topology_name, restore)
 
 
-__all__ = ["BoltExecutor", "ComponentFailure", "SpoutExecutor", "make_executor"]
+__all__ = ["BoltExecutor", "ComponentFailure", "ExecutorHost", "make_executor"]

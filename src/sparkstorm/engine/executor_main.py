@@ -47,7 +47,7 @@ from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_float
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.endpoint import authenticated
-from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, SpoutExecutor, make_executor
+from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, make_executor
 from sparkstorm.engine.executor_checkpoint import (
     ExecutorPart,
     PartWriter,
@@ -58,6 +58,7 @@ from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.replan import replan_host
+from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.window_turns import Reply, WindowTurns
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack

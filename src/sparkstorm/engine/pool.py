@@ -25,6 +25,7 @@ from sparkstorm.engine.executor_python import (
 )
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan, plan_tag
+from sparkstorm.engine.process_memory import lean_malloc_environment
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.errors import EngineError
 from sparkstorm.periodic import PeriodicThread
@@ -131,11 +132,11 @@ class ExecutorPool:
 
     def _environment(self) -> dict[str, str]:
         """The environment of the executor processes."""
-        return dict(os.environ, PYTHONHASHSEED=HASH_SEED,
-                    PYTHONPATH=os.pathsep.join(self.sys_path),
-                    # temporary files of the executor and its shell children (multilang pid
-                    # dirs) go in our folder, which goes when we stop, even after a kill -9
-                    TMPDIR=str(self.workdir))
+        return {**lean_malloc_environment(), **os.environ, "PYTHONHASHSEED": HASH_SEED,
+                "PYTHONPATH": os.pathsep.join(self.sys_path),
+                # temporary files of the executor and its shell children (multilang pid
+                # dirs) go in our folder, which goes when we stop, even after a kill -9
+                "TMPDIR": str(self.workdir)}
 
     def _spawn(self, gid: int, restarted: bool = False) -> None:
         env = self._environment()

@@ -13,6 +13,7 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from sparkstorm.config import conf_bool, spark_settings
+from sparkstorm.engine.process_memory import lean_malloc_environment
 
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(,\d+)?\])?")
 
@@ -26,6 +27,16 @@ windows, about half the JVM's CPU, and G1's concurrent marking, started by the
 windows' blobs (humongous objects to G1), another tenth. C1 alone compiles once and
 quickly, and the parallel collector has no concurrent phase. In local mode the driver JVM
 runs the tasks too; executor JVMs of a cluster keep Spark's defaults.
+"""
+
+
+DRIVER_MEMORY = "512m"
+"""The driver JVM's heap unless ``spark.driver.memory`` is set (Spark's default: 1g).
+
+With 1g the parallel collector grew its young generation to 315 MiB and the JVM to 665-847 MiB
+of the batch word count's peak (``benchmarks/RESULTS.md``, 2026-11-26), though a window job's
+live data is a few tens of MiB: the engine's jobs move blobs that die young. Half of it bounds
+the JVM where it matters (one machine running the executors too).
 """
 
 
@@ -74,9 +85,14 @@ def session_settings(conf: dict[str, Any]) -> dict[str, str]:
 def engine_spark_defaults() -> dict[str, str]:
     """The Spark settings the engine chooses unless the topology's ``spark.*`` keys do.
 
-    They take effect only when the JVM is launched by the session built from them.
+    They take effect only when the JVM is launched by the session built from them: the driver
+    JVM's options (:data:`DRIVER_JVM_OPTIONS`) and heap (:data:`DRIVER_MEMORY`), and the
+    Python workers' malloc settings (``engine.process_memory``).
     """
-    return {"spark.driver.extraJavaOptions": DRIVER_JVM_OPTIONS}
+    workers = {f"spark.executorEnv.{key}": value
+               for key, value in lean_malloc_environment().items()}
+    return {"spark.driver.extraJavaOptions": DRIVER_JVM_OPTIONS,
+            "spark.driver.memory": DRIVER_MEMORY, **workers}
 
 
 def overlap_master(master: str) -> str:

@@ -24,8 +24,11 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   executors) and whose expected job takes at most ``TIMEOUT_SHARE`` of the message
   timeout, at least ``topology.spout.buffer.size`` and at most
   ``topology.spout.buffer.max.size`` (the memory cap: a window's tuples are held by the
-  spout, the executors and Spark at once). So a saturated topology grows its windows until
-  the fixed cost is amortised and keeps its throughput. Otherwise the limit becomes the
+  spout, the executors and Spark at once) and at most ``topology.spout.buffer.max.bytes``
+  of the spout executor's encoded tuples (its bytes per tuple are learnt from the windows
+  it handed over, smoothed; :meth:`byte_bound`). So a saturated topology grows its windows
+  until the fixed cost is amortised and keeps its throughput, and large tuples do not
+  grow windows to gigabytes. Otherwise the limit becomes the
   larger of twice the smoothed number of tuples it handed over, twice what the period
   brings at its rate, and its share of the tuples whose job fits T / 2 (at least
   ``MIN_LIMIT``), and it falls by at most half per window; a window that carried nothing
@@ -156,6 +159,8 @@ class _SpoutState:
     limit: int
     handed: float = 0.0
     pending: int | None = None
+    bytes_per_tuple: float | None = None
+    """Smoothed bytes of encoded tuples per tuple handed over (None: not learnt yet)."""
 
 
 class WindowSizer:
@@ -179,17 +184,21 @@ class WindowSizer:
             (``topology.spout.pending.auto`` with ``topology.max.spout.pending`` unset).
         timeout_seconds: ``topology.message.timeout.secs`` when timeouts are on (0: none);
             a saturated window's expected job stays under ``TIMEOUT_SHARE`` of it.
+        max_bytes: ``topology.spout.buffer.max.bytes``, the most bytes of encoded tuples a
+            saturated spout executor's window grows to (0: no byte cap).
     """
 
     def __init__(self, target_ms: int, window_ms: int, buffer_bound: int,
                  spouts: Iterable[int], max_bound: int | None = None,
-                 auto_pending: bool = False, timeout_seconds: float = 0.0) -> None:
+                 auto_pending: bool = False, timeout_seconds: float = 0.0,
+                 max_bytes: int = 0) -> None:
         self.enabled = target_ms > 0
         self.target_seconds = target_ms / 1000.0
         self.buffer_bound = buffer_bound
         self.max_bound = max(buffer_bound, max_bound or buffer_bound)
         self.auto_pending = auto_pending and self.enabled
         self.timeout_seconds = timeout_seconds
+        self.max_bytes = max_bytes
         period_ms = min(window_ms, target_ms * PERIOD_SHARE) if self.enabled else window_ms
         self.base_period = period_ms / 1000.0
         self.period_seconds = self.base_period
@@ -250,9 +259,27 @@ class WindowSizer:
         share = int(size / max(1, len(self._spouts)))
         return max(self.buffer_bound, min(self.max_bound, share))
 
+    def byte_bound(self, gid: int) -> int | None:
+        """The most tuples of spout executor ``gid`` whose bytes fit ``max_bytes``.
+
+        At least ``buffer_bound`` (the cap is on growth: the fixed windows' size stays the
+        user's); None when there is no byte cap or its bytes per tuple are not learnt yet.
+        """
+        state = self._spouts.get(gid)
+        if not self.max_bytes or state is None or not state.bytes_per_tuple:
+            return None
+        return max(self.buffer_bound, int(self.max_bytes / state.bytes_per_tuple))
+
+    def _growth_bound(self, gid: int) -> int:
+        """The saturation bound of ``gid``, capped by its byte bound."""
+        bound = self.saturation_bound
+        by_bytes = self.byte_bound(gid)
+        return bound if by_bytes is None else min(bound, by_bytes)
+
     # -- learning -----------------------------------------------------------------------
     def observe(self, job_seconds: float, handed: Mapping[int, int],
-                full: Collection[int] = (), started: float | None = None) -> None:
+                full: Collection[int] = (), started: float | None = None,
+                handed_bytes: Mapping[int, int] | None = None) -> None:
         """Learn from one finished window; set the period and limits of the next windows.
 
         Args:
@@ -263,6 +290,8 @@ class WindowSizer:
                 under (they waited for the window: their demand exceeds their limit).
             started: the window's start time (seconds, any clock the driver keeps using;
                 the rate is what windows hand over per second between their starts).
+            handed_bytes: the bytes of encoded tuples each spout executor handed over
+                (its ``buffered_bytes``), for the byte cap.
         """
         if not self.enabled:
             return
@@ -273,9 +302,16 @@ class WindowSizer:
             self.seconds_per_tuple = _smooth(self.seconds_per_tuple, job_seconds / total)
         self._learn_rate(handed, started)
         for gid, state in self._spouts.items():
+            self._learn_bytes(state, handed.get(gid, 0), (handed_bytes or {}).get(gid, 0))
             self._adjust(gid, state, handed.get(gid, 0), gid in full)
             self._adjust_pending(gid, state)
         self.period_seconds = self._next_period(saturated=bool(full))
+
+    @staticmethod
+    def _learn_bytes(state: _SpoutState, handed: int, handed_bytes: int) -> None:
+        """Smoothed bytes per tuple, from a window that handed over tuples and said its bytes."""
+        if handed > 0 and handed_bytes > 0:
+            state.bytes_per_tuple = _smooth(state.bytes_per_tuple, handed_bytes / handed)
 
     def _learn_rate(self, handed: Mapping[int, int], started: float | None) -> None:
         """Smoothed hand-over rate: tuples over seconds between window starts, both decayed."""
@@ -325,7 +361,7 @@ class WindowSizer:
             return  # an idle window says nothing about the next burst: keep the limit
         state.handed = _smooth(state.handed, float(handed))
         # a bound that moved down (the fit changed) is followed by halves too
-        top = min(self.max_bound, max(self.saturation_bound, (state.limit + 1) // 2))
+        top = min(self.max_bound, max(self._growth_bound(gid), (state.limit + 1) // 2))
         if full:
             wanted = GROWTH * state.limit
         else:
@@ -353,7 +389,7 @@ class WindowSizer:
         wanted = rate * PENDING_SHARE * self.target_seconds
         if state.pending is not None:
             wanted = min(2.0 * state.pending, max(state.pending / 2.0, wanted))
-        state.pending = int(min(self.saturation_bound, max(self._pending_floor(), wanted)))
+        state.pending = int(min(self._growth_bound(gid), max(self._pending_floor(), wanted)))
 
     def _pending_floor(self) -> int:
         """The least in-flight bound: windows whose fixed cost is half their job."""

@@ -136,8 +136,8 @@ def test_reason_template_folds_data_only() -> None:
 
 
 def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
-    from sparkstorm.engine.executor import SpoutExecutor
     from sparkstorm.engine.messages import SpoutControl, WindowMeta
+    from sparkstorm.engine.spout_executor import SpoutExecutor
 
     plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1,
                                                          "topology.spout.buffer.size": 50})
@@ -148,10 +148,15 @@ def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
         for n in range(7):
             collector.emit([f"w{n}"], None, None, None, False, n)
         taken = host.run_window(SpoutControl())
+        encoded = host.encode_rows(taken)  # as the executor's server: rows, then the meta
         stats = WindowMeta.decode(host.window_meta(taken).encode()).stats
+        after = host.take_stats()
     finally:
         host.close()
     assert (stats.buffered, stats.buffer_bound) == (7, 50), "carried through the wire"
+    # the window sizer's byte cap learns the bytes per tuple from these
+    assert stats.buffered_bytes == sum(map(len, encoded.values())) > 7
+    assert after.buffered_bytes == 0, "reported once"
     fullest = ComponentCounters(buffered=3, buffer_bound=50)
     fullest.add(stats)
     assert fullest.summary()["buffered_max"] == 7

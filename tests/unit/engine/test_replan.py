@@ -10,7 +10,7 @@ import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Topology
 from sparkstorm.engine.collector import WindowOutput
-from sparkstorm.engine.executor import BoltExecutor, SpoutExecutor
+from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.replan import (
@@ -22,6 +22,7 @@ from sparkstorm.engine.replan import (
     replan_host,
     with_counts,
 )
+from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.errors import EngineError
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sparkstorm.engine.session import DRIVER_JVM_OPTIONS, session_settings
+import pytest
+
+from sparkstorm.engine.process_memory import LEAN_MALLOC
+from sparkstorm.engine.session import DRIVER_JVM_OPTIONS, DRIVER_MEMORY, session_settings
 
 
 def test_the_engine_chooses_the_driver_jvm_options() -> None:
@@ -21,3 +24,19 @@ def test_a_spark_key_overrides_the_engine_default() -> None:
 def test_a_nested_spark_conf_overrides_it_too() -> None:
     conf = {"topology.spark.conf": {"spark.driver.extraJavaOptions": "-Xss4m"}}
     assert session_settings(conf)["spark.driver.extraJavaOptions"] == "-Xss4m"
+
+
+def test_the_engine_bounds_the_driver_heap_unless_told_otherwise() -> None:
+    assert session_settings({})["spark.driver.memory"] == DRIVER_MEMORY == "512m"
+    assert session_settings({"spark.driver.memory": "2g"})["spark.driver.memory"] == "2g"
+
+
+def test_python_workers_get_the_lean_malloc_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    settings = session_settings({})
+    for key, value in LEAN_MALLOC.items():
+        assert settings[f"spark.executorEnv.{key}"] == value
+    # an operator's own value (in the environment the JVM and its workers inherit) wins
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    assert "spark.executorEnv.MALLOC_ARENA_MAX" not in session_settings({})

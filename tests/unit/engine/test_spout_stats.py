@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import time
 
-from sparkstorm.engine.executor import SpoutExecutor
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.spout_executor import SpoutExecutor
 from tests.unit.engine.helpers import pipeline
 
 
@@ -42,3 +42,35 @@ def test_acks_fails_and_latencies_are_kept_per_stream() -> None:
     assert stats.fail_causes == {("explicit", "failed (reason not reported)"): 1}
     latencies = stats.summary()["by_stream"]["complete_latency_ms"]
     assert latencies["side"] >= 2000 > latencies["default"]
+
+
+def test_a_late_verdict_is_ignored_and_an_ack_that_raises_fails_only_itself() -> None:
+    plan = ExecutionPlan(pipeline(), {"topology.acker.executors": 1})
+    gid = next(e.gid for e in plan.executors if e.component == "sentences")
+    host = SpoutExecutor(plan, gid, "t")
+    try:
+        task = plan.executors[gid].tasks[0]
+        collector = host.collectors[task]
+        instance = host.instances[task]
+        seen: list[str] = []
+
+        def ack(msg_id: str) -> None:
+            if msg_id == "bad":
+                msg = "ack of bad"
+                raise ValueError(msg)
+            seen.append(msg_id)
+        instance.ack = ack
+        roots = {}
+        for msg_id in ("bad", "good"):
+            collector.emit(["w"], None, None, None, False, msg_id)
+            (roots[msg_id],) = [r for r, entry in collector.pending_roots.items()
+                                if entry[0] == msg_id]
+        host.run_window(SpoutControl(ack=[12345, roots["bad"], roots["good"]]))
+        stats = host.take_stats()
+    finally:
+        host.close()
+    assert seen == ["good"]
+    assert stats.acked == {"default": 2}
+    assert host.must_restart
+    assert "ack of bad" in host.errors[0].error
+    assert not collector.pending_roots

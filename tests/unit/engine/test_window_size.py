@@ -277,6 +277,72 @@ def test_the_saturation_bound_is_the_memory_cap_when_the_cost_says_more() -> Non
     assert capped.run(demand=10**9, windows=8)[-1] == BOUND
 
 
+class SizedSpout(SimulatedSpout):
+    """A :class:`SimulatedSpout` whose tuples are ``tuple_bytes`` each on the wire."""
+
+    def __init__(self, sizer: WindowSizer, tuple_bytes: int) -> None:
+        super().__init__(sizer)
+        self.tuple_bytes = tuple_bytes
+
+    def window(self, demand: int) -> None:
+        sent = self.sizer.limit(0) or BOUND
+        handed = min(demand, self.filled_under)
+        full = {0} if demand >= self.filled_under else set()
+        self.sizer.observe(FIXED_SECONDS + SECONDS_PER_TUPLE * handed, {0: handed}, full,
+                           handed_bytes={0: handed * self.tuple_bytes})
+        self.filled_under = sent
+        self.limits.append(self.sizer.limit(0) or BOUND)
+
+
+def bytes_capped(max_bytes: int) -> WindowSizer:
+    return WindowSizer(1000, 500, BOUND, [0], max_bound=MAX_BOUND, max_bytes=max_bytes)
+
+
+def test_saturated_windows_grow_no_further_than_the_byte_cap() -> None:
+    # 1,000-byte tuples under a 40 MB cap: 40,000 tuples, though the cost says 45,000 and
+    # the tuple cap 100,000
+    spout = SizedSpout(bytes_capped(40_000_000), tuple_bytes=1000)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    limits = spout.run(demand=10**9, windows=10)
+    assert spout.sizer.byte_bound(0) == 40_000
+    assert limits[-3:] == [40_000] * 3
+    assert max(spout.limits) <= 40_000
+    # small tuples: the cap does not bind, the fixed cost's amortising size does
+    small = SizedSpout(bytes_capped(40_000_000), tuple_bytes=100)
+    small.run(demand=500, windows=10)
+    small.run(demand=5000, windows=10)
+    assert small.run(demand=10**9, windows=10)[-1] == small.sizer.saturation_bound > 40_000
+
+
+def test_the_byte_cap_never_takes_windows_below_the_buffer_size() -> None:
+    spout = SizedSpout(bytes_capped(1_000_000), tuple_bytes=10_000)  # 100 tuples' worth
+    assert spout.run(demand=10**9, windows=8)[-1] == BOUND
+    assert spout.sizer.byte_bound(0) == BOUND
+
+
+def test_a_byte_cap_learnt_later_brings_grown_windows_back_by_halves() -> None:
+    spout = SizedSpout(bytes_capped(30_000_000), tuple_bytes=100)
+    spout.run(demand=500, windows=10)
+    spout.run(demand=5000, windows=10)
+    grown = spout.run(demand=10**9, windows=10)[-1]
+    assert grown > 30_000
+    spout.tuple_bytes = 1000  # the tuples grew: 30,000 fit now
+    shrinking = spout.run(demand=10**9, windows=12)
+    assert all(b >= a // 2 for a, b in zip([grown, *shrinking], shrinking, strict=False))
+    assert shrinking[-1] == pytest.approx(30_000, rel=0.02)  # bytes per tuple smoothed
+
+
+def test_no_byte_cap_without_bytes_reported_or_with_the_cap_off() -> None:
+    unreported = SimulatedSpout(bytes_capped(1_000_000))
+    unreported.run(demand=500, windows=10)
+    assert unreported.run(demand=10**9, windows=10)[-1] > BOUND
+    assert unreported.sizer.byte_bound(0) is None
+    off = SizedSpout(bytes_capped(0), tuple_bytes=10_000)
+    off.run(demand=500, windows=10)
+    assert off.run(demand=10**9, windows=10)[-1] > BOUND
+
+
 def test_after_saturation_the_limit_shrinks_back_when_the_load_drops() -> None:
     spout = SimulatedSpout(saturating())
     light = spout.run(demand=1000, windows=20)[-1]
