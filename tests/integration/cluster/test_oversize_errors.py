@@ -33,9 +33,11 @@ from sparkstorm.cluster.state.cluster_state import ClusterState
 from sparkstorm.cluster.state.records import SupervisorInfo
 from sparkstorm.cluster.worker.worker import ClusterWorker
 from sparkstorm.config import load_config
+from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
 from sparkstorm.errors import ERROR_TEXT_MAX_CHARS
 from sparkstorm.testing.polling import wait_for
+from sparkstorm.topology.spec import TopologySpec
 from tests.integration.zookeeper.zkserver import ZooKeeperServer
 from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import code_zip, sha256
@@ -93,8 +95,10 @@ def _runner_with_error(text: str) -> Any:
     stats = TopologyStats(10, {0: ExecutorRange("word", 1, 1)}, 0.5)
     error = {"component": "word", "task": 1, "error": text, "time": time.time()}
     stats.last_errors["word"] = error
+    plan = ExecutionPlan(TopologySpec.from_dict(SPEC), {})  # its counts ride the heartbeat
     return SimpleNamespace(stats=stats, spark_ui_url=None, reported_errors=deque([error]),
-                           pool=SimpleNamespace(pids=dict, hosted_endpoints=dict))  # no executors
+                           pool=SimpleNamespace(pids=dict, hosted_endpoints=dict),  # none here
+                           plan=plan)
 
 
 def test_an_oversize_error_is_shortened_and_the_heartbeat_stored_on_zookeeper(
