@@ -506,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         # the batch run before the references: their Spark Python workers (~150 MiB) and
         # SQL classes stay alive after them and would count in the batch run's peak memory
         batch = run_batch_api(spark, args, words, None, keep=True) if args.batch_api else None
+        if args.batch_api and batch is None:
+            return 1
         sentences = make_sentences(n, args.seed)
         print()
         print("=== references (same sentences, same SparkSession) ===", flush=True)
@@ -570,14 +572,15 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int | None,
 
     Returns:
         The exit code: 1 if the run did not complete; with ``keep``, the analysis instead
-        (``completed`` added), for :func:`_print_batch_ratio` once the references ran.
+        (``completed`` added; None without statistics), for :func:`_print_batch_ratio` once
+        the references ran.
     """
     print()
     print("=== batch API (BatchBolt split and count, pyarrow.compute) ===", flush=True)
     run, mem = run_topology(spark, args, BATCH_TOPOLOGY)
     if len(run.polls) < 2:
         print("no statistics collected", flush=True)
-        return 1
+        return None if keep else 1
     res = analyse(run, args.sentences)
     if words is None:
         words = total_words(make_sentences(args.sentences, args.seed))
