@@ -308,23 +308,9 @@ class TaskCollector:
                 or len(values) != route.arity):
             return self.emit(values, stream, None, direct_task, need_task_ids, tup_id)
         tasks = route.single(values)
-        out, name = self.output, route.stream.name
-        if out.generation != self._generation:
-            self._columns, self._generation = {}, out.generation
-        cache = self._columns
-        root, xor = new_id(64), 0
-        for task in tasks:
-            edge = new_id(64)
-            xor ^= edge
-            columns = cache.get((task, name)) or self.columns_for(task, name)
-            columns[3].append(values)
-            columns[4].append(root)
-            columns[5].append(edge)
-        out.inits[root] = self.task
-        out.xor[root] = out.xor.get(root, 0) ^ xor
-        self.pending_roots[root] = (tup_id, time.monotonic(), name)
+        self._emit_spout_tuple(tasks, route.stream.name, values, tup_id)
         n = len(tasks)
-        out.count += n
+        self.output.count += n
         route.emitted += 1
         route.transferred += n
         return None
