@@ -781,6 +781,9 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     assert list(_table(page, "executors", "id")) == [merged]
 
 
+# slow (CI budget, 36-40 s: a second topology's Spark start): test_checkpoint_recovery checks
+# the REST committedWindow this cell shows, in make test
+@pytest.mark.slow
 def test_the_committed_window_of_a_checkpointing_topology_is_shown(ui_cluster: UiCluster,
                                                                     page: Any) -> None:
     ui = ui_cluster

@@ -209,7 +209,12 @@ class TestCluster:
         workers = [p for local in self.supervisor_dirs.values()
                    for p in local.glob("supervisor/workers/*/*.log")]
         for path in [*self.tmp.glob("*.log"), *workers]:
-            lines = path.read_text(errors="replace").splitlines()[-40:]
+            try:
+                lines = path.read_text(errors="replace").splitlines()[-40:]
+            except FileNotFoundError:
+                # a worker's folder may be removed between the glob and the read (tests
+                # build their failure message while a kill is cleaning up)
+                continue
             parts.append(f"--- {path.name} ---\n" + "\n".join(lines))
         return "\n".join(parts)
 

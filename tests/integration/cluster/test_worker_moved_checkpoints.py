@@ -60,6 +60,9 @@ def _acked(results: Path) -> Counter[int]:
     return Counter(a["id"] for a in acks(results))
 
 
+# slow (CI budget, 41 s): test_checkpoint_recovery keeps a restore from the committed checkpoint
+# in make test, and the hosts' host-loss scenario a move off a lost host
+@pytest.mark.slow
 def test_a_worker_moved_off_a_lost_supervisor_restores_from_the_checkpoint(
         zk_cluster: TestCluster, tmp_path: Path) -> None:
     cluster = zk_cluster
