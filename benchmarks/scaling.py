@@ -29,6 +29,10 @@ per transferred tuple, the bytes Spark's shuffle fetched across hosts per transf
 (the driver's Spark UI), the core seconds; then each pair's throughput ratio and their
 median (target at least 1.7).
 
+``--fixed-windows N`` gives both runs the same windows (N sentences per spout task, the
+window sizer off), so that their steady spans hold the same number of windows of the same
+fixed cost; with the sizer on, each run grows its windows to its own throughput.
+
 Run (as root): ``cd /work/main && .venv/bin/python benchmarks/scaling.py --sentences 150000``
 with ``TEST_HOSTS_SUBNET``/``_BRIDGE``/``_PREFIX``/``_DIR`` to keep off other test hosts.
 """
@@ -69,6 +73,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--window-ms", type=int, default=None, help="topology.window.ms")
     parser.add_argument("--buffer", type=int, default=None,
                         help="topology.spout.buffer.size (sentences a spout task takes per window)")
+    parser.add_argument("--fixed-windows", type=int, default=None, metavar="N",
+                        help="windows of N sentences per spout task in both runs: the window "
+                             "sizer off (topology.window.target.latency.ms=0), "
+                             "topology.spout.buffer.size=N")
     parser.add_argument("--driver-cpu", default="0",
                         help="CPU for the driver and Spark master on A in both runs ('none')")
     parser.add_argument("--pairs", type=int, default=1,
@@ -115,6 +123,12 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
         common += ["-c", f"topology.window.ms={args.window_ms}"]
     if args.buffer is not None:
         common += ["-c", f"topology.spout.buffer.size={args.buffer}"]
+    if args.fixed_windows is not None:
+        # the sizer grows each run's windows to its own throughput (measured: 11-13 s windows
+        # on one host against 5-8 s on two), so the runs' fixed costs per window differed and
+        # their steady spans held 3-4 windows each: fixed, equal windows compare like with like
+        common += ["-c", "topology.window.target.latency.ms=0",
+                   "-c", f"topology.spout.buffer.size={args.fixed_windows}"]
     processes: list[subprocess.Popen[bytes]] = []
     load_before = os.getloadavg()[0]
     with HostCpuSampler(NAMESPACES) as sampler:
