@@ -28,7 +28,7 @@ from sparkstorm.engine.batch_anchoring import BatchAnchoring
 from sparkstorm.engine.batch_executor import TaskBatchSink
 from sparkstorm.engine.collector import TaskCollector, new_id
 from sparkstorm.engine.executor_checkpoint import RestorePoint
-from sparkstorm.engine.failures import Failure
+from sparkstorm.engine.failures import FAIL_TIMEOUT, Failure
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.spout_executor import UNKNOWN_FAILURE, SpoutExecutor
 from sparkstorm.errors import TopologyError
@@ -65,7 +65,10 @@ class SpoutBatchEmitter:
         sink = self.rows_sink
         sink.anchoring = anchoring
         try:
-            rows = sink.emit_batch(columns, name, None, anchoring is not None)
+            if isinstance(columns, list):  # checked rows: the stream has no BatchBolt consumer
+                rows = sink.emit_rows(columns, name, None, anchoring is not None)
+            else:
+                rows = sink.emit_batch(columns, name, None, anchoring is not None)
         finally:
             sink.anchoring = None
         if root is not None:
@@ -100,7 +103,7 @@ class SpoutBatchEmitter:
         where = f"{self.collector.component}/{route.stream.name}"
         fields = route.stream.fields
         if self.arrow is None or not self.arrow.plan(route)[0]:
-            return _RowsOnly(columns_to_rows(columns, fields, where))
+            return columns_to_rows(columns, fields, where)
         batch = self.arrow.record_batch(columns, fields, where)
         first = self.types.setdefault(route.stream.name, batch.schema)
         if batch.schema.equals(first) or not batch.num_rows:
@@ -121,14 +124,6 @@ class SpoutBatchEmitter:
                 "(cast the columns before emitting)"
             )
             raise TopologyError(msg, code="BATCH_SPOUT_SCHEMA_CHANGED") from exc
-
-
-class _RowsOnly(dict[str, list[Any]]):
-    """Rows already checked, as the one-column-per-field dict ``TaskBatchSink`` takes."""
-
-    def __init__(self, rows: list[list[Any]]) -> None:
-        super().__init__()
-        self.rows = rows
 
 
 class BatchSpoutExecutor(SpoutExecutor):
@@ -182,7 +177,7 @@ class BatchSpoutExecutor(SpoutExecutor):
         before = output.count
         self._call(task, instance.next_batch, room)
         self._flush_immediate_acks(task, collector)
-        return output.count != before or bool(self.acked)
+        return output.count != before
 
     def _rows_of(self, task: int, root: int) -> int:
         """Forget root ``root`` of ``task`` as in flight; its rows (1 if unknown)."""
@@ -216,7 +211,7 @@ class BatchSpoutExecutor(SpoutExecutor):
             self.failed[stream] = self.failed.get(stream, 0) + rows
             key = (why.cause, why.reason)
             self.fail_causes[key] = self.fail_causes.get(key, 0) + rows
-            if why.cause == "timeout":
+            if why.cause == FAIL_TIMEOUT:
                 self.timed_out += rows - 1  # _expire counted the tree once
             self._call(task, instance.fail, batch_id)
 
