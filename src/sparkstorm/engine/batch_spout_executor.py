@@ -50,12 +50,17 @@ class SpoutBatchEmitter:
         self.arrow = arrow
         self.rows_sink = TaskBatchSink(collector, arrow)
         self.in_flight = in_flight
+        self.routes_seen = collector.routes
+        """The routes :attr:`arrow`'s routers were planned with."""
         self.types: dict[str, Any] = {}
         """Stream -> the Arrow schema of its first batch (later batches are cast to it)."""
 
     def emit_batch(self, columns: Any, batch_id: Any, stream: str | None) -> int:
         """See :meth:`~sparkstorm.topology.batch_spout.BatchSpout.emit_batch`."""
         collector = self.collector
+        if self.arrow is not None and self.routes_seen is not collector.routes:
+            self.arrow.plans.clear()  # a replan gave new routes: route by them from now on
+            self.routes_seen = collector.routes
         route = collector.route(stream)  # UNDECLARED_STREAM before anything else
         name = route.stream.name
         columns = self._checked(columns, route)

@@ -20,6 +20,7 @@ from sparkstorm.engine.batch_spout_executor import BatchSpoutExecutor
 from sparkstorm.engine.executor import make_executor
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.replan import refile
 from sparkstorm.errors import TopologyError
 from sparkstorm.testing.polling import wait_for
 
@@ -303,3 +304,16 @@ def test_a_per_tuple_host_is_refused_with_a_code() -> None:
         with pytest.raises(TopologyError) as excinfo:
             call()
         assert excinfo.value.code == "BATCH_SPOUT_PER_TUPLE_HOST"
+
+
+def test_a_replan_files_buffered_pieces_under_their_tasks_new_executors(spouts: Any) -> None:
+    host, spout, plan = spouts(ToBatchBolt)
+    emit_window(host, spout, [], 0)
+    with host.lock:
+        spout.todo.append(({"n": [1, 2, 3, 4], "word": list("abcd")}, "b1"))
+    wait_for(lambda: host.output.count >= 4, timeout=10, message="4 buffered")
+    with host.lock:
+        refile(host.output, {task: 100 + task for task in plan.task_executor})
+        pieces = {gid: list(ps) for gid, ps in host.output.arrow.items()}
+    assert len(pieces) == 2  # the two collect tasks, each under its new executor
+    assert all(gid == 100 + p.task for gid, ps in pieces.items() for p in ps)
