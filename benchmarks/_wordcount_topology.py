@@ -100,6 +100,7 @@ class ColumnarSentenceSpout(BatchSpout):
     """
 
     outputs = ["sentence"]
+    transient = ("pa",)  # a module: set by initialize, never checkpointed
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         import pyarrow as pa  # here: only the batch topology's processes load pyarrow
