@@ -176,7 +176,7 @@ class BatchSpoutExecutor(SpoutExecutor):
     def _produce_burst(self, task: int, instance: Any) -> bool:
         """One ``next_batch`` call of ``task`` (under the lock); whether it emitted."""
         collector, output = self.collectors[task], self.output
-        room = min(self._room(collector), type(instance).max_batch_rows)
+        room = min(self._room(collector), instance.max_batch_rows)
         if self.must_restart or room <= 0:
             return False
         before = output.count
