@@ -140,6 +140,9 @@ class BatchSpoutExecutor(SpoutExecutor):
         """Root -> rows of each tracked batch in flight (a restored tree counts one)."""
         self.pending_rows: dict[int, int] = {}
         """Task -> rows of its batches in flight."""
+        self.pending_batches: dict[int, int] = {}
+        """Task -> how many of its roots in flight are batches (the others, per-tuple emits
+        and restored trees, count one row each)."""
         super().__init__(plan, gid, topology_name, restore)
         pa = load_pyarrow() if conf_bool(self.conf, "topology.batch.arrow.wire") else None
         kinds: dict[str, bool] = {}
@@ -159,12 +162,14 @@ class BatchSpoutExecutor(SpoutExecutor):
     def _in_flight(self, task: int, root: int, rows: int) -> None:
         self.batch_rows[root] = rows
         self.pending_rows[task] = self.pending_rows.get(task, 0) + rows
+        self.pending_batches[task] = self.pending_batches.get(task, 0) + 1
 
     def _room(self, collector: TaskCollector) -> int:
         """How many rows ``collector``'s task may emit now (0: none)."""
         room = self.limit - self.output.count
-        in_flight = self.pending_rows.get(collector.task, 0) + sum(
-            1 for root in collector.pending_roots if root not in self.batch_rows)
+        task = collector.task
+        in_flight = (self.pending_rows.get(task, 0) + len(collector.pending_roots)
+                     - self.pending_batches.get(task, 0))
         for bound in (self.max_pending, self.auto_pending):
             if bound is not None:
                 room = min(room, bound - in_flight)
@@ -190,6 +195,7 @@ class BatchSpoutExecutor(SpoutExecutor):
         if rows is None:
             return 1
         self.pending_rows[task] -= rows
+        self.pending_batches[task] -= 1
         return rows
 
     def _ack_all(self, roots: list[int]) -> None:

@@ -38,9 +38,13 @@ class Planned(BatchSpout):
         self.fails: list[Any] = []
         self.codes: list[str] = []
         self.endless = 0
+        self.singles: list[Any] = []
 
     def next_batch(self, max_rows: int) -> None:
         self.asked.append(max_rows)
+        while self.singles:  # per-tuple emits with their own ids work here too
+            tup_id = self.singles.pop()
+            self.emit([0, "single"], tup_id=tup_id)
         if self.endless:
             n = min(self.endless, max_rows)
             self.todo.append(({"n": list(range(n)), "word": ["w"] * n}, len(self.asked)))
@@ -317,3 +321,20 @@ def test_a_replan_files_buffered_pieces_under_their_tasks_new_executors(spouts: 
         pieces = {gid: list(ps) for gid, ps in host.output.arrow.items()}
     assert len(pieces) == 2  # the two collect tasks, each under its new executor
     assert all(gid == 100 + p.task for gid, ps in pieces.items() for p in ps)
+
+
+def test_per_tuple_emits_of_a_batch_spout_count_one_row_each_in_flight(spouts: Any) -> None:
+    host, spout, _ = spouts(ToBatchBolt, **{"topology.max.spout.pending": 150})
+    out = emit_window(host, spout, [({"n": list(range(100)), "word": ["w"] * 100}, "b1")],
+                      100)
+    with host.lock:
+        spout.singles.append("t1")
+        spout.todo.append(({"n": [1], "word": ["w"]}, "b2"))
+    wait_for(lambda: host.output.count >= 2, timeout=10, message="a tuple and a batch")
+    # the next call's room: 150 - 100 (b1) - 1 (t1) - 1 (b2)
+    wait_for(lambda: spout.asked[-1] == 48, timeout=10, message="asked for 48")
+    roots = roots_by_id(host)
+    host.run_window(SpoutControl(ack=[roots["t1"], roots["b1"]]))
+    assert sorted(spout.acks) == ["b1", "t1"] and len(out.inits) == 1
+    assert host.take_stats().acked == {"default": 101}
+    assert host.pending_rows == {host.info.tasks[0]: 1}
