@@ -26,9 +26,10 @@ from sparkstorm.engine.arrow_emit import ArrowEmitter
 from sparkstorm.engine.arrow_rows import is_batch_component
 from sparkstorm.engine.batch_anchoring import BatchAnchoring
 from sparkstorm.engine.batch_executor import TaskBatchSink
-from sparkstorm.engine.collector import TaskCollector, new_id
+from sparkstorm.engine.batch_executor import _refuse_direct as refuse_direct
+from sparkstorm.engine.collector import TaskCollector, mark_failed, new_id
 from sparkstorm.engine.executor_checkpoint import RestorePoint
-from sparkstorm.engine.failures import FAIL_TIMEOUT, Failure
+from sparkstorm.engine.failures import FAIL_ERROR, FAIL_TIMEOUT, Failure
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.spout_executor import UNKNOWN_FAILURE, SpoutExecutor
 from sparkstorm.errors import TopologyError
@@ -67,25 +68,41 @@ class SpoutBatchEmitter:
         tracked = batch_id is not None and collector.tracking
         root = new_id(64) if tracked else None
         anchoring = self._anchoring(root) if root is not None else None
-        sink = self.rows_sink
+        sink, out = self.rows_sink, collector.output
         sink.anchoring = anchoring
         try:
             if isinstance(columns, list):  # checked rows: the stream has no BatchBolt consumer
                 rows = sink.emit_rows(columns, name, None, anchoring is not None)
             else:
                 rows = sink.emit_batch(columns, name, None, anchoring is not None)
+        except Exception as exc:
+            if root is not None:
+                # every check passed, so routing raised half-way (a grouping refusing a
+                # value): rows may be buffered with this root, so the tree is registered and
+                # failed (a failed root never completes, whatever its XOR): the spout hears
+                # fail(batch_id) and replays the whole batch
+                self._register(root, batch_id, name, anchoring, len(columns)
+                               if isinstance(columns, list) else columns.num_rows)
+                mark_failed(out, [root], FAIL_ERROR,
+                            f"{collector.component}: {type(exc).__name__}: {exc}")
+            raise
         finally:
             sink.anchoring = None
         if root is not None:
-            assert anchoring is not None
-            out = collector.output
-            out.inits[root] = collector.task
-            out.xor[root] = out.xor.get(root, 0) ^ anchoring.batch_val
-            collector.pending_roots[root] = (batch_id, time.monotonic(), name)
-            self.in_flight(root, rows)
+            self._register(root, batch_id, name, anchoring, rows)
         elif batch_id is not None:  # no ackers: acked once emitted, as Storm does
             collector.immediate_acks.append((batch_id, name))
         return rows
+
+    def _register(self, root: int, batch_id: Any, stream: str, anchoring: Any,
+                  rows: int) -> None:
+        """Open tree ``root`` for the acker (its edges' XOR) and the spout (in flight)."""
+        collector = self.collector
+        out = collector.output
+        out.inits[root] = collector.task
+        out.xor[root] = out.xor.get(root, 0) ^ anchoring.batch_val
+        collector.pending_roots[root] = (batch_id, time.monotonic(), stream)
+        self.in_flight(root, rows)
 
     def _anchoring(self, root: int) -> ArrowAnchoring | BatchAnchoring:
         """The batch as one input tuple of tree ``root`` (edge 0) that rows anchor to."""
@@ -107,10 +124,16 @@ class SpoutBatchEmitter:
         """
         where = f"{self.collector.component}/{route.stream.name}"
         fields = route.stream.fields
+        refuse_direct(self.collector.component, route)
         if self.arrow is None or not self.arrow.plan(route)[0]:
             return columns_to_rows(columns, fields, where)
         batch = self.arrow.record_batch(columns, fields, where)
-        first = self.types.setdefault(route.stream.name, batch.schema)
+        first = self.types.get(route.stream.name)
+        if first is None:
+            # an empty or all-null column says nothing of the stream's type: wait for one
+            if batch.num_rows and not any(f.type == self.arrow.pa.null() for f in batch.schema):
+                self.types[route.stream.name] = batch.schema
+            return batch
         if batch.schema.equals(first) or not batch.num_rows:
             return batch
         return self._cast(batch, first, where)

@@ -34,7 +34,9 @@ is lost and the spout may catch the error and go on: ``BATCH_COLUMNS_TYPE`` (not
 stream with ``BatchBolt`` consumers), ``BATCH_SPOUT_SCHEMA_CHANGED`` (a field's Arrow type
 differs from the stream's first batch and cannot be cast safely), ``BATCH_DIRECT_STREAM``,
 ``UNDECLARED_STREAM``. An error it does not catch is that of a raising ``next_tuple``: it
-is reported and the executor restarts.
+is reported and the executor restarts. An error raised while routing a checked batch (a
+grouping refusing a value) may leave some of its rows buffered: that batch is failed
+(``fail(batch_id)`` follows), so it is replayed whole.
 
 A per-tuple ``self.emit(values, tup_id=...)`` still works inside ``next_batch``. Only the
 engine's executors run batch spouts: a per-tuple host (``ComponentHarness``, the multilang

@@ -338,3 +338,37 @@ def test_per_tuple_emits_of_a_batch_spout_count_one_row_each_in_flight(spouts: A
     assert sorted(spout.acks) == ["b1", "t1"] and len(out.inits) == 1
     assert host.take_stats().acked == {"default": 101}
     assert host.pending_rows == {host.info.tasks[0]: 1}
+
+
+class OnlyPerTuple(Topology):
+    numbers = Planned.spec()
+    each = PerTuple.spec(inputs={numbers: Grouping.fields("word")}, num_tasks=2)
+
+
+def test_a_batch_that_routing_refuses_half_way_is_failed_whole_and_replayed(
+    spouts: Any
+) -> None:
+    host, spout, _ = spouts(OnlyPerTuple)
+    (collector,) = host.collectors.values()
+    route = collector.route(None)
+    choose = route.single
+
+    def refuse_boom(values: list[Any]) -> list[int]:  # a grouping that refuses a value
+        if values[1] == "boom":
+            msg = "cannot route 'boom'"
+            raise ValueError(msg)
+        return choose(values)  # type: ignore[misc]
+    route.single = refuse_boom
+    with host.lock:
+        spout.todo.append(({"n": [1, 2], "word": ["a", "boom"]}, "b1"))
+    host.run_window(SpoutControl())
+    wait_for(lambda: host.must_restart, timeout=10, message="the error")
+    out = host.run_window(SpoutControl())
+    assert "cannot route 'boom'" in host.errors[0].error
+    (root,) = out.inits  # the row already buffered is in a registered tree, failed at once
+    assert out.failed[root].cause == "error"
+    buffered = [(values, r) for batches in out.rows.values() for b in batches
+                for values, r in zip(b[3], b[4], strict=True)]
+    assert buffered == [([1, "a"], root)]
+    host.run_window(SpoutControl(fail=[root]))
+    assert spout.fails == ["b1"]  # once: the spout replays it (a restarted one re-reads)
