@@ -25,8 +25,7 @@ from sparkstorm.engine.arrow_batch import RunAnchors
 from sparkstorm.engine.arrow_emit import ArrowEmitter
 from sparkstorm.engine.arrow_rows import is_batch_component
 from sparkstorm.engine.batch_anchoring import BatchAnchoring
-from sparkstorm.engine.batch_executor import TaskBatchSink
-from sparkstorm.engine.batch_executor import _refuse_direct as refuse_direct
+from sparkstorm.engine.batch_executor import TaskBatchSink, refuse_direct
 from sparkstorm.engine.collector import TaskCollector, mark_failed, new_id
 from sparkstorm.engine.executor_checkpoint import RestorePoint
 from sparkstorm.engine.failures import FAIL_ERROR, FAIL_TIMEOUT, Failure
