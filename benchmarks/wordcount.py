@@ -35,6 +35,7 @@ from _references import plain_python_wordcount, structured_streaming_wordcount  
 from _sentences import make_sentences, total_words  # noqa: E402
 from _wordcount_topology import (  # noqa: E402
     BATCH_TOPOLOGY,
+    BATCH_TOPOLOGY_PER_TUPLE_SPOUT,
     COUNT,
     SPLIT,
     SPOUT,
@@ -76,7 +77,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="rows per micro-batch file of the Structured Streaming reference")
     parser.add_argument("--skip-references", action="store_true")
     parser.add_argument("--batch-api", action="store_true",
-                        help="then run the BatchBolt word count (same spout) the same way")
+                        help="then run the BatchBolt word count the same way (its spout: the "
+                             "columnar BatchSpout; see --per-tuple-spout)")
+    parser.add_argument("--per-tuple-spout", action="store_true",
+                        help="the batch API run's spout is the per-tuple SentenceSpout (one "
+                             "next_tuple and message id per sentence) instead of the columnar "
+                             "ColumnarSentenceSpout (a BatchSpout: Arrow slices, one id per "
+                             "batch)")
     parser.add_argument("--batch-only", action="store_true",
                         help="run the BatchBolt word count only (no per-tuple run, no "
                              "references): a quick A/B of the batch API")
@@ -230,8 +237,9 @@ def run_topology(spark: Any, args: argparse.Namespace,
         conf["topology.window.chain"] = False
     if args.spouts > 1:
         conf["bench.share"] = True
-        if topology in (TOPOLOGY, BATCH_TOPOLOGY):
-            topology = shared_spout_topology(args.spouts, topology is BATCH_TOPOLOGY)
+        if topology in (TOPOLOGY, BATCH_TOPOLOGY, BATCH_TOPOLOGY_PER_TUPLE_SPOUT):
+            topology = shared_spout_topology(args.spouts, topology is not TOPOLOGY,
+                                             topology is BATCH_TOPOLOGY)
     conf.update(conf_entries(args.conf))
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
@@ -576,8 +584,13 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int | None,
         the references ran.
     """
     print()
-    print("=== batch API (BatchBolt split and count, pyarrow.compute) ===", flush=True)
-    run, mem = run_topology(spark, args, BATCH_TOPOLOGY)
+    per_tuple = getattr(args, "per_tuple_spout", False)
+    spout = ("per-tuple SentenceSpout (next_tuple, one id per sentence)" if per_tuple
+             else "columnar ColumnarSentenceSpout (BatchSpout, one id per batch)")
+    print(f"=== batch API (BatchBolt split and count, pyarrow.compute; spout: {spout}) ===",
+          flush=True)
+    run, mem = run_topology(spark, args,
+                            BATCH_TOPOLOGY_PER_TUPLE_SPOUT if per_tuple else BATCH_TOPOLOGY)
     if len(run.polls) < 2:
         print("no statistics collected", flush=True)
         return None if keep else 1

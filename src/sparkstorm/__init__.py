@@ -5,6 +5,7 @@ import logging
 from sparkstorm.topology import (
     BasicBolt,
     BatchBolt,
+    BatchSpout,
     Bolt,
     Grouping,
     Spout,
@@ -18,9 +19,10 @@ from sparkstorm.topology import (
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "BatchBolt", "BatchingBolt", "Bolt", "Grouping", "JavaBolt", "JavaSpout",
-           "LocalCluster", "ReliableSpout", "ShellBolt", "ShellSpout", "Spout", "StatefulBolt",
-           "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
+__all__ = ["BasicBolt", "BatchBolt", "BatchSpout", "BatchingBolt", "Bolt", "Grouping",
+           "JavaBolt", "JavaSpout", "LocalCluster", "ReliableSpout", "ShellBolt", "ShellSpout",
+           "Spout", "StatefulBolt", "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec",
+           "Tuple", "WindowedBolt"]
 
 _LAZY = {
     # LocalCluster pulls in pyspark; executor processes import sparkstorm without it. The

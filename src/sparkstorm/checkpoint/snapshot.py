@@ -38,10 +38,10 @@ from sparkstorm.checkpoint.errors import CheckpointError
 FORMAT = 1
 ENGINE_ATTRIBUTES = frozenset({
     "_collector", "logger", "storm_conf", "context", "component_name", "component_spec", "emit",
-    "_stateful_task", "_state_provider",
+    "_stateful_task", "_state_provider", "_batch_sink",
 })
 """Set by the engine on every task before ``initialize`` (``emit`` when it binds the fast
-path): never checkpointed, always set afresh on restore."""
+path; ``_batch_sink`` by batch executors): never checkpointed, always set afresh on restore."""
 
 
 def transient_attributes(cls: type) -> frozenset[str]:

@@ -79,7 +79,7 @@ class TaskBatchSink:
         """``emit_batch`` to a stream with batch consumers: Arrow pieces (and rows)."""
         arrow, name = self.arrow, route.stream.name
         assert arrow is not None
-        _refuse_direct(self.collector.component, route)
+        refuse_direct(self.collector.component, route)
         values = arrow.record_batch(columns, route.stream.fields, where)
         rows: int = values.num_rows
         anchoring = self.anchoring if anchored else None
@@ -102,7 +102,7 @@ class TaskBatchSink:
         collector = self.collector
         route = collector.route(stream)
         name = route.stream.name
-        _refuse_direct(collector.component, route)
+        refuse_direct(collector.component, route)
         if rows and len(rows[0]) != route.arity:  # emit_batch's rows always fit
             route.tasks_for(rows[0], None)  # raises TUPLE_ARITY_MISMATCH
         anchoring = self.anchoring if anchored else None
@@ -140,7 +140,12 @@ class TaskBatchSink:
         return indexes
 
 
-def _refuse_direct(component: str, route: StreamRoute) -> None:
+def refuse_direct(component: str, route: StreamRoute) -> None:
+    """Refuse a batch on a direct stream (``BATCH_DIRECT_STREAM``): batches follow groupings.
+
+    Raises:
+        TopologyError: ``BATCH_DIRECT_STREAM`` when ``route``'s stream is direct.
+    """
     if route.stream.direct:
         msg = (
             f"component {component!r} emitted a batch on direct stream "
@@ -392,4 +397,4 @@ def is_batch_bolt(cls: Any) -> bool:
     return bool(getattr(cls, "batch_api", False))
 
 
-__all__ = ["BatchBoltExecutor", "TaskBatchSink", "is_batch_bolt"]
+__all__ = ["BatchBoltExecutor", "TaskBatchSink", "is_batch_bolt", "refuse_direct"]

@@ -427,12 +427,17 @@ def make_executor(plan: ExecutionPlan, gid: int, topology_name: str,
     spec = plan.components[name]
     # imported here: spout_executor and batch_executor build on this module
     from sparkstorm.engine.batch_executor import BatchBoltExecutor, is_batch_bolt
+    from sparkstorm.engine.batch_spout_executor import BatchSpoutExecutor
     from sparkstorm.engine.spout_executor import SpoutExecutor
+    from sparkstorm.topology.batch_spout import is_batch_spout
 
+    cls = load_class(spec.component, component=name)
     if spec.kind == "spout":
+        if is_batch_spout(cls):
+            return BatchSpoutExecutor(plan, gid, topology_name, restore)
         return SpoutExecutor(plan, gid, topology_name, restore)
 
-    if is_batch_bolt(load_class(spec.component, component=name)):
+    if is_batch_bolt(cls):
         return BatchBoltExecutor(plan, gid, topology_name, restore)
     return BoltExecutor(plan, gid, topology_name, restore)
 

@@ -229,14 +229,19 @@ def replan_host(host: ExecutorHost, plan: ExecutionPlan, gid: int) -> None:
 def refile(output: WindowOutput, task_executor: Mapping[int, int]) -> None:
     """File ``output``'s open batches under the executors that hold their tasks now.
 
-    A batch targets one task (``[task, src, stream, ...]``), and tasks are fixed for the
-    topology's life, so every batch still has a home. Collectors drop their cached batch
-    lookups (the generation changes).
+    A batch targets one task (``[task, src, stream, ...]``, or an Arrow piece's ``task``),
+    and tasks are fixed for the topology's life, so every batch still has a home.
+    Collectors drop their cached batch lookups (the generation changes).
     """
     rows: dict[int, list[list[Any]]] = {}
     for batch in output.batches.values():
         rows.setdefault(task_executor[batch[0]], []).append(batch)
     output.rows = rows
+    arrow: dict[int, list[Any]] = {}  # a batch spout's Arrow pieces, made at emit time
+    for pieces in output.arrow.values():
+        for piece in pieces:
+            arrow.setdefault(task_executor[piece.task], []).append(piece)
+    output.arrow = arrow
     output.generation += 1
 
 

@@ -1,6 +1,7 @@
 """The user-facing topology API: components, streams, groupings, tuples and the DSL."""
 
 from sparkstorm.topology.batch_bolt import BatchBolt, BatchSource
+from sparkstorm.topology.batch_spout import BatchSpout
 from sparkstorm.topology.component import BasicBolt, Bolt, Component, Spout
 from sparkstorm.topology.grouping import Grouping
 from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec
@@ -11,7 +12,7 @@ from sparkstorm.topology.tuple import Tuple
 from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
 
 __all__ = [
-    "BasicBolt", "BatchBolt", "BatchSource", "Bolt", "Component", "ComponentSpec", "Count",
-    "Duration", "Grouping", "InputSpec", "Spout", "StatefulBolt", "Stream", "Topology",
+    "BasicBolt", "BatchBolt", "BatchSource", "BatchSpout", "Bolt", "Component", "ComponentSpec",
+    "Count", "Duration", "Grouping", "InputSpec", "Spout", "StatefulBolt", "Stream", "Topology",
     "TopologySpec", "Tuple", "TupleWindow", "WindowedBolt",
 ]

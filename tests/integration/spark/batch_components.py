@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkstorm import BatchBolt, Bolt, Spout
+from sparkstorm import BatchBolt, BatchSpout, Bolt, Spout
 from tests.integration.spark.components import Recorder
 
 VOCABULARY = ["storm", "spark", "arrow", "bolt", "spout", "tuple", "window", "ack"]
@@ -55,6 +55,48 @@ class SentenceSpout(Spout):
 
     def fail(self, tup_id: Any) -> None:
         self.record("fail", n=tup_id)
+        self.replay.append(tup_id)
+
+
+class SentenceBatchSpout(BatchSpout):
+    """The columnar ``SentenceSpout``: batches of ``[n, sentence(n)]``, one id per batch.
+
+    Batch ``b`` holds the sentences ``b .. b + len - 1`` (``test.batch_rows`` at most, and
+    at most the room the engine gives); its id is ``b``. Records ``ack``/``fail`` once per
+    batch, with its numbers, and replays a failed batch with the same id.
+    """
+
+    outputs = ["n", "sentence"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.record = Recorder(conf, context)
+        self.count = int(conf["test.count"])
+        self.batch_rows = int(conf.get("test.batch_rows", 40))
+        self.next_n = 0
+        self.open: dict[int, list[int]] = {}
+        self.replay: list[int] = []
+
+    def next_batch(self, max_rows: int) -> None:
+        if self.replay:
+            first = self.replay.pop(0)
+            numbers = self.open[first]
+        elif self.next_n < self.count:
+            first = self.next_n
+            numbers = list(range(first, min(self.count, first + self.batch_rows,
+                                            first + max_rows)))
+            self.next_n = numbers[-1] + 1
+            self.open[first] = numbers
+        else:
+            return
+        self.emit_batch(pa.RecordBatch.from_arrays(
+            [pa.array(numbers, pa.int64()), pa.array([sentence(n) for n in numbers])],
+            ["n", "sentence"]), batch_id=first)
+
+    def ack(self, tup_id: Any) -> None:
+        self.record("batch_ack", batch=tup_id, ns=self.open.pop(tup_id))
+
+    def fail(self, tup_id: Any) -> None:
+        self.record("batch_fail", batch=tup_id, ns=self.open[tup_id])
         self.replay.append(tup_id)
 
 
