@@ -29,6 +29,7 @@ from typing import Any
 
 from sparkstorm.engine.collector import TaskCollector
 from sparkstorm.engine.failures import FAIL_ERROR
+from sparkstorm.engine.row_wire import flat_values
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, delivered, values_of
 
@@ -48,9 +49,9 @@ _references = getattr(sys, "getrefcount", _never_reused)
 """The reference count where it is exact (CPython); elsewhere every tuple is new."""
 
 
-def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
+def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # noqa: PLR0913, PLR0917
               values_list: list[Any], values_cls: Any, roots: list[Any], edges: list[Any],
-              tick: bool) -> int:
+              tick: bool, flat: bool = False) -> int:
     """Run one input batch through ``loop``'s bolt; returns how many tuples it auto-acked.
 
     Args:
@@ -62,16 +63,21 @@ def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
         roots: the batch's roots column (``engine.anchor_columns``).
         edges: the batch's edges column.
         tick: the batch is tick tuples (``process_tick``).
+        flat: ``values_list`` holds each tuple's one value, not a list of values
+            (``engine.row_wire``).
 
     Raises:
         BoltRaised: as ``BoltLoop.run``.
     """
     engine_ack = type(loop.collector).auto_ack is TaskCollector.auto_ack
     if tick or not loop.auto_ack or not engine_ack:
+        if flat:
+            values_list = [[value] for value in values_list]
         return loop.run(delivered(first_id, *source, values_list, values_cls, roots, edges),
                         tick)
-    return _auto_ack_loop(loop, first_id, source, values_of(values_cls, values_list), roots,
-                          edges)
+    values = flat_values(values_cls, values_list) if flat else values_of(values_cls,
+                                                                         values_list)
+    return _auto_ack_loop(loop, first_id, source, values, roots, edges)
 
 
 def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
