@@ -16,7 +16,6 @@ from sparkstorm.engine.row_wire import FLAT, nested, pack_batches, unpack_rows, 
 from sparkstorm.engine.wire import pack, unpack
 from sparkstorm.topology.task import BoltRaised
 from sparkstorm.topology.tuple import values_class
-
 from tests.unit.engine.test_fast_paths import batch, mixed_loop, outcome
 
 ONE_FIELD_VALUES = ["storm", None, 7, 2**63, -1.5, b"\x00", "", [1, [2]], {"a": 1}, ("t", 1),
