@@ -139,6 +139,8 @@ class TaskCollector:
         self._fold_fields_counts()
         self._routes = routes
         self._fields_emits = FieldsEmit.for_routes(routes)
+        # the default stream's, for bolt_emit without a dict lookup (most emits name none)
+        self._default_fields = self._fields_emits.get(None)
 
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command).
@@ -207,7 +209,7 @@ class TaskCollector:
 
         Called once per emitted tuple: this is the hottest code of a bolt that emits.
         """
-        fields = self._fields_emits.get(stream)
+        fields = self._default_fields if stream is None else self._fields_emits.get(stream)
         if (fields is None or anchors is not None or direct_task is not None or need_task_ids
                 or type(values) is not list or len(values) != fields.arity):
             return self._single_emit(values, stream, anchors, direct_task, need_task_ids)
