@@ -90,7 +90,10 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     xor_get = xor.get
     new = object.__new__
     references = _references
-    done = auto_acked = 0
+    # counted without a store per tuple: the id of the last tuple whose process returned,
+    # and how many of those the bolt acked or failed itself (the others were auto-acked)
+    last = first_id - 1
+    skipped = 0
     tup: Tuple | None = None
     # the contributions of a run of tuples of one root (consecutive in a batch: an upstream
     # emits a tuple's children one after the other), XORed here and put in the window's
@@ -112,8 +115,9 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
             tup.done = False
             collector.current = tup
             process(tup)
-            done += 1
+            last = tup_id
             if tup.done:  # acked or failed by the bolt itself
+                skipped += 1
                 continue
             tup.done = True
             if root is not None:  # one tree: TaskCollector.auto_ack's XOR
@@ -126,16 +130,16 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
                     run_root, run_xor = root, edge ^ val if val else edge
             elif edge:  # several trees
                 _ack_several(xor, edge, tup.ack_val)
-            auto_acked += 1
     except Exception as exc:
         if loop.auto_fail and tup is not None:  # pystorm: else it is left to time out
             collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
-        raise BoltRaised(exc, done, auto_acked) from exc
+        done = last - first_id + 1
+        raise BoltRaised(exc, done, done - skipped) from exc
     finally:
         collector.current = None
         if run_root is not None:  # the last run (also when the bolt raised)
             xor[run_root] = xor_get(run_root, 0) ^ run_xor
-    return auto_acked
+    return last - first_id + 1 - skipped
 
 
 def _ack_several(xor: dict[int, int], edges: dict[int, int], ack_val: int) -> None:
