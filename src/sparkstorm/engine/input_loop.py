@@ -88,12 +88,10 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     process = loop.instance.process
     xor = collector.output.xor  # the window's output: taken only between batches
     xor_get = xor.get
-    new = object.__new__
-    references = _references
+    new, references = object.__new__, _references
     # counted without a store per tuple: the id of the last tuple whose process returned,
     # and how many of those the bolt acked or failed itself (the others were auto-acked)
-    last = first_id - 1
-    skipped = 0
+    last, skipped = first_id - 1, 0
     tup: Tuple | None = None
     # the contributions of a run of tuples of one root (consecutive in a batch: an upstream
     # emits a tuple's children one after the other), XORed here and put in the window's
