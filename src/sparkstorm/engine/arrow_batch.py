@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from sparkstorm.engine.anchor_columns import batch_roots
+from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.wire import pack, unpack
 from sparkstorm.topology.batch_columns import (
     lists_to_record_batch,
@@ -180,10 +181,10 @@ def encode_blob(rows_blob: bytes | None, pieces: list[ArrowPiece]) -> bytes:
 def decode_blob(blob: bytes) -> tuple[list[list[Any]], list[ArrowPiece]]:
     """A blob's msgpack rows batches and Arrow pieces (any blob, msgpack rows too)."""
     if not is_arrow_blob(blob):
-        return unpack(blob), []
+        return unpack_rows(blob), []
     rows_blob, entries = unpack(blob[len(MAGIC):])
     pa = load_pyarrow()
-    rows = unpack(rows_blob) if rows_blob is not None else []
+    rows = unpack_rows(rows_blob) if rows_blob is not None else []
     return rows, [decode_piece(pa, entry) for entry in entries]
 
 

@@ -33,6 +33,7 @@ from sparkstorm.engine.messages import ComponentError, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.row_encoding import encode_rows
+from sparkstorm.engine.row_wire import nested
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.wire import unpack
 from sparkstorm.topology.component import Component
@@ -273,7 +274,7 @@ class BoltExecutor(ExecutorHost):
             batches = self._decode(blobs)
             if self.sample_pct:
                 log_sampled(self.component_logger, self.sample_pct, "received",
-                            ((batch[2], batch[3]) for batch in batches
+                            ((batch[2], nested(batch)[3]) for batch in batches
                              if type(batch) is list))
             try:
                 self._process_batches(batches)
@@ -287,7 +288,11 @@ class BoltExecutor(ExecutorHost):
             return self.output.take()
 
     def _decode(self, blobs: list[bytes]) -> list[Any]:
-        """The window's input batches from the senders' blobs (msgpack rows)."""
+        """The window's input batches from the senders' blobs (msgpack rows).
+
+        A one-field stream's batches stay in their wire form (``engine.row_wire``): the
+        input loop makes the tuples' values from the flat column.
+        """
         return [batch for blob in blobs for batch in unpack(blob)]
 
     def _process_batches(self, batches: list[list[Any]]) -> None:
@@ -317,8 +322,10 @@ class BoltExecutor(ExecutorHost):
                 raise ComponentFailure(str(exc)) from exc
 
     def _process_batch(self, task: int, src: int, stream: str, values_list: list[Any],
-                       roots: list[Any], edges: list[Any]) -> None:
+                       roots: list[Any], edges: list[Any], flat: int = 0) -> None:
         """Run ``task``'s :class:`BoltLoop` over one batch, counting what it did.
+
+        ``flat``: ``values_list`` holds each tuple's one value (``engine.row_wire``).
 
         This is the engine's hottest path: everything constant for the batch is looked up
         once, and ``engine.input_loop.run_batch`` makes the tuples as its loop takes them.
@@ -332,7 +339,7 @@ class BoltExecutor(ExecutorHost):
         try:
             auto_acked = run_batch(self.loops[task], first_id, (component, stream, src),
                                    values_list, self.values_classes.get(key), roots, edges,
-                                   is_tick(component, stream))
+                                   is_tick(component, stream), bool(flat))
             done = len(values_list)
         except BoltRaised as raised:
             done, auto_acked = raised.processed, raised.auto_acked

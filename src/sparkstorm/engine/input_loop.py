@@ -29,6 +29,7 @@ from typing import Any
 
 from sparkstorm.engine.collector import TaskCollector
 from sparkstorm.engine.failures import FAIL_ERROR
+from sparkstorm.engine.row_wire import flat_values
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, delivered, values_of
 
@@ -48,9 +49,9 @@ _references = getattr(sys, "getrefcount", _never_reused)
 """The reference count where it is exact (CPython); elsewhere every tuple is new."""
 
 
-def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
+def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # noqa: PLR0913, PLR0917
               values_list: list[Any], values_cls: Any, roots: list[Any], edges: list[Any],
-              tick: bool) -> int:
+              tick: bool, flat: bool = False) -> int:
     """Run one input batch through ``loop``'s bolt; returns how many tuples it auto-acked.
 
     Args:
@@ -62,16 +63,21 @@ def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
         roots: the batch's roots column (``engine.anchor_columns``).
         edges: the batch's edges column.
         tick: the batch is tick tuples (``process_tick``).
+        flat: ``values_list`` holds each tuple's one value, not a list of values
+            (``engine.row_wire``).
 
     Raises:
         BoltRaised: as ``BoltLoop.run``.
     """
     engine_ack = type(loop.collector).auto_ack is TaskCollector.auto_ack
     if tick or not loop.auto_ack or not engine_ack:
+        if flat:
+            values_list = [[value] for value in values_list]
         return loop.run(delivered(first_id, *source, values_list, values_cls, roots, edges),
                         tick)
-    return _auto_ack_loop(loop, first_id, source, values_of(values_cls, values_list), roots,
-                          edges)
+    values = flat_values(values_cls, values_list) if flat else values_of(values_cls,
+                                                                         values_list)
+    return _auto_ack_loop(loop, first_id, source, values, roots, edges)
 
 
 def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
@@ -82,9 +88,10 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     process = loop.instance.process
     xor = collector.output.xor  # the window's output: taken only between batches
     xor_get = xor.get
-    new = object.__new__
-    references = _references
-    done = auto_acked = 0
+    new, references = object.__new__, _references
+    # counted without a store per tuple: the id of the last tuple whose process returned,
+    # and how many of those the bolt acked or failed itself (the others were auto-acked)
+    last, skipped = first_id - 1, 0
     tup: Tuple | None = None
     # the contributions of a run of tuples of one root (consecutive in a batch: an upstream
     # emits a tuple's children one after the other), XORed here and put in the window's
@@ -106,8 +113,9 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
             tup.done = False
             collector.current = tup
             process(tup)
-            done += 1
+            last = tup_id
             if tup.done:  # acked or failed by the bolt itself
+                skipped += 1
                 continue
             tup.done = True
             if root is not None:  # one tree: TaskCollector.auto_ack's XOR
@@ -120,16 +128,16 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
                     run_root, run_xor = root, edge ^ val if val else edge
             elif edge:  # several trees
                 _ack_several(xor, edge, tup.ack_val)
-            auto_acked += 1
     except Exception as exc:
         if loop.auto_fail and tup is not None:  # pystorm: else it is left to time out
             collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
-        raise BoltRaised(exc, done, auto_acked) from exc
+        done = last - first_id + 1
+        raise BoltRaised(exc, done, done - skipped) from exc
     finally:
         collector.current = None
         if run_root is not None:  # the last run (also when the bolt raised)
             xor[run_root] = xor_get(run_root, 0) ^ run_xor
-    return auto_acked
+    return last - first_id + 1 - skipped
 
 
 def _ack_several(xor: dict[int, int], edges: dict[int, int], ack_val: int) -> None:

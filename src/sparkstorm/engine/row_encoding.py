@@ -9,13 +9,13 @@ out, its tree fails with ``TUPLE_VALUE_UNENCODABLE`` (so its spout replays or gi
 for any failure) and the emitting component gets an error naming stream, field and type.
 
 Example:
-    >>> from sparkstorm.engine.wire import unpack
+    >>> from sparkstorm.engine.row_wire import unpack_rows
     >>> out = WindowOutput()
     >>> out.batch(3, 30, 10, "default")[3:] = [[["ok"], [{1, 2}]], [7, 8], [5, 6]]
     >>> errors = []
     >>> rows = encode_rows(out, "words", lambda stream: ("word",),
     ...                    lambda task, text: errors.append(text))
-    >>> unpack(rows[3])
+    >>> unpack_rows(rows[3])
     [[30, 10, 'default', [['ok']], [7], [5]]]
     >>> out.failed[8].reason[:44]
     "[TUPLE_VALUE_UNENCODABLE] component 'words' "
@@ -29,6 +29,7 @@ from typing import Any
 from sparkstorm.engine.anchor_columns import roots_of
 from sparkstorm.engine.collector import WindowOutput, mark_failed
 from sparkstorm.engine.failures import FAIL_ERROR
+from sparkstorm.engine.row_wire import pack_batches
 from sparkstorm.engine.wire import pack
 from sparkstorm.errors import TopologyError
 
@@ -53,12 +54,15 @@ def encode_rows(output: WindowOutput, component: str, fields: Fields,
         report: called once per emitting task, stream, field and type with the error text.
     """
     encoded = {}
+
+    def arity(stream: str) -> int:
+        return len(fields(stream))
     for gid, batches in output.rows.items():
         try:
-            encoded[gid] = pack(batches)
+            encoded[gid] = pack_batches(batches, arity)
         except UNENCODABLE:
-            encoded[gid] = pack(_refuse_unencodable(output, batches, component, fields,
-                                                    report))
+            encoded[gid] = pack_batches(_refuse_unencodable(output, batches, component,
+                                                            fields, report), arity)
     return encoded
 
 

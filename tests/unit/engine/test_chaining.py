@@ -23,8 +23,9 @@ from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
-from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.engine.wire import pack
 
 
 class Numbers(Spout):
@@ -233,7 +234,7 @@ def test_the_task_feeds_the_first_executors_output_to_its_partner(
     assert [m.gid for m in metas] == [gid["first"], gid["second"]]
     assert metas[1].stats.executed == {"first:default": 2}, "second got first's output"
     forwarded = [v for k, v in records if k == gid["sink"]]
-    values = sorted(values for blob in forwarded for batch in unpack(blob)
+    values = sorted(values for blob in forwarded for batch in unpack_rows(blob)
                     for values in batch[3])
     assert values == [[100], [200]], "second's output goes on to the next stage"
     assert not any(k == gid["second"] for k, _ in records), "never through Spark"

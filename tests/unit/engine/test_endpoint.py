@@ -19,8 +19,9 @@ from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import call_executor, ping
-from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
+from sparkstorm.engine.wire import pack, recv_frame, send_frame
 
 TOKEN = "topology-token"
 
@@ -71,7 +72,7 @@ def test_a_caller_on_another_host_reaches_the_executor_over_tcp(
     elsewhere = Endpoint(str(tmp_path / "not-on-this-host.sock"), "127.0.0.1", port)
     assert not elsewhere.local()
     rows, body = call_executor(elsewhere, TOKEN, _window(plan, 1), 5)
-    ((_, _, _, values, _, _),) = unpack(next(iter(rows.values())))
+    ((_, _, _, values, _, _),) = unpack_rows(next(iter(rows.values())))
     assert values == [[2], [4]]
     assert WindowMeta.decode(body).stats.executed == {"numbers:default": 2}
     # the same window over the Unix socket is answered from memory, not run again

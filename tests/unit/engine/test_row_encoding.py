@@ -22,6 +22,7 @@ from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.row_encoding import encode_rows
+from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
 from sparkstorm.errors import EngineError
@@ -163,7 +164,7 @@ def test_the_executor_answers_a_window_with_an_unencodable_emit(
                                5)
 
     (blob,) = rows.values()
-    ((_, _, _, values, _, _),) = unpack(blob)
+    ((_, _, _, values, _, _),) = unpack_rows(blob)
     assert values == [[1], [3]]
     meta = WindowMeta.decode(body)
     assert set(meta.failed) == {12}
