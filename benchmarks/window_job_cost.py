@@ -48,7 +48,8 @@ def _window_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     return int(driver.window)
 
 
-def timed(name: str, function: Callable[..., Any], window: Callable[..., int]) -> Callable[..., Any]:
+def timed(name: str, function: Callable[..., Any],
+          window: Callable[..., int]) -> Callable[..., Any]:
     """``function`` recording its start and duration under ``name`` by window."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         w = window(args, kwargs)
@@ -103,7 +104,8 @@ def job_parts(sc: Any, job_id: int) -> dict[str, Any] | None:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, then its report
+    """Run the throttled word count once; print the parts of its steady windows' jobs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--seconds", type=float, default=20.0)
