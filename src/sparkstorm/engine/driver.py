@@ -29,7 +29,6 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -49,12 +48,13 @@ from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.replan import PartLayouts, Replanning
 from sparkstorm.engine.rollback_calls import await_window, restore_executor
-from sparkstorm.engine.session import get_spark
+from sparkstorm.engine.session import cache_jvm_lookups, get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
 from sparkstorm.engine.stage import DRIVER, StageInfo
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.window_counts import joined_roots, window_counters
 from sparkstorm.engine.window_job import (
     FIRST_STAGE_POLL_SECONDS,
     WindowJob,
@@ -291,6 +291,7 @@ class TopologyDriver(Replanning):
         if spark is None:
             spark, self._owns_spark = get_spark(self.conf, f"sparkstorm-{self.name}")
         self._spark = spark
+        cache_jvm_lookups()  # each window's RDD asks the JVM for the same classes
         self.placement = Placement(str(spark.sparkContext.master))
         try:
             self.pool.start()
@@ -689,11 +690,11 @@ class TopologyDriver(Replanning):
     def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
         """What spout executor ``gid`` learns this window."""
         tasks = self.plan.executors[gid].tasks
-        failed = _joined(verdicts.fail, tasks)
+        failed = joined_roots(verdicts.fail, tasks)
         return SpoutControl(
-            ack=_joined(verdicts.ack, tasks), fail=failed,
+            ack=joined_roots(verdicts.ack, tasks), fail=failed,
             fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
-            reset=_joined(verdicts.reset, tasks),
+            reset=joined_roots(verdicts.reset, tasks),
             active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid),
             pending=self.window_size.pending(gid))
 
@@ -769,30 +770,6 @@ class TopologyDriver(Replanning):
             for task in self.acker.tasks:
                 task.executed = 0
         return counters, executors
-
-
-def window_counters(metas: Iterable[WindowMeta]
-                    ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
-    """One window's executor counters added up per component and per executor.
-
-    Each executor's errors are counted.
-    """
-    counters: dict[str, ComponentCounters] = {}
-    executors: dict[int, ComponentCounters] = {}
-    for meta in metas:
-        one = meta.stats
-        one.errors = len(meta.errors)
-        executors.setdefault(meta.gid, ComponentCounters()).add(one)
-        counters.setdefault(meta.component, ComponentCounters()).add(one)
-    return counters, executors
-
-
-def _joined(roots: dict[int, list[int]], tasks: Iterable[int]) -> list[int]:
-    """The roots of ``tasks`` in one list (a spout executor's share of a verdict)."""
-    joined: list[int] = []
-    for task in tasks:
-        joined.extend(roots.get(task, ()))
-    return joined
 
 
 def _counted(accumulator: Any, function: Any) -> Any:

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from typing import Any
 
-from pyspark import SparkConf
+from py4j.java_gateway import JavaClass, JavaMember, JVMView  # type: ignore[import-untyped]
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from sparkstorm.config import conf_bool, spark_settings
@@ -64,6 +65,66 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+class _CachedStatics(JavaClass):  # type: ignore[misc] # py4j is untyped
+    """A py4j ``JavaClass`` that asks the JVM what each static method name is only once.
+
+    py4j sends a reflection command (one round trip to the JVM) on every ``Class.method``
+    attribute access before the call itself; PySpark's RDD building does that for each
+    ``PythonRDD.valueOfPair``, ``PythonUtils.toSeq``... A static method stays a method, so
+    the :class:`JavaMember` is kept; fields (their values may change) and nested classes
+    are asked each time, as py4j does.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        members = self.__dict__.setdefault("_sparkstorm_members", {})
+        member = members.get(name)
+        if member is None:
+            member = super().__getattr__(name)
+            if isinstance(member, JavaMember):
+                members[name] = member
+        return member
+
+
+class CachedLookupJVMView(JVMView):  # type: ignore[misc] # py4j is untyped
+    """PySpark's ``SparkContext._jvm``, remembering the classes its short names resolved to.
+
+    ``sc._jvm.PythonRDD`` makes py4j's JVM try the name in every package PySpark imported
+    (``java_import``) until one loads it: failed class loads through the jars, on every
+    access. Building one window's RDD makes about forty such lookups (measured on the word
+    count's 3-stage window: 26 ms for the RDD chain with them, 14 ms without;
+    ``benchmarks/RESULTS.md``, 2026-11-26 "the fixed cost per window job"), on the window's
+    critical path, in a JVM that runs the window's tasks on the same cores. Only names
+    that resolved to a class are remembered: a name that did not (a package, or a class of
+    a jar added later) is asked again, as py4j does.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        classes = self.__dict__.setdefault("_sparkstorm_classes", {})
+        found = classes.get(name)
+        if found is None:
+            found = super().__getattr__(name)
+            if type(found) is JavaClass:
+                cached = _CachedStatics.__new__(_CachedStatics)
+                cached.__dict__.update(found.__dict__)
+                classes[name] = found = cached
+        return found
+
+
+def cache_jvm_lookups() -> None:
+    """Make PySpark's JVM view remember its class lookups (:class:`CachedLookupJVMView`).
+
+    Called by the driver when it starts its windows, once its SparkContext exists; again is
+    harmless (a view already caching, or no JVM, is left as it is). A later SparkContext
+    with a new JVM sets a new, plain view.
+    """
+    view = SparkContext._jvm
+    if view is None or isinstance(view, CachedLookupJVMView):
+        return
+    cached = CachedLookupJVMView.__new__(CachedLookupJVMView)
+    cached.__dict__.update(view.__dict__)
+    SparkContext._jvm = cached
 
 
 def session_settings(conf: dict[str, Any]) -> dict[str, str]:

@@ -39,7 +39,10 @@ from sparkstorm.engine.endpoint_lookup import look_up, refresh_decision
 from sparkstorm.engine.failures import FAIL_CRASH, Failure
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.wire import pack, recv_reply, send_frame
+from sparkstorm.engine.worker_heap import freeze_spark_worker_heap
 from sparkstorm.errors import EngineError
+
+freeze_spark_worker_heap()  # in a Spark Python worker: its per-task GC skips the modules
 
 DRIVER = -1
 ANCHOR = None
