@@ -79,6 +79,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "topology.spout.buffer.size=N")
     parser.add_argument("--driver-cpu", default="0",
                         help="CPU for the driver and Spark master on A in both runs ('none')")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more topology conf entry (spark.* too) for both runs; "
+                             "repeatable")
     parser.add_argument("--pairs", type=int, default=1,
                         help="one-host and two-host runs, this many times in turn")
     return parser.parse_args(argv)
@@ -129,6 +132,8 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
         # their steady spans held 3-4 windows each: fixed, equal windows compare like with like
         common += ["-c", "topology.window.target.latency.ms=0",
                    "-c", f"topology.spout.buffer.size={args.fixed_windows}"]
+    for entry in args.conf:
+        common += ["-c", entry]
     processes: list[subprocess.Popen[bytes]] = []
     load_before = os.getloadavg()[0]
     with HostCpuSampler(NAMESPACES) as sampler:
