@@ -263,13 +263,13 @@ def report(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     for n, (one, two) in enumerate(pairs):
         ratio = two["steady_sentences_per_s"] / one["steady_sentences_per_s"]
         ratios.append(ratio)
-        print(f"\npair {n}{'':25}{'one host':>14}{'two hosts':>14}")
+        print(f"\npair {n}{'':33}{'one host':>14}{'two hosts':>14}")
         for key in ("steady_sentences_per_s", "steady_window_median_s", "steady_windows",
                     "steady_host_local_share", "call_bytes_across_per_tuple",
                     "shuffle_bytes_across_per_tuple", "load_before", "load_after"):
-            print(f"{key:32}{_cell(one[key]):>14}{_cell(two[key]):>14}")
+            print(f"{key:40}{_cell(one[key]):>14}{_cell(two[key]):>14}")
         for key in sorted(set(one["steady_core_seconds"]) | set(two["steady_core_seconds"])):
-            print(f"{'core s ' + key:32}{_cell(one['steady_core_seconds'].get(key)):>14}"
+            print(f"{'core s ' + key:40}{_cell(one['steady_core_seconds'].get(key)):>14}"
                   f"{_cell(two['steady_core_seconds'].get(key)):>14}")
         print(f"throughput ratio two/one: {ratio:.2f}; with each CPU to itself "
               f"(projected from core seconds per sentence): {projected_ratio(one, two):.2f}")
