@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from _host_cpu import HostCpuSampler, process_class  # noqa: E402
+from _host_cpu import HostCpuSampler, process_class
 
 
 def test_a_process_is_classed_by_its_command_line() -> None:
