@@ -9,12 +9,15 @@ that exits keeps its last reading, so at most ``interval`` of its time is missed
 times (linear between samples): what the run's own processes used, and what the machine's
 CPUs did in all (the other engineers' work included). Each host's time is also split by
 process class (:func:`process_class`, keys ``"B:spark executor JVM"`` and so on), to say
-which processes a second host adds work to.
+which processes a second host adds work to. The Spark executor JVMs' time is split further by
+thread name (keys ``"B:jvm thread:C# CompilerThre"``, :func:`thread_name`): what a JVM does
+with its seconds (task threads, shuffle, JIT compiler, GC, heartbeats).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -53,6 +56,50 @@ def process_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+JVM_CLASS = "spark executor JVM"
+"""The class whose threads are sampled one by one."""
+
+
+RENAMED_THREADS = (("Executor task", "Executor task threads"),)
+"""Thread names that change while a thread lives, and the one name they count under: a
+Spark 4 task thread is "Executor task launch worker ..." while it runs a task and
+"Executor task idle worker" between tasks."""
+
+
+def thread_name(comm: str) -> str:
+    """The name a thread's seconds count under.
+
+    Its ``comm`` (15 characters at most), digits as ``#`` so that pools of numbered threads
+    add up, renamed threads under one name.
+    """
+    name = re.sub(r"\d+", "#", comm)
+    return next((merged for prefix, merged in RENAMED_THREADS if name.startswith(prefix)),
+                name)
+
+
+def thread_seconds(pid: int) -> dict[int, tuple[str, float]]:
+    """Each thread of ``pid``: its id -> its name and its user + system CPU seconds.
+
+    Names as :func:`thread_name`; empty when ``pid`` is gone.
+    """
+    threads: dict[int, tuple[str, float]] = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return threads
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii",
+                      errors="replace") as stat:
+                head, tail = stat.read().rsplit(")", 1)
+        except OSError:
+            continue  # the thread ended between the listing and the read
+        fields = tail.split()
+        threads[int(task)] = (thread_name(head.split("(", 1)[1]),
+                              (int(fields[11]) + int(fields[12])) / TICKS)
+    return threads
+
+
 def cpu_busy_seconds() -> dict[str, float]:
     """Busy seconds of each CPU since boot (``/proc/stat``: all but idle and iowait)."""
     busy = {}
@@ -88,6 +135,8 @@ class HostCpuSampler:
         self.interval = interval
         self._baseline: dict[int, float] = {}
         self._last: dict[str, dict[int, float]] = {host: {} for host in namespaces}
+        self._threads: dict[str, dict[tuple[int, int], tuple[str, float]]] = {
+            host: {} for host in namespaces}
         self._classes: dict[int, str] = {}
         self.samples: list[tuple[float, dict[str, float]]] = []
         self._stop = threading.Event()
@@ -121,14 +170,35 @@ class HostCpuSampler:
                 seconds = process_seconds(pid)
                 if seconds is not None:
                     last[pid] = seconds - self._baseline.get(pid, 0.0)
-                    if pid not in self._classes:
+                    # read again while "other": a child first seen before its exec shows
+                    # its parent's command line (a driver JVM was once "other" all run)
+                    if self._classes.get(pid, "other") == "other":
                         self._classes[pid] = process_class(pid)
             reading[host] = sum(last.values())
             for pid, seconds in last.items():
                 key = f"{host}:{self._classes.get(pid, 'other')}"
                 reading[key] = reading.get(key, 0.0) + seconds
+            self._sample_threads(host, reading)
         reading.update(cpu_busy_seconds())
         self.samples.append((now, reading))
+
+    def _sample_threads(self, host: str, reading: dict[str, float]) -> None:
+        """Add ``host``'s executor JVMs' seconds by thread name to ``reading``.
+
+        A JVM started after the sampler (each run's application starts its own) counts from
+        zero; a thread that ended keeps its last reading, as a process does.
+        """
+        last = self._threads[host]
+        for pid, name in self._classes.items():
+            if name == JVM_CLASS and pid in self._last[host]:
+                for tid, (thread, seconds) in thread_seconds(pid).items():
+                    # a thread counts under the name it was first seen with: its seconds
+                    # never move from one name to another
+                    first = last.get((pid, tid), (thread, 0.0))[0]
+                    last[pid, tid] = (first, seconds)
+        for thread, seconds in last.values():
+            key = f"{host}:jvm thread:{thread}"
+            reading[key] = reading.get(key, 0.0) + seconds
 
     def between(self, t0: float, t1: float) -> dict[str, Any]:
         """Core seconds of each host and each CPU between wall-clock times ``t0`` and ``t1``."""

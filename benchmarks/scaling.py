@@ -22,18 +22,31 @@ Core seconds of each host's processes (everything in its network namespace) and 
 CPU in the steady span come from ``_host_cpu``: what the run used, and what the rest of the
 machine took from the same CPUs.
 
-Each run emits ``2 * --sentences`` sentences; its steady state is the part between 20 %
-and 80 % of the acked sentences. Printed per run: steady sentences/s, the share of executor
-calls that were host-local in the steady state, the bytes executor calls sent across hosts
-per transferred tuple, the bytes Spark's shuffle fetched across hosts per transferred tuple
-(the driver's Spark UI), the core seconds; then each pair's throughput ratio and their
-median (target at least 1.7).
+Each run emits ``2 * --sentences`` sentences; its steady state is the part between 50 %
+and 95 % of the acked sentences (``--steady FROM TO``). Each run starts its own Spark
+application, so its executor JVMs are new: their JIT compilers took 2.7–3.5 core seconds
+per host in a 20–80 % span of a 1,200,000-sentence run, most of it in the first fifth of
+the acks (the run prints the JIT's core seconds per tenth of the acks); a late span of a
+long run leaves that warm-up out, as a topology that runs for hours would.
 
-``--fixed-windows N`` gives both runs the same windows (N sentences per spout task, the
-window sizer off), so that their steady spans hold the same number of windows of the same
-fixed cost; with the sizer on, each run grows its windows to its own throughput.
+The machine's CPUs change speed from minute to minute (``_cpu_speed``): a probe on each CPU
+times a plain-Python word count beside every run, and each pair's ratio is also printed at
+equal CPU speed (the throughput ratio divided by the ratio of the probes' mean speeds on
+the CPUs each run used: CPU 0 for one host, CPUs 0 and 1 for two).
 
-Run (as root): ``cd /work/main && .venv/bin/python benchmarks/scaling.py --sentences 150000``
+Printed per run: steady sentences/s, the share of executor calls that were host-local in
+the steady state, the bytes executor calls sent across hosts per transferred tuple, the
+bytes Spark's shuffle fetched across hosts per transferred tuple (the driver's Spark UI),
+the core seconds; then each pair's throughput ratio and their median (target at least 1.7).
+
+``--fixed-windows N`` (default 30,000; 0: the sizer on) gives both runs the same windows (N
+sentences per spout task, the window sizer off), so that their steady spans hold the same
+number of windows of the same fixed cost; with the sizer on, each run grows its windows to
+its own throughput.
+
+Run (as root): ``cd /work/main && PYTHONPATH=src:benchmarks .venv/bin/python
+benchmarks/scaling.py`` (the defaults are the recorded measurement's: three pairs of
+4,000,000-sentence runs, about 30 minutes)
 with ``TEST_HOSTS_SUBNET``/``_BRIDGE``/``_PREFIX``/``_DIR`` to keep off other test hosts.
 """
 
@@ -49,6 +62,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _cpu_speed import CpuSpeedProbe, wait_for_readings
 from _host_cpu import HostCpuSampler, namespace_pids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,29 +74,37 @@ CPU = {"B": "0", "C": "1"}
 PREFIX = os.environ.get("TEST_HOSTS_PREFIX", "ss")
 NAMESPACES = {host: f"{PREFIX}{host}" for host in ("A", "B", "C")}
 TOPOLOGY = "_wordcount_topology:WordCountScaling"
-STEADY_FROM, STEADY_TO = 0.2, 0.8
+STEADY_FROM, STEADY_TO = 0.5, 0.95
+"""The steady span's default bounds, as shares of the run's acked sentences."""
+JIT_THREADS = ":jvm thread:C# CompilerThre"
+"""The executor JVMs' JIT compiler threads (C1 and C2), as ``_host_cpu`` names them."""
 TARGET_RATIO = 1.7
+SHOWN_THREAD_SECONDS = 0.1
+"""A JVM thread's row is printed from this many core seconds in either run."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sentences", type=int, default=150_000,
+    parser.add_argument("--sentences", type=int, default=2_000_000,
                         help="sentences per spout task (two spout tasks)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--window-ms", type=int, default=None, help="topology.window.ms")
     parser.add_argument("--buffer", type=int, default=None,
                         help="topology.spout.buffer.size (sentences a spout task takes per window)")
-    parser.add_argument("--fixed-windows", type=int, default=None, metavar="N",
+    parser.add_argument("--fixed-windows", type=int, default=30_000, metavar="N",
                         help="windows of N sentences per spout task in both runs: the window "
                              "sizer off (topology.window.target.latency.ms=0), "
-                             "topology.spout.buffer.size=N")
+                             "topology.spout.buffer.size=N; 0: the sizer on")
     parser.add_argument("--driver-cpu", default="0",
                         help="CPU for the driver and Spark master on A in both runs ('none')")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="one more topology conf entry (spark.* too) for both runs; "
                              "repeatable")
-    parser.add_argument("--pairs", type=int, default=1,
+    parser.add_argument("--steady", type=float, nargs=2, default=(STEADY_FROM, STEADY_TO),
+                        metavar=("FROM", "TO"),
+                        help="the steady span, as shares of the acked sentences")
+    parser.add_argument("--pairs", type=int, default=3,
                         help="one-host and two-host runs, this many times in turn")
     return parser.parse_args(argv)
 
@@ -126,7 +148,7 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
         common += ["-c", f"topology.window.ms={args.window_ms}"]
     if args.buffer is not None:
         common += ["-c", f"topology.spout.buffer.size={args.buffer}"]
-    if args.fixed_windows is not None:
+    if args.fixed_windows:
         # the sizer grows each run's windows to its own throughput (measured: 11-13 s windows
         # on one host against 5-8 s on two), so the runs' fixed costs per window differed and
         # their steady spans held 3-4 windows each: fixed, equal windows compare like with like
@@ -136,11 +158,20 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
         common += ["-c", entry]
     processes: list[subprocess.Popen[bytes]] = []
     load_before = os.getloadavg()[0]
-    with HostCpuSampler(NAMESPACES) as sampler:
+    with CpuSpeedProbe(sorted(CPU.values())) as probe, HostCpuSampler(NAMESPACES) as sampler:
+        wait_for_readings(probe)
         _launch_and_wait(name, hosts, args, folder, common, total, processes)
     # the machine's other work shares the two cores: say how busy it was
-    result = figures(folder, total)
-    result["steady_core_seconds"] = sampler.between(*result.pop("steady_span"))
+    result = figures(folder, total, args.steady)
+    span = result.pop("steady_span")
+    result["steady_core_seconds"] = sampler.between(*span)
+    speeds = probe.between(*span)
+    result["cpu_speed"] = speeds
+    used = [speeds[CPU[host]] for host in hosts]
+    # throughput per unit of CPU speed: what the run would do on CPUs of the probe's speed
+    result["run_cpu_speed"] = (sum(used) / len(used)  # type: ignore[arg-type]
+                               if all(speed for speed in used) else None)
+    result["jit_core_seconds_by_tenth"] = jit_by_tenth(sampler, folder, total)
     return {**result, "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
@@ -179,11 +210,26 @@ def _launch_and_wait(name: str, hosts: list[str], args: argparse.Namespace, fold
                 process.wait(10)
 
 
-def figures(folder: Path, total: int) -> dict[str, Any]:
+def jit_by_tenth(sampler: HostCpuSampler, folder: Path, total: int) -> list[float]:
+    """The executor JVMs' JIT compiler core seconds (all hosts) in each tenth of the acks.
+
+    A young JVM compiles its hot code in its first minutes: this says whether a steady span
+    still holds that warm-up.
+    """
+    polls = [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
+    bounds = [crossing(polls, tenth / 10 * total) for tenth in range(11)]
+    spans = [sampler.between(t0, t1) for t0, t1 in zip(bounds, bounds[1:], strict=False)]
+    return [round(sum(v for k, v in span.items() if k.endswith(JIT_THREADS)), 2)
+            for span in spans]
+
+
+def figures(folder: Path, total: int,
+            steady: tuple[float, float] = (STEADY_FROM, STEADY_TO)) -> dict[str, Any]:
     """Steady-state throughput and locality of one run from the driver's files."""
     polls = [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
     stats = json.loads((folder / "stats.json").read_text())
-    begin, end = crossing(polls, STEADY_FROM * total), crossing(polls, STEADY_TO * total)
+    steady_from, steady_to = steady
+    begin, end = crossing(polls, steady_from * total), crossing(polls, steady_to * total)
     windows = [w for w in stats["recent_windows"] if begin <= w["started"] <= end]
     calls = sum(w["locality"]["calls"] for w in windows)
     local = sum(w["locality"]["host_local_calls"] for w in windows)
@@ -192,9 +238,9 @@ def figures(folder: Path, total: int) -> dict[str, Any]:
     return {
         "steady_span": (begin, end),
         "steady_seconds": end - begin,
-        "steady_sentences": (STEADY_TO - STEADY_FROM) * total,
+        "steady_sentences": (steady_to - steady_from) * total,
         "acked": max(p["acked"] for p in polls),
-        "steady_sentences_per_s": (STEADY_TO - STEADY_FROM) * total / max(end - begin, 1e-9),
+        "steady_sentences_per_s": (steady_to - steady_from) * total / max(end - begin, 1e-9),
         "steady_windows": len(windows),
         "steady_window_median_s": (sorted(w["seconds"] for w in windows)[len(windows) // 2]
                                    if windows else None),
@@ -259,25 +305,42 @@ def pin_host(host: str, cpu: str) -> None:
 
 def report(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     """Each pair's figures side by side, its ratio, and the median ratio."""
-    ratios = []
+    ratios, normalised = [], []
     for n, (one, two) in enumerate(pairs):
         ratio = two["steady_sentences_per_s"] / one["steady_sentences_per_s"]
         ratios.append(ratio)
         print(f"\npair {n}{'':33}{'one host':>14}{'two hosts':>14}")
+        print(f"{'JIT core s by tenth of acks, one host':40}"
+              f"{one['jit_core_seconds_by_tenth']}\n{'... two hosts':40}"
+              f"{two['jit_core_seconds_by_tenth']}")
         for key in ("steady_sentences_per_s", "steady_window_median_s", "steady_windows",
                     "steady_host_local_share", "call_bytes_across_per_tuple",
                     "shuffle_bytes_across_per_tuple", "load_before", "load_after"):
             print(f"{key:40}{_cell(one[key]):>14}{_cell(two[key]):>14}")
-        for key in sorted(set(one["steady_core_seconds"]) | set(two["steady_core_seconds"])):
+        cores_one, cores_two = one["steady_core_seconds"], two["steady_core_seconds"]
+        for key in sorted(set(cores_one) | set(cores_two)):
+            busiest = max(cores_one.get(key, 0.0), cores_two.get(key, 0.0))
+            if ":jvm thread:" in key and busiest < SHOWN_THREAD_SECONDS:
+                continue  # the JVMs' idle threads: dozens of rows of nothing
             print(f"{'core s ' + key:40}{_cell(one['steady_core_seconds'].get(key)):>14}"
                   f"{_cell(two['steady_core_seconds'].get(key)):>14}")
         print(f"throughput ratio two/one: {ratio:.2f}; with each CPU to itself "
               f"(projected from core seconds per sentence): {projected_ratio(one, two):.2f}")
-    median = sorted(ratios)[len(ratios) // 2] if len(ratios) % 2 else (
-        sum(sorted(ratios)[len(ratios) // 2 - 1:len(ratios) // 2 + 1]) / 2)
+        if one["run_cpu_speed"] and two["run_cpu_speed"]:
+            speed_ratio = two["run_cpu_speed"] / one["run_cpu_speed"]
+            normalised.append(ratio / speed_ratio)
+            print(f"the CPUs' speed (probe, sentences per CPU second) one: "
+                  f"{one['run_cpu_speed']:,.0f}, two: {two['run_cpu_speed']:,.0f}; "
+                  f"ratio at equal CPU speed: {ratio / speed_ratio:.2f}")
+    median = _median(ratios)
     verdict = "meets" if median >= TARGET_RATIO else "misses"
     print(f"\nratios {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f} "
           f"({verdict} the {TARGET_RATIO} target)")
+    if normalised:
+        at_equal = _median(normalised)
+        verdict = "meets" if at_equal >= TARGET_RATIO else "misses"
+        print(f"at equal CPU speed: {', '.join(f'{r:.2f}' for r in normalised)}; median "
+              f"{at_equal:.2f} ({verdict} the {TARGET_RATIO} target)")
 
 
 def busiest_cpu_seconds_per_sentence(run: dict[str, Any], hosts: list[str]) -> float:
@@ -301,6 +364,12 @@ def projected_ratio(one: dict[str, Any], two: dict[str, Any]) -> float:
     """
     return (busiest_cpu_seconds_per_sentence(one, ["B"])
             / busiest_cpu_seconds_per_sentence(two, ["B", "C"]))
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _cell(value: Any) -> str:

@@ -1,0 +1,27 @@
+"""benchmarks/_cpu_speed.py: a probe per CPU, its readings by span, nothing left behind."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from _cpu_speed import CpuSpeedProbe, wait_for_readings
+
+
+def test_each_cpu_reports_its_speed_and_the_probes_stop() -> None:
+    with CpuSpeedProbe(["0"], interval=0.05) as probe:
+        wait_for_readings(probe)
+        started, deadline = time.time(), time.monotonic() + 30
+        while len(probe.readings["0"]) < 4:  # a few readings in the span
+            assert time.monotonic() < deadline, "the probe stopped reading"
+            time.sleep(0.01)
+        ended = time.time()
+        processes = list(probe._processes)  # to check they are gone
+    span = probe.between(started - 60, ended)
+    assert span["0"] is not None
+    assert span["0"] > 1000  # sentences per CPU second: any CPU counts thousands
+    assert probe.between(ended + 60, ended + 120) == {"0": None}
+    assert all(process.poll() is not None for process in processes)
