@@ -1,0 +1,37 @@
+"""The pickled form of a checkpoint part: a format number, then the part's fields.
+
+Example:
+    >>> blob = dump_versioned(3, {"a": 1}, [2])
+    >>> load_versioned(blob, 3, 2, "a part")
+    [{'a': 1}, [2]]
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from sparkstorm.checkpoint.errors import CheckpointError
+
+
+def dump_versioned(version: int, *fields: Any) -> bytes:
+    """Pickle ``fields`` after the format number ``version``."""
+    return pickle.dumps([version, *fields], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_versioned(blob: bytes, version: int, count: int, what: str) -> list[Any]:
+    """The ``count`` fields :func:`dump_versioned` pickled with ``version``.
+
+    Raises:
+        CheckpointError: ``CHECKPOINT_CORRUPT`` naming ``what`` for bytes of another kind or
+            format.
+    """
+    try:
+        found, *fields = list(pickle.loads(blob))
+    except Exception as exc:
+        msg = f"{what} cannot be read ({type(exc).__name__}: {exc})"
+        raise CheckpointError(msg, code="CHECKPOINT_CORRUPT") from exc
+    if found != version or len(fields) != count:
+        msg = f"{what} has format {found!r} with {len(fields)} fields, not {version}"
+        raise CheckpointError(msg, code="CHECKPOINT_CORRUPT")
+    return list(fields)

@@ -1,0 +1,1 @@
+"""The ``sparkstorm`` command line."""

@@ -1,0 +1,54 @@
+"""``sparkstorm``: the command line entry point, one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from sparkstorm.cli import (
+    daemons,
+    dev_zookeeper,
+    monitor,
+    quickstart,
+    run,
+    submit,
+    topology_actions,
+)
+from sparkstorm.errors import SparkstormError
+from sparkstorm.web import cli as ui
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(prog="sparkstorm", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run.register(commands)
+    submit.register(commands)
+    quickstart.register(commands)
+    topology_actions.register(commands)
+    monitor.register(commands)
+    daemons.register(commands)
+    dev_zookeeper.register(commands)
+    ui.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the subcommand, turn our errors into a message and exit code 2."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    try:
+        return int(args.handler(args))
+    except SparkstormError as exc:
+        print(f"sparkstorm {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

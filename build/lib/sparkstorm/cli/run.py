@@ -1,0 +1,238 @@
+"""``sparkstorm run [FILE]``: run a topology on Spark local mode (Storm's ``storm local``).
+
+FILE is a Python topology file, a Storm Flux ``.yaml`` file, or nothing in a streamparse
+project's root (see :mod:`sparkstorm.cli.target`). Shows a live progress line and the
+executors' log lines (kept in a folder it names, see :mod:`sparkstorm.cli.logs`), stops
+after ``--time`` seconds or at Ctrl-C with a clean shutdown, then prints a table per
+component.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from sparkstorm.cli.logs import LOG_DIR_KEY, LogFollower, executor_logs, run_log_dir
+from sparkstorm.cli.target import add_target_arguments, resolve_target
+from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.errors import SparkstormError, TopologyError
+from sparkstorm.topology.topology import Topology
+
+
+def register(commands: Any) -> None:
+    """Add the ``run`` subcommand."""
+    parser = commands.add_parser("run", help="run a topology on Spark local mode")
+    add_target_arguments(parser)
+    parser.add_argument("-t", "--time", type=float, default=None,
+                        help="stop after this many seconds (default: at Ctrl-C)")
+    parser.set_defaults(handler=run_command)
+
+
+def load_topology_file(path: str, class_name: str | None) -> type[Topology]:
+    """Import ``path`` as a module named after the file and return its Topology class.
+
+    The file's folder goes first on ``sys.path`` so that executor processes, which get our
+    ``sys.path``, import its components by the same module name.
+
+    Raises:
+        TopologyError: ``TOPOLOGY_FILE_NOT_FOUND``, ``NO_TOPOLOGY_IN_FILE`` or
+            ``AMBIGUOUS_TOPOLOGY``.
+    """
+    file = Path(path).resolve()
+    if not file.is_file():
+        msg = f"topology file {path!r} does not exist; give the path of a .py file"
+        raise TopologyError(msg, code="TOPOLOGY_FILE_NOT_FOUND")
+    module = _import_file(file)
+    found = {n: c for n, c in vars(module).items()
+             if isinstance(c, type) and issubclass(c, Topology) and c is not Topology
+             and c.__module__ == module.__name__}
+    if class_name is not None:
+        if class_name not in found:
+            msg = (f"{path}: no Topology subclass named {class_name!r}; "
+                   f"found {sorted(found) or 'none'}")
+            raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
+        return found[class_name]
+    if not found:
+        msg = f"{path}: defines no Topology subclass; declare one (class T(Topology): ...)"
+        raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
+    if len(found) > 1:
+        msg = f"{path} defines several topologies {sorted(found)}; pick one with --topology"
+        raise TopologyError(msg, code="AMBIGUOUS_TOPOLOGY")
+    return next(iter(found.values()))
+
+
+def _import_file(file: Path) -> ModuleType:
+    """Import ``file``; a broken file is a ``TopologyError`` naming where, not a traceback.
+
+    Raises:
+        TopologyError: ``TOPOLOGY_FILE_SYNTAX_ERROR`` or ``TOPOLOGY_FILE_IMPORT_FAILED``.
+    """
+    sys.path.insert(0, str(file.parent))
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    if spec is None or spec.loader is None:  # not a Python source file
+        from sparkstorm.cli.target import describe_unsupported
+
+        raise TopologyError(describe_unsupported(file), code="UNSUPPORTED_TOPOLOGY_FILE")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except SparkstormError:
+        raise  # already says what and where (e.g. a BasicBolt that turns acking off)
+    except SyntaxError as exc:
+        msg = (f"{exc.filename or file}:{exc.lineno}: {exc.msg}; "
+               "fix the syntax error and run again")
+        raise TopologyError(msg, code="TOPOLOGY_FILE_SYNTAX_ERROR") from exc
+    except Exception as exc:  # any error while importing the user's file
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        msg = (f"{file}: importing it raised {type(exc).__name__}: {exc} "
+               f"(at {frame.filename}:{frame.lineno}); fix the file or install what it "
+               "imports in this Python environment")
+        raise TopologyError(msg, code="TOPOLOGY_FILE_IMPORT_FAILED") from exc
+    return module
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
+    from sparkstorm.engine.session import stop_spark_jvm
+    from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
+
+    cli_conf = parse_cli_overrides(args.config)
+    load_config(cli=cli_conf)  # fail on bad values before anything is imported or started
+    target = resolve_target(args, submitting=False)
+    name = target.name
+    console = Console(width=max(Console().width, 140))
+    for warning in target.warnings:
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False,
+                      soft_wrap=True)
+    log_dir = run_log_dir(load_config(cli=cli_conf, topology=target.spec.config), name)
+    follower = LogFollower(log_dir)
+    stop = threading.Event()
+    with LocalCluster(conf=cli_conf) as cluster:
+        console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
+                      f"({target.label}) on Spark local mode ...")
+        runner = cluster.submit_topology(name, replace(target.spec, config={
+            **target.spec.config, LOG_DIR_KEY: str(log_dir)}))
+        console.print(f"executor logs (components' self.logger lines) in {log_dir}:",
+                      markup=False, highlight=False, soft_wrap=True)
+        for line in executor_logs(log_dir, runner.plan.executors):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"Spark UI: {runner.spark_ui_url or 'off (spark.ui.enabled: false)'}",
+                      highlight=False, soft_wrap=True)
+        # after Spark started: PySpark's own SIGINT handler would cancel the running job
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        started = time.monotonic()
+        show = _live_display(console)
+        with show as display:
+            while not stop.wait(0.25):
+                _print_log_lines(console, follower)
+                display.update(progress_line(runner.stats.summary(),
+                                             time.monotonic() - started))
+                if runner.failure is not None or (args.time and
+                                                  time.monotonic() - started >= args.time):
+                    break
+        console.print("stopping: deactivating spouts and letting in-flight tuples finish ...")
+        cluster.kill_topology(name)
+        summary = runner.stats.summary()
+    _print_log_lines(console, follower)
+    stop_spark_jvm()  # return only once Spark's JVM is gone (make demo, scripts, tests)
+    console.print(summary_table(summary, time.monotonic() - started))
+    console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False,
+                  soft_wrap=True)
+    if runner.failure is not None:
+        console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
+        return 1
+    return 0
+
+
+def _print_log_lines(console: Console, follower: LogFollower) -> None:
+    for line in follower.new_lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+class _PlainProgress:
+    """Progress for a pipe or a CI log: one plain line every few seconds."""
+
+    def __init__(self, console: Console, every: float = 2.0) -> None:
+        self.console, self.every, self.last = console, every, 0.0
+
+    def __enter__(self) -> _PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, line: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _live_display(console: Console) -> Any:
+    """A live-updating line on a terminal, periodic plain lines otherwise."""
+    if console.is_terminal:
+        return Live(console=console, refresh_per_second=4, transient=False)
+    return _PlainProgress(console)
+
+
+def _spout_totals(summary: dict[str, Any]) -> tuple[int, int, int, float | None]:
+    emitted = acked = failed = 0
+    latency = None
+    for component in summary["components"].values():
+        if component.get("complete_latency_ms") is not None or component["executed"] == 0:
+            emitted += component["emitted"]
+            acked += component["acked"]
+            failed += component["failed"]
+            latency = component.get("complete_latency_ms") or latency
+    return emitted, acked, failed, latency
+
+
+def progress_line(summary: dict[str, Any], elapsed: float) -> str:
+    """One line: windows, tuples/s over the recent windows, acked, failed, latency."""
+    recent = summary["recent_windows"]
+    seconds = (recent[-1]["started"] + recent[-1]["seconds"] - recent[0]["started"]) \
+        if recent else 0.0
+    tuples = sum(c.get("transferred", 0) for w in recent for c in w["components"].values())
+    rate = tuples / seconds if seconds > 0 else 0.0
+    _, acked, failed, latency = _spout_totals(summary)
+    latency_text = f"{latency:.0f} ms" if latency is not None else "-"
+    return (f"[{elapsed:6.1f}s] windows {summary['windows']:>5}  tuples/s {rate:>10,.0f}  "
+            f"acked {acked:>10,}  failed {failed:>7,}  complete latency {latency_text}  "
+            f"restarts {summary['executor_restarts']}")
+
+
+def summary_table(summary: dict[str, Any], elapsed: float) -> Table:
+    """Per-component totals, as Storm UI's spouts and bolts tables."""
+    table = Table(title=f"{summary['windows']} windows in {elapsed:.1f} s")
+    for column in ("component", "emitted", "transferred", "executed", "acked", "failed",
+                   "execute ms", "complete ms (avg / p50 / p99)", "last error"):
+        table.add_column(column, justify="left" if column in ("component", "last error")
+                         else "right")
+    for name, c in summary["components"].items():
+        error = summary["last_errors"].get(name, {}).get("error", "")
+        table.add_row(name, f"{c['emitted']:,}", f"{c['transferred']:,}", f"{c['executed']:,}",
+                      f"{c['acked']:,}", f"{c['failed']:,}", _ms(c["execute_latency_ms"]),
+                      " / ".join(_ms(c[k]) for k in ("complete_latency_ms",
+                                                     "complete_latency_p50_ms",
+                                                     "complete_latency_p99_ms")),
+                      error.strip().splitlines()[-1][:60] if error else "")
+    return table
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}" if value < 1 else f"{value:.1f}"

@@ -1,0 +1,36 @@
+"""Running Nimbus.
+
+Open the state, start the cleaner and the monitor, serve the API with uvicorn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import uvicorn
+
+from sparkstorm.cluster.nimbus.api import create_app
+from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.token import load_or_create_token
+from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.config import conf_int, conf_str
+
+logger = logging.getLogger(__name__)
+
+
+def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbus,
+                                                                          uvicorn.Server]:
+    """A Nimbus with its monitor started, and the uvicorn server to run.
+
+    ``server.run()`` blocks until SIGINT/SIGTERM.
+    """
+    nimbus = Nimbus(conf, state)
+    app = create_app(nimbus, load_or_create_token(conf))
+    host, port = conf_str(conf, "nimbus.host"), conf_int(conf, "nimbus.port")
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            access_log=False, lifespan="off")
+    nimbus.cleaner.start()  # first round now: killed topologies' leftovers go at start
+    nimbus.assigner.start()
+    logger.info("nimbus listening on http://%s:%s", host, port)
+    return nimbus, uvicorn.Server(config)

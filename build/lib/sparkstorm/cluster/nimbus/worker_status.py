@@ -1,0 +1,47 @@
+"""Whether a topology's workers run, start or fail to start (``workerStatus``).
+
+The field is in the topology summary and page. Storm shows such a worker as failing; the
+topology's ``status`` stays ACTIVE, which is the user's order, not the workers' state.
+
+A worker that cannot start its topology (``EXECUTOR_START_FAILED``, a component whose class
+is not found on that host...) sends a last heartbeat with ``start_failure``; Nimbus keeps it
+while the supervisor's next attempts start (see :mod:`.umbilical`), until one runs windows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkstorm.cluster.nimbus.ui_stats import WorkerBeat
+
+RUNNING, STARTING, FAILING = "RUNNING", "STARTING", "FAILING"
+
+
+def worker_row_status(worker: WorkerBeat) -> str:
+    """One worker's status: FAILING, RUNNING or STARTING.
+
+    FAILING: its last start failed; RUNNING: it runs windows; STARTING: no heartbeat yet, or
+    Spark and the executors are starting.
+    """
+    if isinstance(worker.stats.get("start_failure"), dict):
+        return FAILING
+    return RUNNING if worker.stats.get("windows") else STARTING
+
+
+def topology_worker_status(beats: list[WorkerBeat]) -> dict[str, Any]:
+    """The topology's ``workerStatus`` and ``workerStatusDetail``.
+
+    The status is the worst of the workers' (FAILING, STARTING, RUNNING; STARTING with no
+    worker assigned yet); the detail says why, for FAILING.
+    """
+    statuses = [worker_row_status(worker) for worker in beats]
+    if FAILING in statuses:
+        worker = beats[statuses.index(FAILING)]
+        failure = worker.stats["start_failure"]
+        last_line = str(failure.get("error") or "").strip().splitlines()[-1:] or [""]
+        detail = (f"worker {worker.worker_id} failed to start "
+                  f"{int(failure.get('failures') or 1)} time(s): component "
+                  f"{failure.get('component')}: {failure.get('code')}: {last_line[0]}")
+        return {"workerStatus": FAILING, "workerStatusDetail": detail[:500]}
+    status = RUNNING if statuses and all(s == RUNNING for s in statuses) else STARTING
+    return {"workerStatus": status, "workerStatusDetail": ""}

@@ -1,0 +1,5 @@
+"""streamparse's ``streamparse.dsl.topology``."""
+
+from sparkstorm.topology.topology import Topology, TopologyType
+
+__all__ = ["Topology", "TopologyType"]

@@ -1,0 +1,777 @@
+"""The driver: a topology's Spark driver, running one Spark job per window over the DAG.
+
+Window ``w`` is one job: the spout stage (one partition per spout executor, its input the
+acker's verdicts from window ``w-1``), then one stage per DAG level (one partition per bolt
+executor), each fed through Spark's shuffle with an identity partitioner on the target
+executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.WindowMeta`:
+acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
+and feeds window ``w+1``. The driver also hosts the acker and the executor pool.
+
+With ``topology.window.overlap`` (the default), window ``w+1``'s job starts once window
+``w``'s spout stage is done and the minimum window length has passed, so two windows run at
+once (``_run_overlapped``); results are still absorbed in window order, so verdicts and
+cycle deliveries reach a window one later than without, and every executor serves its
+windows in order (``engine.window_turns``).
+
+With ``topology.checkpoint.windows`` set, the driver takes checkpoints at window
+boundaries and rolls the whole topology back to the last committed one when an executor
+restarts, is lost or a window's job fails for good (``engine.checkpointing``); without,
+a failure fails the trees it touched and the spouts replay them (at least once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
+from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.engine.acking import Acker, Verdicts
+from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
+from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.endpoint_lookup import EndpointLookup
+from sparkstorm.engine.executor_checkpoint import part_name
+from sparkstorm.engine.locality import CallLocality
+from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
+from sparkstorm.engine.placement import Placement
+from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.replan import PartLayouts, Replanning
+from sparkstorm.engine.rollback_calls import await_window, restore_executor
+from sparkstorm.engine.session import cache_jvm_lookups, get_spark
+from sparkstorm.engine.stacks import executor_stacks, own_stacks
+from sparkstorm.engine.stage import DRIVER, StageInfo
+from sparkstorm.engine.stats import ComponentCounters
+from sparkstorm.engine.ticks import TickSchedule
+from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.window_counts import joined_roots, window_counters
+from sparkstorm.engine.window_job import (
+    FIRST_STAGE_POLL_SECONDS,
+    WindowJob,
+    counting_tasks,
+    first_stage_done,
+    release_on_end,
+    spout_stage_counter,
+    submit_window_job,
+    wait_for_job,
+)
+from sparkstorm.engine.window_size import WindowSizer
+from sparkstorm.errors import EngineError, shorten_error
+from sparkstorm.topology.spec import TopologySpec
+
+logger = logging.getLogger(__name__)
+
+
+WORKDIR_PREFIX = "sparkstorm-"
+"""Driver folders (executor sockets, plan) are ``<tmp>/sparkstorm-<pid>-<random>``: short,
+because Unix socket paths are limited to about 100 bytes."""
+
+
+def remove_stale_workdirs() -> None:
+    """Remove driver folders whose process is gone (a SIGKILLed driver cannot clean up)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
+        pid = path.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+MOVED_WARN_SECONDS = 30.0
+"""How often the driver says it still waits for moved executors' new endpoints."""
+
+SKIP_TIMEOUT_SECONDS = 5.0
+"""Bound on telling one executor that a window's job failed (``_skip_failed``)."""
+
+
+class TopologyDriver(Replanning):
+    """Runs one topology: executor processes, the window loop and its statistics.
+
+    Args:
+        name: the topology's name.
+        spec: what it runs.
+        conf: its effective conf.
+        topology_id: the id its checkpoints are kept under, so that a restarted driver
+            resumes from them (a cluster worker passes Nimbus's topology id); None: a
+            one-off run whose checkpoints are removed when it stops.
+        hosted: the executors this driver's process runs (None: all of them); the others
+            run in other workers, whose endpoints come through :meth:`set_remote_endpoints`.
+        token: the topology's token, shared with those workers (None: a new one).
+    """
+
+    def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any],
+                 topology_id: str | None = None, *, hosted: set[int] | None = None,
+                 token: str | None = None) -> None:
+        self.name = name
+        self.conf = conf
+        self.plan = ExecutionPlan(spec, conf)
+        remove_stale_workdirs()
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+        self._one_off = topology_id is None
+        self.checkpoint_id = topology_id or f"{name}-{time.time_ns()}"
+        self.checkpoints = self._coordinator()
+        self.pool = ExecutorPool(self.plan, name, self.workdir,
+                                 self.checkpoint_id if self.checkpoints else None,
+                                 hosted=hosted, token=token)
+        self.pool.on_startup_error = self._startup_error
+        self.acker = Acker(self.plan.acker_tasks,
+                           conf_float(conf, "topology.message.timeout.secs"))
+        self.ticks = TickSchedule(self.plan)
+        self.window = 0
+        self.active = True
+        self.window_size = self._window_sizer()
+        self.window_seconds = self.window_size.period_seconds
+        self.stats = TopologyStats(
+            conf_int(conf, "topology.stats.window.count"),
+            {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
+             for e in self.plan.executors},
+            self.window_seconds)
+        self.stop_requested = threading.Event()
+        self.stopped = threading.Event()
+        self.failure: BaseException | None = None
+        self._verdicts = Verdicts()
+        self._fail_all = False
+        self._deliveries: dict[int, list[bytes]] = {}
+        self._thread: threading.Thread | None = None
+        # two: with overlap, a window's job and the next one's run at once
+        self._job_threads = ThreadPoolExecutor(2, thread_name_prefix=f"window-{name}")
+        self._in_flight_job: WindowJob | None = None
+        self.overlapping = False
+        """Whether windows overlap (decided at :meth:`start`: ``_may_overlap``)."""
+        self.overlapped_windows = 0
+        """Windows whose job started while the previous window's job still ran."""
+        self._spark: Any = None
+        self._owns_spark = False
+        self.lookup: EndpointLookup | None = None
+        """Where Spark tasks ask for a moved executor's address (when other workers run
+        executors; started with the driver)."""
+        self._stages = self._stage_infos()
+        self._stages_version = self._endpoints_state()
+        self.placement = Placement(str(conf.get("spark.master") or "local"))
+        """Where each window's Spark tasks should run (set again from the session at start)."""
+        # a driver restarted on a cluster resumes from its topology's committed checkpoint
+        self._needs_rollback = (self.checkpoints is not None
+                                and self.checkpoints.store.latest_committed() is not None)
+        self._seen_restarts = 0
+        self._rehost_wanted: set[int] | None = None
+        """Executors a rebalance wants this process to run (:meth:`rehost`)."""
+        self._rehost_cancelled: set[int] | None = None
+        """The rehost whose windows in flight were cancelled already."""
+        # new executor counts the window loop takes before its next window (replan), and
+        # which executor held each task at each checkpoint taken (engine.replan)
+        self._replan_wanted: dict[str, int] | None = None
+        self.part_layouts = PartLayouts()
+        self.failed_jobs = 0
+        """Windows whose Spark job failed for good."""
+        self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
+        """Errors not yet taken by a reporter, oldest first, as
+        ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
+        must not grow it without end)."""
+
+    def _coordinator(self) -> CheckpointCoordinator | None:
+        every = conf_int(self.conf, "topology.checkpoint.windows")
+        if every <= 0:
+            return None
+        store = CheckpointStore(checkpoint_root(self.conf), self.checkpoint_id)
+        return CheckpointCoordinator(every, store, [part_name(e.gid)
+                                                    for e in self.plan.executors])
+
+    def _window_sizer(self) -> WindowSizer:
+        spouts = [e.gid for e in self.plan.executors
+                  if self.plan.components[e.component].kind == "spout"]
+        conf = self.conf
+        auto_pending = (conf_bool(conf, "topology.spout.pending.auto")
+                        and conf_optional_int(conf, "topology.max.spout.pending") is None)
+        timeout = (conf_float(conf, "topology.message.timeout.secs")
+                   if conf_bool(conf, "topology.enable.message.timeouts") else 0.0)
+        return WindowSizer(conf_int(conf, "topology.window.target.latency.ms"),
+                           conf_int(conf, "topology.window.ms"),
+                           conf_int(conf, "topology.spout.buffer.size"), spouts,
+                           conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
+                           timeout, conf_int(conf, "topology.spout.buffer.max.bytes"))
+
+    def _size_next_windows(self, started: float, job_seconds: float,
+                           metas: list[WindowMeta]) -> None:
+        """Tell the window sizer what the spout executors handed over to this window."""
+        spouts = [m for m in metas if m.gid in self.window_size.spouts and not m.lost]
+        self.window_size.observe(
+            job_seconds, {m.gid: m.stats.buffered for m in spouts},
+            {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started,
+            {m.gid: m.stats.buffered_bytes for m in spouts})
+
+    def _startup_error(self, error: ComponentError) -> None:
+        """An executor failed in ``initialize``: report it now, not when a window ends.
+
+        The window waits for that executor to come back.
+        """
+        logger.error("topology %s component %s failed to start:\n%s", self.name,
+                     error.component, error.error)
+        self._error(error)
+
+    def _error(self, error: ComponentError) -> None:
+        """Keep ``error`` as its component's last and queue it for whoever reports errors.
+
+        The cluster worker sends them to Nimbus.
+        """
+        # a megabyte message must not ride every heartbeat
+        reported = shorten_error(error.to_wire())
+        self.stats.last_errors[error.component] = reported
+        self.reported_errors.append(reported)
+
+    def stack_traces(self) -> str:
+        """The driver's threads and every executor's, as text (Apex's stack trace request)."""
+        parts = [f"=== driver (pid {os.getpid()}) ===\n{own_stacks()}"]
+        pids = self.pool.pids()
+        for gid, text in sorted(executor_stacks(pids, self.pool.sockets).items()):
+            component = self.plan.executors[gid].component
+            parts.append(f"=== executor {gid} ({component}, pid {pids[gid]}) ===\n{text}")
+        return "\n".join(parts)
+
+    @property
+    def spark_ui_url(self) -> str | None:
+        """The Spark UI of this topology's Spark application (None when disabled)."""
+        if self._spark is None:
+            return None
+        return self._spark.sparkContext.uiWebUrl  # type: ignore[no-any-return]
+
+    def _stage_infos(self) -> list[StageInfo]:
+        levels = {e.gid: e.level for e in self.plan.executors}
+        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
+        answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
+        components = {e.gid: e.component for e in self.plan.executors}
+        lookup = self.lookup.address if self.lookup is not None else None
+        chained = self.plan.chained
+        roots = {gid: self.plan.chain_root(gid) for gids in chained.values() for gid in gids}
+        return [StageInfo(level, tuple(gids), levels, self.pool.endpoints, self.pool.token,
+                          timeout, answer, components, lookup=lookup,
+                          pids=dict(self.pool.remote_pids),
+                          chained={g: chained[g] for g in chained if levels[g] == level},
+                          roots={g: r for g, r in roots.items() if levels[g] == level})
+                for level, gids in enumerate(self.plan.stages)]
+
+    def _endpoints_state(self) -> tuple[int, tuple[tuple[int, int], ...]]:
+        """What the stages hold of the endpoint map: rebuilt when it changes."""
+        return self.pool.endpoints_version, tuple(sorted(self.pool.remote_pids.items()))
+
+    def _start_lookup(self) -> None:
+        """Answer the Spark tasks' "where is executor G now" when other workers run some."""
+        if len(self.pool.sockets) < len(self.plan.executors):
+            self.lookup = EndpointLookup(self.pool.host, self.pool.token, self.pool.where)
+            self._stages = self._stage_infos()
+
+    def _note_refreshed(self, window: int, gid: int, call: Any) -> None:
+        """Log a call of window ``window`` that followed executor ``gid`` to a new address."""
+        refreshed = call[2:][0] if call is not None and call[2:] else None
+        if refreshed:
+            logger.warning("topology %s: window %d: executor %d was not at the window's "
+                           "address; its call was retried at the refreshed one (%s)",
+                           self.name, window, gid, ", ".join(refreshed))
+
+    # -- life cycle -------------------------------------------------------------------
+    def start(self, spark: Any = None) -> None:
+        """Start the executors and the window loop in a background thread."""
+        if spark is None:
+            spark, self._owns_spark = get_spark(self.conf, f"sparkstorm-{self.name}")
+        self._spark = spark
+        cache_jvm_lookups()  # each window's RDD asks the JVM for the same classes
+        self.placement = Placement(str(spark.sparkContext.master))
+        try:
+            self.pool.start()
+            self._wait_for_endpoints()
+            self._start_lookup()
+        except BaseException:
+            self._close()  # the pool stopped its executors; the folder and Spark go too
+            raise
+        self.overlapping = self.window_size.overlapping = self._may_overlap()
+        self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]],
+                             tags: dict[int, str] | None = None) -> None:
+        """Where other workers' executors answer now, and their pids (``tags``: plans).
+
+        The stages of the next window call them there; a window already running finds a
+        moved executor through the endpoint lookup (connection refresh, ``engine.stage``).
+        """
+        self.pool.set_remote(reported, tags)
+
+    def rehost(self, hosted: set[int]) -> None:
+        """Run exactly the executors ``hosted`` in this process from the next window on.
+
+        A rebalance that keeps this driver's worker moved executors to or from it. The
+        window loop applies it between windows (:meth:`_follow_rehost`); the executors
+        that stay, spouts included, keep running.
+
+        Executors that arrive here come from a worker the rebalance took away: the windows
+        in flight that call them at their old address would wait for it until
+        ``topology.executor.start.timeout.secs``, on every retry of their Spark tasks. So
+        those windows are cancelled now: they fail, and their trees replay (Storm's
+        meaning of tuples in flight to an executor that went away).
+        """
+        wanted = set(hosted)
+        self._rehost_wanted = wanted
+        arriving = wanted - set(self.pool.sockets)
+        # the worker repeats the order at each heartbeat until the loop applied it: once
+        if arriving and self._spark is not None and wanted != self._rehost_cancelled:
+            self._rehost_cancelled = wanted
+            logger.warning("topology %s: executors %s move here from a worker that is going "
+                           "away; cancelling the windows in flight (their trees replay)",
+                           self.name, sorted(arriving))
+            self._spark.sparkContext.cancelAllJobs()
+
+    def _follow_rehost(self) -> None:
+        """Apply a wanted rehost: end the window in flight, move executors, await them.
+
+        Called by the window loop before it starts a window. The executors that left are
+        closed here and started by their new worker; the next window waits until that
+        worker reported where they answer (through Nimbus's heartbeat answers).
+        """
+        wanted, self._rehost_wanted = self._rehost_wanted, None
+        if wanted is None or wanted == set(self.pool.sockets):
+            return
+        self._finish_in_flight()
+        self.pool.rehost(wanted)
+        waited, warned = time.monotonic(), 0.0
+        while self.pool.missing() and not self.stop_requested.wait(0.1):
+            if time.monotonic() - waited - warned > MOVED_WARN_SECONDS:
+                warned = time.monotonic() - waited
+                logger.warning("topology %s: executors %s moved to other workers and have "
+                               "not reported where they answer for %.0f s", self.name,
+                               self.pool.missing(), warned)
+
+    def _wait_for_endpoints(self) -> None:
+        """Wait until every executor run by another worker has reported where it answers.
+
+        Raises:
+            EngineError: ``EXECUTOR_START_FAILED`` when some did not within
+                ``topology.executor.start.timeout.secs``.
+        """
+        deadline = time.monotonic() + conf_float(self.conf,
+                                                 "topology.executor.start.timeout.secs")
+        while self.pool.missing():
+            if time.monotonic() > deadline:
+                missing = ", ".join(f"{gid} ({self.plan.executors[gid].component})"
+                                    for gid in self.pool.missing())
+                msg = (f"topology {self.name}: executors {missing} run in other workers and "
+                       "did not report where they answer within "
+                       "topology.executor.start.timeout.secs; see those workers' logs")
+                raise EngineError(msg, code="EXECUTOR_START_FAILED")
+            self.stop_requested.wait(0.1)
+
+    def _loop(self) -> None:
+        try:
+            while not self.stop_requested.is_set():
+                if self._rollback_due() and not self._roll_back():
+                    self.stop_requested.wait(1.0)  # an executor could not restore: again
+                    continue
+                self._follow_rehost()
+                self._follow_replan()
+                if self._rollback_due():  # a replan with checkpoints rolls back
+                    continue
+                if self.overlapping:
+                    self._run_overlapped()
+                    continue
+                started = time.monotonic()
+                self.run_window()
+                self.stop_requested.wait(self.window_size.period_seconds
+                                         - (time.monotonic() - started))
+            self._finish_in_flight()
+            self._drain()
+        except BaseException as exc:
+            self.failure = exc
+            logger.exception("topology %s: window loop stopped", self.name)
+        finally:
+            self._close()
+
+    def _drain(self) -> None:
+        """Clean shutdown: deactivate spouts, let in-flight trees finish up to a bound."""
+        self.active = False
+        deadline = time.monotonic() + conf_float(self.conf, "topology.shutdown.timeout.secs")
+        self.run_window()
+        while self._in_flight() and time.monotonic() < deadline:
+            self.run_window()
+
+    def _in_flight(self) -> bool:
+        """Whether trees are open or verdicts and deliveries still wait for a window."""
+        verdicts = self._verdicts
+        return bool(self.acker.open_trees or self._deliveries or verdicts.ack or verdicts.fail
+                    or verdicts.reset)
+
+    def _close(self) -> None:
+        self._job_threads.shutdown(wait=False, cancel_futures=True)
+        if self.lookup is not None:
+            self.lookup.close()
+        self.pool.stop()
+        if self._owns_spark and self._spark is not None:
+            self._spark.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.checkpoints is not None and self._one_off:  # nobody resumes a one-off run
+            with contextlib.suppress(OSError):
+                self.checkpoints.store.fs.rm(self.checkpoints.store.base, recursive=True)
+        self.stopped.set()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Shut down cleanly and wait until every process is gone."""
+        self.stop_requested.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def set_active(self, active: bool) -> None:
+        """Activate or deactivate the spouts from the next window on."""
+        self.active = active
+
+    # -- one window -------------------------------------------------------------------
+    def run_window(self) -> None:
+        """Run window ``self.window`` as one Spark job and absorb its result."""
+        self._end_window(self._start_window())
+
+    def _start_window(self, overlapped: bool = False) -> WindowJob:
+        """Submit window ``self.window``'s Spark job; it runs in one of the job threads.
+
+        Args:
+            overlapped: the previous window may still run: every request names it
+                (``after``), so that each executor serves the two in order.
+        """
+        window, started = self.window, time.time()
+        self.window += 1
+        sc = self._spark.sparkContext
+        group = f"{self.name}-{window}"
+        if self._stages_version != self._endpoints_state():  # an executor moved
+            self._stages_version = self._endpoints_state()
+            self._stages = self._stage_infos()
+        flags = self._window_flags(window)
+        if overlapped:
+            flags["after"] = window - 1
+        first = self._stages[0]
+        spout_tasks, first_stage = spout_stage_counter(sc, len(first.gids))
+        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
+                                        flags, partial(_counted, spout_tasks))
+        future = submit_window_job(self._job_threads, sc, rdd, group,
+                                   f"sparkstorm {self.name} window {window}")
+        release_on_end(future, spout_tasks, first_stage)
+        return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
+                         len(first.gids), future, first_stage)
+
+    def _end_window(self, job: WindowJob) -> None:
+        """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
+        window = job.window
+        try:
+            results, finished = self._job_result(job)
+        except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
+            self._job_failed(window, exc)
+            if self._waited_for(window):
+                self._skip_failed(window)
+            results, finished = [], time.time()
+        # the window's Spark job(s), so that the UI links each chart point to its job
+        sc = self._spark.sparkContext
+        jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
+        self._absorb(window, job.started, results, jobs, finished)
+        # not when an executor restarted meanwhile: it answered this window from scratch
+        if job.flags.get("checkpoint") and results and not self._rollback_due():
+            self._take_checkpoint(window)
+
+    def _job_result(self, job: WindowJob) -> tuple[list[Any], float]:
+        """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.
+
+        Its result would be thrown away by the rollback, and its tasks may still be calling
+        an executor of a lost host (``engine.rollback_calls``). Without checkpoints such tasks
+        find the executor's new address themselves (connection refresh, ``engine.stage``).
+        """
+        def cancel() -> None:
+            logger.warning("topology %s: an executor's state is gone; cancelling window %d "
+                           "to roll back", self.name, job.window)
+            self._spark.sparkContext.cancelJobGroup(job.group)
+        return await_window(job.future, self._window_doomed, cancel)
+
+    def _window_doomed(self) -> bool:
+        """Whether the window in flight should be cancelled (see :meth:`_job_result`)."""
+        return self.checkpoints is not None and self._rollback_due()
+
+    # -- overlapping windows ----------------------------------------------------------
+    def _may_overlap(self) -> bool:
+        """Whether this topology's windows overlap (``topology.window.overlap``).
+
+        Not while checkpoints are on: a checkpoint at cut ``w`` would have to hold the
+        verdicts and deliveries already riding window ``w+1``. Not when Spark has no more
+        task slots than the widest stage has partitions: window ``w+1``'s tasks, each waiting
+        for its executor to finish window ``w``, could hold every slot that window ``w``'s
+        tasks need (``engine.session.overlap_master`` doubles a local master's slots).
+        """
+        if not conf_bool(self.conf, "topology.window.overlap") or self.checkpoints is not None:
+            return False
+        slots = int(self._spark.sparkContext.defaultParallelism)
+        widest = max(len(stage.gids) for stage in self._stages)
+        if slots > widest:
+            return True
+        logger.warning("topology %s: windows do not overlap: Spark has %d task slots and the "
+                       "widest stage %d partitions; give Spark more slots than that (for "
+                       "local mode, spark.master local[N] with N > %d)", self.name, slots,
+                       widest, widest)
+        return False
+
+    def _run_overlapped(self) -> None:
+        """Submit the next window, absorb the one before it, wait until the next may start.
+
+        The next may start once this one's spout stage is done (its executors are free for
+        the next window's spout stage) and the minimum window length has passed. So at most
+        two windows are in flight, and results are absorbed in window order: the spouts
+        hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
+        had already ended (a light load: windows shorter than the period do not overlap,
+        and their verdicts are not held back a window). A job the window sizer expects to
+        end within half a period is waited for (``WindowSizer.overlap_wait``).
+        """
+        previous = self._in_flight_job
+        if previous is not None and previous.future.done():
+            self._finish_in_flight()
+            previous = None
+        job = self._start_window(overlapped=previous is not None)
+        self._in_flight_job = job
+        if previous is not None:
+            self.overlapped_windows += not previous.future.done()
+            self._end_window(previous)
+        while not (self.stop_requested.is_set() or job.future.done()
+                   or first_stage_done(job.spout_tasks, job.spout_partitions)):
+            job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
+        self.stop_requested.wait(self.window_size.period_seconds
+                                 - (time.monotonic() - job.began))
+        # a job about to end is waited for: the next window then carries its verdicts
+        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
+
+    def _finish_in_flight(self) -> None:
+        """Absorb the window still running, if any (before a drain or a rollback)."""
+        job, self._in_flight_job = self._in_flight_job, None
+        if job is not None:
+            self._end_window(job)
+
+    def _waited_for(self, window: int) -> bool:
+        """Whether the window in flight was sent to wait for ``window`` (``"after"``).
+
+        Its executors would otherwise wait the whole bound (``WindowTurns``) for a window whose
+        job died before reaching some of them. It is the next window's flag that counts, not
+        the failed one's: a window started once the one before had ended has none, yet the
+        next may already be running after it.
+        """
+        job = self._in_flight_job
+        return job is not None and job.window != window and job.flags.get("after") == window
+
+    def _skip_failed(self, window: int) -> None:
+        """Tell every executor that ``window`` failed, so that the next one waits not for it."""
+        for executor in self.plan.executors:
+            try:
+                self.pool.call(executor.gid, {"cmd": "skip", "w": window}, SKIP_TIMEOUT_SECONDS)
+            except Exception as exc:  # noqa: BLE001 - its next window waits bounded instead
+                logger.warning("topology %s: executor %d did not hear that window %d failed: "
+                               "%s", self.name, executor.gid, window, exc)
+
+    # -- checkpoints ------------------------------------------------------------------
+    def _window_flags(self, window: int) -> dict[str, Any]:
+        """What every executor's request of ``window`` carries about checkpoints."""
+        if self.checkpoints is None:
+            return {}
+        # the commit is announced first: executors commit it before taking the next part
+        committed = self.checkpoints.take_announcement()
+        flags: dict[str, Any] = {"checkpoint": self.checkpoints.due(window)}
+        if committed is not None:
+            flags["committed"] = committed
+        return flags
+
+    def _take_checkpoint(self, window: int) -> None:
+        """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
+        assert self.checkpoints is not None
+        state = EngineState.of(self.acker, self._verdicts, self._deliveries)
+        self.part_layouts.taken(window, self.plan)
+        try:
+            self.checkpoints.begin(window, state.encode())
+        except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
+            logger.error("topology %s: checkpoint %d not taken: %s", self.name, window, exc)
+
+    def _parts_arrived(self, metas: list[WindowMeta]) -> None:
+        """Note the executors' durable parts; commit what is complete."""
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            return
+        for meta in metas:
+            for wire in meta.parts:
+                checkpoints.arrived(*part_info(wire))
+        try:
+            committed = checkpoints.commit_ready()
+        except Exception as exc:  # noqa: BLE001 - an unwritable store: said, and retried
+            logger.error("topology %s: checkpoint not committed: %s", self.name, exc)
+            return
+        if committed is not None:
+            self.part_layouts.forget_before(committed)
+            self.stats.committed_window = committed
+            self.stats.checkpoint_ms = checkpoints.last_commit_ms
+            logger.info("topology %s: checkpoint %d committed", self.name, committed)
+
+    def _rollback_due(self) -> bool:
+        """Whether the topology must roll back before its next window.
+
+        It must when an executor restarted (its tasks' state is gone), was lost, or a window's
+        job failed.
+        """
+        if self.checkpoints is None:
+            return False
+        return self._needs_rollback or self.pool.restarts != self._seen_restarts
+
+    def _roll_back(self) -> bool:
+        """Roll every executor and the engine back to the newest committed checkpoint.
+
+        Returns:
+            False when an executor could not restore (tried again before the next window).
+        """
+        assert self.checkpoints is not None
+        self._needs_rollback = True
+        restarts = self.pool.restarts
+        target = self.checkpoints.rollback_target()
+        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
+        resume = self.window if target is None else max(self.window, target + 1)
+        for executor in self.plan.executors:
+            try:
+                restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
+                                 self.pool.token, target, timeout, resume=resume,
+                                 parts=self.part_layouts.parts_for(target, executor.tasks))
+            except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
+                logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
+                             self.name, executor.gid, target, exc)
+                return False
+        state = EngineState() if target is None else self.checkpoints.engine_state(target)
+        state.restore_ledger(self.acker)
+        deliveries = self.part_layouts.deliveries(target, state.deliveries, self.plan)
+        self._verdicts, self._deliveries, self._fail_all = state.verdicts, deliveries, False
+        if target is not None:
+            self.window = max(self.window, target + 1)
+        self._seen_restarts, self._needs_rollback = restarts, False
+        self.stats.committed_window = target
+        self.stats.rollbacks += 1
+        logger.warning("topology %s: rolled back to checkpoint %s", self.name,
+                       "start" if target is None else target)
+        return True
+
+    def _spout_payloads(self, stage: StageInfo
+                        ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
+        """One item per spout partition: its executor's control, and injected records.
+
+        The records are injected for later stages (cycle deliveries and ticks, spread over the
+        partitions).
+        """
+        verdicts, self._verdicts = self._verdicts, Verdicts()
+        payloads: list[tuple[list[Any], list[tuple[int, bytes]]]] = [
+            (self._control(verdicts, gid).to_wire(), []) for gid in stage.gids]
+        self._fail_all = False
+        injected = [(gid, blob) for gid, blobs in self._deliveries.items() for blob in blobs]
+        injected.extend(self.ticks.due(time.monotonic()))
+        self._deliveries = {}
+        for n, record in enumerate(injected):  # a chained executor's to its caller's partition
+            gid = record[0]
+            into = stage.partition_of(gid) if gid in stage.roots else n % len(payloads)
+            payloads[into][1].append(record)
+        return payloads
+
+    def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
+        """What spout executor ``gid`` learns this window."""
+        tasks = self.plan.executors[gid].tasks
+        failed = joined_roots(verdicts.fail, tasks)
+        return SpoutControl(
+            ack=joined_roots(verdicts.ack, tasks), fail=failed,
+            fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
+            reset=joined_roots(verdicts.reset, tasks),
+            active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid),
+            pending=self.window_size.pending(gid))
+
+    def _job_failed(self, window: int, exc: BaseException) -> None:
+        self.failed_jobs += 1
+        if self.checkpoints is not None:
+            logger.error("topology %s: window %d failed for good; rolling back: %s",
+                         self.name, window, exc)
+            self._needs_rollback = True
+            return
+        logger.error("topology %s: window %d failed for good; failing its open tuple trees: %s",
+                     self.name, window, exc)
+        self.acker.forget_all()
+        self._fail_all = True
+        self._deliveries = {}
+
+    def _absorb(self, window: int, started: float, results: list[Any],
+                jobs: list[int] | None = None, finished: float | None = None) -> None:
+        metas = []
+        locality = CallLocality()
+        for key, (meta_blob, deliveries, call) in results:
+            if key != DRIVER:
+                continue
+            locality.add(call)
+            meta = WindowMeta.decode(meta_blob)
+            self._note_refreshed(window, meta.gid, call)
+            if meta.lost:
+                self._executor_lost(window, meta)
+            metas.append(meta)
+            for gid, blob in deliveries.items():
+                self._deliveries.setdefault(gid, []).append(blob)
+        # merged: two windows may end before the next takes them (windows that overlap)
+        self._verdicts.merge(self.acker.process_window(metas))
+        self._parts_arrived(metas)
+        components, executors = self._counters(metas)
+        locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
+        duration = (finished or time.time()) - started
+        self._size_next_windows(started, duration, metas)
+        self.stats.record(WindowRecord(window, started, duration, components,
+                                       executors, jobs or [], locality))
+        self.stats.restarts = self.pool.restarts
+
+    def _executor_lost(self, window: int, meta: WindowMeta) -> None:
+        """An executor did not answer window ``window``: kill it (the pool restarts it).
+
+        Fail what it held and say so as its component's error.
+        """
+        info = self.plan.executors[meta.gid]
+        self.pool.kill(meta.gid)
+        self._needs_rollback = self.checkpoints is not None
+        if self.plan.components[info.component].kind == "spout":
+            self.acker.forget_spout_tasks(set(info.tasks))
+        fate = ("it was killed and is restarted" if meta.gid in self.pool.sockets
+                else "its worker runs elsewhere and restarts it")
+        text = (f"executor {meta.gid} ({info.component}) did not answer window {window} "
+                f"within topology.executor.answer.timeout.secs; {fate}, and the "
+                f"{len(meta.failed)} tuple trees of its input failed")
+        logger.error("topology %s: %s", self.name, text)
+        self._error(ComponentError.now(info.component, None, text))
+
+    def _counters(self, metas: list[WindowMeta]
+                  ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
+        """This window's counters per component and per executor; keeps the errors."""
+        counters, executors = window_counters(metas)
+        for meta in metas:
+            for error in meta.errors:
+                self._error(error)
+                logger.error("topology %s component %s task %s failed:\n%s", self.name,
+                             error.component, error.task, error.error)
+        if self.acker.tasks:
+            executed = sum(t.executed for t in self.acker.tasks)
+            counters["__acker"] = ComponentCounters(executed={"*": executed})
+            for task in self.acker.tasks:
+                task.executed = 0
+        return counters, executors
+
+
+def _counted(accumulator: Any, function: Any) -> Any:
+    """``function`` (a spout stage's partition function) counting its finished tasks."""
+    return partial(counting_tasks, accumulator, function)
