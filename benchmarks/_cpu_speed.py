@@ -96,6 +96,14 @@ class CpuSpeedProbe:
         return means
 
 
+def mean_speed(speeds: dict[str, float | None]) -> float | None:
+    """The mean of the CPUs' speeds of a span (None when a CPU had no reading in it)."""
+    values = list(speeds.values())
+    if not values or any(value is None for value in values):
+        return None
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
 def wait_for_readings(probe: CpuSpeedProbe, timeout: float = 30.0) -> None:
     """Return once every CPU has given a reading (the probes import and build first).
 

@@ -17,6 +17,7 @@ Run: ``cd /work/main && .venv/bin/python benchmarks/wordcount.py --sentences 100
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -30,6 +31,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from _cpu_breakdown import CpuBreakdownSampler, format_breakdown, measure_core_time  # noqa: E402
+from _cpu_speed import CpuSpeedProbe, mean_speed  # noqa: E402
 from _memory import peak_rss_sampler  # noqa: E402
 from _references import plain_python_wordcount, structured_streaming_wordcount  # noqa: E402
 from _sentences import make_sentences, total_words  # noqa: E402
@@ -495,6 +497,10 @@ def main(argv: list[str] | None = None) -> int:
           f"local[2], python {sys.version.split()[0]}", flush=True)
     spark = make_spark(overlap=not args.no_overlap,
                        settings=dict(entry.partition("=")[::2] for entry in args.spark))
+    probes = contextlib.ExitStack()
+    # the CPUs' speed beside the runs: ours and the reference run minutes apart, and this
+    # machine's virtual CPUs change speed from minute to minute (``_cpu_speed``)
+    speed = probes.enter_context(CpuSpeedProbe(["0", "1"]))
     try:
         if args.batch_only:  # the words counted after the run: no sentences held during it
             code = run_batch_api(spark, args, None, None)
@@ -523,8 +529,10 @@ def main(argv: list[str] | None = None) -> int:
         print(_line("plain python (1 core, dict loop)", plain), flush=True)
         with peak_rss_sampler() as ref_mem:
             structured_streaming_wordcount(spark, sentences[:2_000], rows_per_batch=1_000)
+            udf_started = time.time()
             udf, udf_cpu = measure_core_time(
                 lambda: structured_streaming_wordcount(spark, sentences, args.rows_per_batch))
+            udf_span = (udf_started, time.time())
         print(_line("structured streaming (Python UDF)", udf))
         print(_line("sparkstorm steady state", {
             "sentences_per_sec": res["steady_sentences_per_sec"],
@@ -539,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm / UDF:   steady {steady_udf:5.2f}x   overall {overall_udf:5.2f}x   "
               f"[target >= {TARGET_PER_TUPLE_UDF_RATIO}x] "
               f"{_mark(steady_udf >= TARGET_PER_TUPLE_UDF_RATIO)}")
+        _print_at_equal_speed(steady_udf, mean_speed(speed.between(*res["steady_wall_span"])),
+                              mean_speed(speed.between(*udf_span)))
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")
@@ -560,7 +570,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     finally:
         spark.stop()
+        probes.close()
     return 0 if run.completed else 1
+
+
+def _print_at_equal_speed(ratio: float, ours: float | None, reference: float | None) -> None:
+    """The per-tuple/UDF ratio as if both had run on CPUs of the same speed (the probe's)."""
+    if ours and reference:
+        print(f"sparkstorm / UDF at equal CPU speed: steady {ratio * reference / ours:5.2f}x "
+              f"(probe, sentences per CPU second: ours {ours:,.0f}, UDF {reference:,.0f})")
 
 
 def _print_cpu_breakdown(run: Run, res: dict[str, Any], references: list[tuple[str, float]],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from _cpu_speed import CpuSpeedProbe, wait_for_readings
+from _cpu_speed import CpuSpeedProbe, mean_speed, wait_for_readings
 
 
 def test_each_cpu_reports_its_speed_and_the_probes_stop() -> None:
@@ -25,3 +25,9 @@ def test_each_cpu_reports_its_speed_and_the_probes_stop() -> None:
     assert span["0"] > 1000  # sentences per CPU second: any CPU counts thousands
     assert probe.between(ended + 60, ended + 120) == {"0": None}
     assert all(process.poll() is not None for process in processes)
+
+
+def test_the_mean_speed_needs_every_cpu() -> None:
+    assert mean_speed({"0": 100.0, "1": 300.0}) == 200.0
+    assert mean_speed({"0": 100.0, "1": None}) is None
+    assert mean_speed({}) is None
