@@ -1,1 +1,0 @@
-"""The ``sparkstorm`` command line."""

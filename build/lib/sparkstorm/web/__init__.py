@@ -1,1 +1,0 @@
-"""The web UI: Storm-UI-style pages served by ``sparkstorm ui``, built on Nimbus's /api/v1."""
