@@ -47,7 +47,7 @@ import psutil  # type: ignore[import-untyped,unused-ignore]  # no stubs in the v
 
 EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, SAMPLERS, OTHER = (
     "executors", "spark python workers", "jvm", "driver", "profiler (py-spy)",
-    "samplers (threads in the driver process)", "other")
+    "samplers (the driver process's threads, CPU speed probes)", "other")
 CLASSES = (EXECUTOR, PYSPARK_WORKER, JVM, DRIVER, PROFILER, SAMPLERS, OTHER)
 SAMPLER_THREADS = ("cpu-breakdown", "peak-rss-sampler", "py-spy-")
 """Names (prefixes) of the benchmark's own threads in the driver process: this sampler,
@@ -55,6 +55,9 @@ SAMPLER_THREADS = ("cpu-breakdown", "peak-rss-sampler", "py-spy-")
 more than the driver's window loop) and the threads that wait for each py-spy chunk. Their
 CPU is the measurement's, not the driver's: read per thread (``/proc/<pid>/task``) and
 counted as :data:`SAMPLERS`."""
+PROBE_MARK = "# _cpu_speed probe"
+"""In the command line of ``_cpu_speed``'s probe processes (the first line of their
+``python -c`` source)."""
 USER, ENGINE = "user", "engine"
 KEEP_PROFILES_ENV = "BENCH_KEEP_PROFILES"
 """When set, the executors' raw py-spy recordings are kept in this folder (else deleted)."""
@@ -69,15 +72,17 @@ def classify_process(pid: int, root_pid: int, cmdline: list[str]) -> str:
     if pid == root_pid:
         return DRIVER
     joined = " ".join(cmdline)
-    if "sparkstorm.engine.executor_main" in joined:
-        return EXECUTOR
-    if "pyspark.daemon" in joined or "pyspark.worker" in joined:
-        return PYSPARK_WORKER
-    if cmdline and os.path.basename(cmdline[0]) == "java":
-        return JVM
-    if cmdline and os.path.basename(cmdline[0]) == "py-spy":
-        return PROFILER
-    return OTHER
+    program = os.path.basename(cmdline[0]) if cmdline else ""
+    if program in ("java", "py-spy"):
+        return JVM if program == "java" else PROFILER
+    # the CPU speed probes are the measurement's, as the sampler threads are
+    return next((name for mark, name in _COMMAND_MARKS if mark in joined), OTHER)
+
+
+_COMMAND_MARKS = (("sparkstorm.engine.executor_main", EXECUTOR),
+                  ("pyspark.daemon", PYSPARK_WORKER), ("pyspark.worker", PYSPARK_WORKER),
+                  (PROBE_MARK, SAMPLERS))
+"""Substrings of a command line and the class they name (first match wins)."""
 
 
 def read_cpu_seconds(pid: int) -> float | None:

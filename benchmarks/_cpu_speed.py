@@ -26,7 +26,7 @@ SENTENCES = 4000
 """Sentences counted per reading: about 10 ms of a CPU, long enough to time, short enough
 to cost the run little."""
 
-_PROBE = f"""
+_PROBE = f"""# _cpu_speed probe
 import sys, time
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 from _sentences import make_sentences

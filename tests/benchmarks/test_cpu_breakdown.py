@@ -20,6 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import _cpu_breakdown as cb
+from _cpu_speed import _PROBE
 
 
 def test_processes_are_classed_by_command_line() -> None:
@@ -31,6 +32,8 @@ def test_processes_are_classed_by_command_line() -> None:
     assert cb.classify_process(4, root, ["/usr/lib/jvm/bin/java", "-cp", "x"]) == cb.JVM
     assert cb.classify_process(5, root, ["/venv/bin/py-spy", "record"]) == cb.PROFILER
     assert cb.classify_process(6, root, ["bash", "spark-submit"]) == cb.OTHER
+    # the CPU speed probes are the measurement's, as the sampler threads are
+    assert cb.classify_process(7, root, ["python3", "-c", _PROBE, "1.0"]) == cb.SAMPLERS
 
 
 def test_innermost_user_or_engine_frame_decides_and_stdlib_counts_for_its_caller() -> None:
