@@ -38,6 +38,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from _cpu_breakdown import DRIVER, EXECUTOR, JVM, PYSPARK_WORKER  # noqa: E402
+from _cpu_speed import CpuSpeedProbe, mean_speed  # noqa: E402
 from _latency_breakdown import breakdown  # noqa: E402
 from _wordcount_topology import SPOUT  # noqa: E402
 from wordcount import (  # noqa: E402
@@ -88,6 +89,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+SPEED = CpuSpeedProbe(["0", "1"])
+"""The CPUs' speed beside every run (``_cpu_speed``): the maximum and the loads run minutes
+apart, and this machine's virtual CPUs change speed from minute to minute, so a load's
+share of the maximum is also printed at equal CPU speed."""
+
+
 def measure(spark: Any, sentences: int, rate: float, target_ms: int | None,
             conf: Sequence[str] = ()) -> dict[str, Any]:
     """Run the word count once; its steady throughput, complete latency and its parts."""
@@ -106,7 +113,8 @@ def measure(spark: Any, sentences: int, rate: float, target_ms: int | None,
             "p50": res["steady_p50_ms"], "p99": res["steady_p99_ms"],
             "period": res.get("steady_window_period"),
             "per_window": res.get("steady_sentences_per_window"), "breakdown": parts,
-            "peak_bytes": mem.peak_bytes, "cpu_us": _cpu_per_sentence(run, res)}
+            "peak_bytes": mem.peak_bytes, "cpu_us": _cpu_per_sentence(run, res),
+            "cpu_speed": mean_speed(SPEED.between(*res["steady_wall_span"]))}
 
 
 def _cpu_per_sentence(run: Any, res: dict[str, Any]) -> dict[str, float] | None:
@@ -153,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     loads = [int(x) for x in args.loads.split(",")]
     spark = make_spark()
+    SPEED.__enter__()
     try:
         if args.warmup_sentences:
             measure(spark, args.warmup_sentences, 0.0, 0)
@@ -183,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((load, rate, adaptive, fixed))
     finally:
         spark.stop()
+        SPEED.__exit__(None, None, None)
     print_maximum(tops)
     print_curve(rows)
+    print_equal_speed_loads(top, rows)
     print_breakdowns(rows)
     flagged = [r for r in rows if r[0] == FLAGGED_LOAD]
     return 0 if all(r[2]["completed"] for r in rows) and flagged else 1
@@ -215,6 +226,30 @@ def print_curve(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | No
                     f"fixed {'OK' if _meets(fixed) else 'MISS' if fixed else '-'}")
         print(f"{load:>4}% {rate:>10,.0f} | {'':>16} {_cells(adaptive)} | {'':>14} "
               f"{_cells(fixed)}{flag}")
+
+
+def print_equal_speed_loads(top: dict[str, Any],
+                            rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
+                            ) -> None:
+    """Each load's offered rate as a share of the maximum the CPUs had while it ran.
+
+    The maximum scaled by the probe's speed during the load over its speed during the
+    maximum's run: a load run on faster CPUs than the maximum was a lighter load than its
+    nominal share.
+    """
+    top_speed = top.get("cpu_speed")
+    if not top_speed:
+        return
+    print(f"\n=== loads at equal CPU speed (probe during the maximum: {top_speed:,.0f} "
+          f"sentences per CPU second) ===")
+    for load, rate, adaptive, fixed in rows:
+        cells = []
+        for label, result in (("sizer on", adaptive), ("fixed", fixed)):
+            speed = (result or {}).get("cpu_speed")
+            if speed:
+                share = 100 * rate / (top["rate"] * speed / top_speed)
+                cells.append(f"{label} {share:5.1f} % (probe {speed:,.0f})")
+        print(f"{load:>4}% nominal: {'; '.join(cells)}")
 
 
 def print_breakdowns(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
