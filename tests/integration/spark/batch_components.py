@@ -58,23 +58,27 @@ class SentenceSpout(Spout):
         self.replay.append(tup_id)
 
 
-class SentenceBatchSpout(BatchSpout):
-    """The columnar ``SentenceSpout``: batches of ``[n, sentence(n)]``, one id per batch.
+class NumberedBatchSpout(BatchSpout):
+    """Batches of numbered rows, one message id per batch, replayed whole with their id.
 
-    Batch ``b`` holds the sentences ``b .. b + len - 1`` (``test.batch_rows`` at most, and
-    at most the room the engine gives); its id is ``b``. Records ``ack``/``fail`` once per
-    batch, with its numbers, and replays a failed batch with the same id.
+    Batch ``b`` holds the numbers ``b .. b + len - 1`` (``test.batch_rows`` at most, default
+    :attr:`batch_rows_default`, and at most the room the engine gives); its id is ``b``.
+    Subclasses give the batch's columns (:meth:`columns`) and their ``ack``/``fail``.
     """
 
-    outputs = ["n", "sentence"]
+    batch_rows_default = 40
 
     def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
         self.record = Recorder(conf, context)
         self.count = int(conf["test.count"])
-        self.batch_rows = int(conf.get("test.batch_rows", 40))
+        self.batch_rows = int(conf.get("test.batch_rows", self.batch_rows_default))
         self.next_n = 0
         self.open: dict[int, list[int]] = {}
         self.replay: list[int] = []
+
+    def columns(self, numbers: list[int]) -> pa.RecordBatch:
+        """The batch of rows ``numbers``."""
+        raise NotImplementedError
 
     def next_batch(self, max_rows: int) -> None:
         if self.replay:
@@ -88,9 +92,22 @@ class SentenceBatchSpout(BatchSpout):
             self.open[first] = numbers
         else:
             return
-        self.emit_batch(pa.RecordBatch.from_arrays(
+        self.emit_batch(self.columns(numbers), batch_id=first)
+
+
+class SentenceBatchSpout(NumberedBatchSpout):
+    """The columnar ``SentenceSpout``: batches of ``[n, sentence(n)]``, one id per batch.
+
+    Records ``ack``/``fail`` once per batch, with its numbers, and replays a failed batch
+    with the same id.
+    """
+
+    outputs = ["n", "sentence"]
+
+    def columns(self, numbers: list[int]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(
             [pa.array(numbers, pa.int64()), pa.array([sentence(n) for n in numbers])],
-            ["n", "sentence"]), batch_id=first)
+            ["n", "sentence"])
 
     def ack(self, tup_id: Any) -> None:
         self.record("batch_ack", batch=tup_id, ns=self.open.pop(tup_id))

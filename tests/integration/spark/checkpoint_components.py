@@ -14,9 +14,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from sparkstorm import BatchSpout, Spout, StatefulBolt, WindowedBolt
+from sparkstorm import Spout, StatefulBolt, WindowedBolt
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.windowing import Count
+from tests.integration.spark.batch_components import NumberedBatchSpout
 from tests.integration.spark.components import KEYS, Recorder
 
 
@@ -53,41 +54,25 @@ class PositionSpout(Spout):
         self.record("fail", n=tup_id)
 
 
-class PositionBatchSpout(BatchSpout):
+class PositionBatchSpout(NumberedBatchSpout):
     """The columnar ``PositionSpout``: batches of ``[n, key]`` rows, one message id per batch.
 
-    Batch ``b`` holds the numbers ``b .. b + len - 1`` (``test.batch_rows`` at most); its id
-    is ``b``. Its position, open batches, replay queue and acked numbers are attributes, so
-    a rollback rewinds them together with the count bolt's state.
+    Its position, open batches, replay queue and acked numbers are attributes, so a
+    rollback rewinds them together with the count bolt's state.
     """
 
     outputs = ["n", "key"]
     transient = ("record",)
+    batch_rows_default = 25
 
     def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
-        self.record = Recorder(conf, context)
-        self.count = int(conf["test.count"])
-        self.batch_rows = int(conf.get("test.batch_rows", 25))
-        self.next_n = 0
-        self.open: dict[int, list[int]] = {}
-        self.replay: list[int] = []
+        super().initialize(conf, context)
         self.acked: set[int] = set()
 
-    def next_batch(self, max_rows: int) -> None:
-        if self.replay:
-            first = self.replay.pop(0)
-            numbers = self.open[first]
-        elif self.next_n < self.count:
-            first = self.next_n
-            numbers = list(range(first, min(self.count, first + self.batch_rows,
-                                            first + max_rows)))
-            self.next_n = numbers[-1] + 1
-            self.open[first] = numbers
-        else:
-            return
-        self.emit_batch(pa.RecordBatch.from_arrays(
+    def columns(self, numbers: list[int]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(
             [pa.array(numbers, pa.int64()), pa.array([f"k{n % KEYS}" for n in numbers])],
-            ["n", "key"]), batch_id=first)
+            ["n", "key"])
 
     def ack(self, tup_id: Any) -> None:
         numbers = self.open.pop(tup_id)
