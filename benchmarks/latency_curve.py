@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     loads = [int(x) for x in args.loads.split(",")]
     spark = make_spark()
-    SPEED.__enter__()
     try:
+        SPEED.__enter__()  # module-level: measure() reads it; sizer_ab/sizer_trace never start it
         if args.warmup_sentences:
             measure(spark, args.warmup_sentences, 0.0, 0)
         if args.maximum:

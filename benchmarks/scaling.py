@@ -62,7 +62,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _cpu_speed import CpuSpeedProbe, wait_for_readings
+from _cpu_speed import CpuSpeedProbe, mean_speed, wait_for_readings
 from _host_cpu import HostCpuSampler, namespace_pids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,16 +162,15 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
         wait_for_readings(probe)
         _launch_and_wait(name, hosts, args, folder, common, total, processes)
     # the machine's other work shares the two cores: say how busy it was
-    result = figures(folder, total, args.steady)
+    polls = read_polls(folder)
+    result = figures(folder, polls, total, args.steady)
     span = result.pop("steady_span")
     result["steady_core_seconds"] = sampler.between(*span)
     speeds = probe.between(*span)
     result["cpu_speed"] = speeds
-    used = [speeds[CPU[host]] for host in hosts]
     # throughput per unit of CPU speed: what the run would do on CPUs of the probe's speed
-    result["run_cpu_speed"] = (sum(used) / len(used)  # type: ignore[arg-type]
-                               if all(speed for speed in used) else None)
-    result["jit_core_seconds_by_tenth"] = jit_by_tenth(sampler, folder, total)
+    result["run_cpu_speed"] = mean_speed({CPU[host]: speeds[CPU[host]] for host in hosts})
+    result["jit_core_seconds_by_tenth"] = jit_by_tenth(sampler, polls, total)
     return {**result, "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
@@ -210,23 +209,27 @@ def _launch_and_wait(name: str, hosts: list[str], args: argparse.Namespace, fold
                 process.wait(10)
 
 
-def jit_by_tenth(sampler: HostCpuSampler, folder: Path, total: int) -> list[float]:
+def read_polls(folder: Path) -> list[dict[str, Any]]:
+    """The driver's progress polls of a run (``progress.jsonl``: time, acked)."""
+    return [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
+
+
+def jit_by_tenth(sampler: HostCpuSampler, polls: list[dict[str, Any]],
+                 total: int) -> list[float]:
     """The executor JVMs' JIT compiler core seconds (all hosts) in each tenth of the acks.
 
     A young JVM compiles its hot code in its first minutes: this says whether a steady span
     still holds that warm-up.
     """
-    polls = [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
     bounds = [crossing(polls, tenth / 10 * total) for tenth in range(11)]
     spans = [sampler.between(t0, t1) for t0, t1 in zip(bounds, bounds[1:], strict=False)]
     return [round(sum(v for k, v in span.items() if k.endswith(JIT_THREADS)), 2)
             for span in spans]
 
 
-def figures(folder: Path, total: int,
+def figures(folder: Path, polls: list[dict[str, Any]], total: int,
             steady: tuple[float, float] = (STEADY_FROM, STEADY_TO)) -> dict[str, Any]:
     """Steady-state throughput and locality of one run from the driver's files."""
-    polls = [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
     stats = json.loads((folder / "stats.json").read_text())
     steady_from, steady_to = steady
     begin, end = crossing(polls, steady_from * total), crossing(polls, steady_to * total)
