@@ -143,7 +143,9 @@ def _await_answer(sock: socket.socket, endpoint: Endpoint, token: str, bound: fl
     """
     interval = min(1.0, bound)
     while not select.select([sock], [], [], interval)[0]:
-        if not ping(endpoint, token, bound):
+        # a ping refused may follow an answer: a component that raised answers, then its
+        # executor exits (code 70), so the socket is looked at once more before giving up
+        if not ping(endpoint, token, bound) and not select.select([sock], [], [], 0)[0]:
             msg = (
                 f"executor at {endpoint} answered neither its request nor a ping within "
                 f"{bound:g} s (topology.executor.answer.timeout.secs): stopped or hung"

@@ -31,7 +31,7 @@ from sparkstorm.engine.stage import (
     call_executor,
     run_stage,
 )
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.wire import pack, send_reply
 
 
 @pytest.fixture
@@ -100,3 +100,31 @@ def test_a_slow_window_is_waited_for_while_the_executor_answers_pings(tmp_path: 
         thread.join(5)
     meta = WindowMeta.decode(body)
     assert not meta.lost and meta.stats.executed == {"numbers:default": 1}
+
+
+def test_an_answer_that_arrives_as_the_executor_exits_is_taken(tmp_path: Path) -> None:
+    """A component that raised answers its window, then its executor exits (code 70).
+
+    The ping that went out meanwhile is refused, yet the answer is there to be read: the
+    window is not reported lost (a crash's own error would be replaced by "did not answer").
+    """
+    path = str(tmp_path / "exiting.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+
+    def answer_then_exit() -> None:
+        window, _ = listener.accept()
+        window.recv(1 << 16)
+        ping, _ = listener.accept()  # the caller's liveness check, after its 0.3 s
+        send_reply(window, {"answered": True}, b"meta")
+        ping.close()  # unanswered: the process is gone
+        window.close()
+        listener.close()
+
+    server = threading.Thread(target=answer_then_exit, daemon=True)
+    server.start()
+    payload, body = call_executor(Endpoint(path, "127.0.0.1", 1), "",
+                                  {"cmd": "window", "w": 1, "rows": []}, 10, answer_timeout=0.3)
+    server.join(5)
+    assert payload == {"answered": True} and body == b"meta"
