@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from sparkstorm.engine.anchor_columns import Edge, roots_of, split_map
+from sparkstorm.engine.deferred_emits import Group, route_deferred
 from sparkstorm.engine.failures import (
     FAIL_CAUSES,
     FAIL_CRASH,
@@ -33,6 +34,7 @@ from sparkstorm.topology.tuple import Tuple
 _random = random.SystemRandom()
 _rng = random.Random(_random.getrandbits(64))
 new_id = _rng.getrandbits
+random_bytes = _rng.randbytes
 
 
 class WindowOutput:
@@ -50,11 +52,14 @@ class WindowOutput:
 
     # slots, and a take() that moves them: attribute reads and writes on an instance whose
     # __dict__ was swapped (the old take) cost 2-3 times more, and emits touch it per tuple
-    __slots__ = ("arrow", "batches", "count", "failed", "generation", "inits", "resets",
-                 "rows", "xor")
+    __slots__ = ("arrow", "batches", "count", "failed", "flushers", "generation", "inits",
+                 "resets", "rows", "xor")
 
     def __init__(self) -> None:
         self.generation = 0
+        self.flushers: list[Any] = []
+        """Called first by :meth:`take`: the collectors' routing of their waiting emits
+        (``engine.deferred_emits``)."""
         self._start()
 
     def _start(self) -> None:
@@ -86,6 +91,8 @@ class WindowOutput:
 
     def take(self) -> WindowOutput:
         """Hand over everything collected so far and start afresh."""
+        for flush in self.flushers:
+            flush()
         taken = WindowOutput.__new__(WindowOutput)
         for name in WindowOutput.__slots__:
             setattr(taken, name, getattr(self, name))
@@ -111,9 +118,15 @@ class TaskCollector:
         self.task = task
         self.component = component
         self._fields_emits: dict[str | None, FieldsEmit] = {}
+        self.deferred: list[Any] | None = None
+        """While the input loop runs this bolt: the values :meth:`bolt_emit` was given by
+        the tuple being processed, waiting to be routed (``engine.deferred_emits``)."""
+        self.deferred_groups: list[Group] = []
+        """The waiting emits of the tuples processed before it, with their anchors."""
+        output.flushers.append(self.route_waiting)
+        self.output = output
         self.routes = routes  # also sets _fields_emits
         self.task_executor = task_executor
-        self.output = output
         self.tracking = tracking
         self.auto_anchor = auto_anchor
         self.current: Tuple | None = None
@@ -141,11 +154,21 @@ class TaskCollector:
     @routes.setter
     def routes(self, routes: dict[str, StreamRoute]) -> None:
         # a replan gives new routes: the fields emits route with them from now on
+        self.route_waiting()  # by the routes they were emitted under
         self._fold_fields_counts()
         self._routes = routes
         self._fields_emits = FieldsEmit.for_routes(routes)
         # the default stream's, for bolt_emit without a dict lookup (most emits name none)
         self._default_fields = self._fields_emits.get(None)
+        self.defers_emits = self._default_fields is not None
+        """Whether the input loop lets :meth:`bolt_emit` wait (``engine.deferred_emits``)."""
+        self._deferred_arity = -1 if self._default_fields is None else \
+            self._default_fields.arity
+
+    def route_waiting(self) -> None:
+        """Route the emits waiting in this collector (``engine.deferred_emits``)."""
+        if self.deferred_groups or self.deferred:
+            route_deferred(self)
 
     def report_error(self, text: str) -> None:
         """Report an error the component survives (a shell child's ``error`` command).
@@ -177,6 +200,8 @@ class TaskCollector:
     def emit(self, values: Any, stream: str | None, anchors: Any, direct_task: int | None,
              need_task_ids: bool, tup_id: Any) -> list[int] | None:
         """Route and buffer one tuple; see ``Spout.emit`` and ``Bolt.emit``."""
+        if self.deferred or self.deferred_groups:  # they were emitted first
+            route_deferred(self)
         if type(values) is not list:
             values = list(values)
         route = self._routes.get(stream or DEFAULT_STREAM) or self._route(stream)
@@ -212,8 +237,20 @@ class TaskCollector:
         inline (:class:`FieldsEmit`); other emits go to :meth:`_single_emit` or :meth:`emit`,
         which behave the same (but for ``WindowOutput.count``, which only spouts read).
 
+        Inside the input loop (``deferred`` set) that commonest emit only waits, to be
+        routed with the others of the window (``engine.deferred_emits``); any other emit
+        routes the waiting ones first, so that rows keep their order per target task.
+
         Called once per emitted tuple: this is the hottest code of a bolt that emits.
         """
+        deferred = self.deferred
+        if (deferred is not None and stream is None and anchors is None and direct_task is None
+                and not need_task_ids and type(values) is list
+                and len(values) == self._deferred_arity):
+            deferred.append(values)
+            return None
+        if deferred or self.deferred_groups:
+            route_deferred(self)
         fields = self._default_fields if stream is None else self._fields_emits.get(stream)
         if (fields is None or anchors is not None or direct_task is not None or need_task_ids
                 or type(values) is not list or len(values) != fields.arity):
@@ -257,6 +294,8 @@ class TaskCollector:
                      direct_task: int | None = None, need_task_ids: bool = False
                      ) -> list[int] | None:
         """:meth:`bolt_emit` on a stream with one subscription of any grouping."""
+        if self.deferred or self.deferred_groups:
+            route_deferred(self)
         route = self._routes.get(stream or DEFAULT_STREAM)
         if (route is None or route.single is None or anchors is not None
                 or direct_task is not None or need_task_ids or type(values) is not list
@@ -343,6 +382,7 @@ class TaskCollector:
 
     def take_counts(self) -> tuple[dict[str, int], dict[str, int]]:
         """Tuples emitted and transferred per stream since the last call."""
+        self.route_waiting()
         self._fold_fields_counts()
         emitted, transferred = {}, {}
         for name, route in self._routes.items():

@@ -6,7 +6,9 @@ the default) this module runs the same loop with the three per-tuple steps that 
 written into its body: the tuple made without a generator (and its object reused when
 the bolt kept no reference to the one before), the bolt's ``process``, and
 ``TaskCollector.auto_ack``'s XOR into the window's per-root contributions without a call,
-folded per run of tuples of one root before it goes into the window's map.
+folded per run of tuples of one root before it goes into the window's map. It also lets
+the bolt's commonest emits wait to be routed together (``engine.deferred_emits``): it keeps
+what each tuple emitted with that tuple's anchors.
 Measured per input tuple, this is the engine's largest cost in a counting bolt (see
 ``benchmarks/RESULTS.md``, "Issue 12: the per-tuple executors' engine code").
 
@@ -80,9 +82,13 @@ def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # no
     return _auto_ack_loop(loop, first_id, source, values, roots, edges)
 
 
-def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
+def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # noqa: PLR0912, PLR0915
                    values_iter: Iterator[Any], roots: list[Any], edges: list[Any]) -> int:
-    """:func:`run_batch` for an auto-acking bolt of the engine's collector."""
+    """:func:`run_batch` for an auto-acking bolt of the engine's collector.
+
+    One long function on purpose: every step of it runs once per tuple, and a call per
+    step is what this module exists to save.
+    """
     component, stream, src = source
     collector: TaskCollector = loop.collector  # type: ignore[assignment]
     process = loop.instance.process
@@ -98,6 +104,13 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     # map once per run: one dict update per tuple was a fifth of a counting executor's time
     run_root: int | None = None
     run_xor = 0
+    # the bolt's commonest emits wait in ``rows`` (engine.deferred_emits); each tuple that
+    # emitted leaves its rows with its anchors in the collector's groups
+    rows: list[Any] | None = None
+    if collector.defers_emits:
+        collector.deferred = rows = []
+        keep_rows = collector.deferred_groups.append
+        anchored = collector.auto_anchor
     try:
         for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
             if tup is None or references(tup) > _LOOP_REFERENCES:
@@ -114,6 +127,9 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
             collector.current = tup
             process(tup)
             last = tup_id
+            if rows:
+                keep_rows((rows, root, edge) if anchored else (rows, None, None))
+                collector.deferred = rows = []
             if tup.done:  # acked or failed by the bolt itself
                 skipped += 1
                 continue
@@ -129,12 +145,15 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
             elif edge:  # several trees
                 _ack_several(xor, edge, tup.ack_val)
     except Exception as exc:
+        if rows and tup is not None:  # the raising tuple's emits are sent, as before
+            keep_rows((rows, tup.root, tup.edge) if anchored else (rows, None, None))
         if loop.auto_fail and tup is not None:  # pystorm: else it is left to time out
             collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
         done = last - first_id + 1
         raise BoltRaised(exc, done, done - skipped) from exc
     finally:
         collector.current = None
+        collector.deferred = None
         if run_root is not None:  # the last run (also when the bolt raised)
             xor[run_root] = xor_get(run_root, 0) ^ run_xor
     return last - first_id + 1 - skipped
