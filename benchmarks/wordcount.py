@@ -512,6 +512,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         res = analyse(run, n)
         report(run, mem, res, n, words)
+        ours = mean_speed(speed.between(*res["steady_wall_span"]))
+        if ours:  # throughput per unit of it compares runs made at different CPU speeds
+            print(f"CPU speed probe over the steady state: {ours:,.0f} sentences per CPU "
+                  f"second; steady sentences/s per 1,000 of it: "
+                  f"{1000 * res['steady_sentences_per_sec'] / ours:.1f}")
         if args.skip_references:
             _print_cpu_breakdown(run, res, [])
             if args.batch_api:
@@ -547,8 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm / UDF:   steady {steady_udf:5.2f}x   overall {overall_udf:5.2f}x   "
               f"[target >= {TARGET_PER_TUPLE_UDF_RATIO}x] "
               f"{_mark(steady_udf >= TARGET_PER_TUPLE_UDF_RATIO)}")
-        _print_at_equal_speed(steady_udf, mean_speed(speed.between(*res["steady_wall_span"])),
-                              mean_speed(speed.between(*udf_span)))
+        _print_at_equal_speed(steady_udf, ours, mean_speed(speed.between(*udf_span)))
         print(f"sparkstorm / plain: steady "
               f"{res['steady_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x   overall "
               f"{res['overall_sentences_per_sec'] / plain['sentences_per_sec']:5.3f}x")

@@ -34,6 +34,11 @@ Group = tuple[list[Any], Any, Any]
 """The values one tuple emitted, with that tuple's root and edge (``engine.anchor_columns``;
 both None: the emits are not anchored)."""
 
+GROUPS_PER_ROUTE = 512
+"""The input loop routes the waiting emits once this many tuples emitted: a window's worth
+at once (hundreds of thousands of rows) went through numpy's passes after it had left the
+CPU's caches, and gained little over routing each emit at once."""
+
 VECTOR_MIN_ROWS = 256
 """From this many waiting rows numpy routes them; fewer (a flush forced mid-window, a light
 window) go row by row, where numpy's fixed cost per call would be most of the work."""
@@ -143,4 +148,4 @@ def _route_one_tree_groups(collector: TaskCollector, fields: FieldsEmit,
         start = end
 
 
-__all__ = ["VECTOR_MIN_ROWS", "Group", "route_deferred"]
+__all__ = ["GROUPS_PER_ROUTE", "VECTOR_MIN_ROWS", "Group", "route_deferred"]

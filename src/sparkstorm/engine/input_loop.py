@@ -30,6 +30,7 @@ from itertools import count
 from typing import Any
 
 from sparkstorm.engine.collector import TaskCollector
+from sparkstorm.engine.deferred_emits import GROUPS_PER_ROUTE, route_deferred
 from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.row_wire import flat_values
 from sparkstorm.topology.task import BoltLoop, BoltRaised
@@ -109,7 +110,8 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int], 
     rows: list[Any] | None = None
     if collector.defers_emits:
         collector.deferred = rows = []
-        keep_rows = collector.deferred_groups.append
+        groups = collector.deferred_groups
+        keep_rows = groups.append
         anchored = collector.auto_anchor
     try:
         for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
@@ -130,6 +132,8 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int], 
             if rows:
                 keep_rows((rows, root, edge) if anchored else (rows, None, None))
                 collector.deferred = rows = []
+                if len(groups) >= GROUPS_PER_ROUTE:  # routed while still in the CPU's caches
+                    route_deferred(collector)
             if tup.done:  # acked or failed by the bolt itself
                 skipped += 1
                 continue

@@ -34,7 +34,7 @@ class Splitter(Bolt):
     def process(self, tup: Tuple) -> None:
         word = tup.values[0]
         if word == "many":
-            for child in ("a", "b", "c", 7, ("t", 1)):
+            for child in ("a", "b", 7, ("t", 1), f"word {tup.id}"):  # the last: every task
                 self.emit([child])
         elif word == "mixed":  # an emit that cannot wait, between two that can
             self.emit(["before"])
@@ -126,6 +126,7 @@ def one_tree_each(words: list[Any]) -> tuple[list[Any], list[Any]]:
     ["many", "wrong"],
     ["many"] * 80,  # 400 waiting rows: routed with numpy
     ["many"] * 40 + ["mixed"] + ["many"] * 40,
+    ["many"] * 1200,  # routed in the loop, every GROUPS_PER_ROUTE tuples, and at the end
 ])
 def test_waiting_emits_make_the_window_emits_at_once_make(words: list[Any]) -> None:
     roots, edges = one_tree_each(words)
