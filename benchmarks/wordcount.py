@@ -332,10 +332,16 @@ def _weighted_quantile(pairs: list[tuple[float, int]], q: float) -> float | None
     return pairs[-1][0]
 
 
-def analyse(run: Run, n: int) -> dict[str, Any]:
+def analyse(run: Run, n: int, span: tuple[float, float] | None = None) -> dict[str, Any]:
+    """A run's steady-state figures.
+
+    ``span``: the steady span as shares of the run's ``n`` acks (default
+    ``STEADY_FROM``–``STEADY_TO``).
+    """
     out: dict[str, Any] = {}
     polls = run.polls
-    lo, hi = STEADY_FROM * n, STEADY_TO * n
+    steady_from, steady_to = span or (STEADY_FROM, STEADY_TO)
+    lo, hi = steady_from * n, steady_to * n
     t_lo, t_hi = _interpolate_time(polls, lo), _interpolate_time(polls, hi)
     out["steady_seconds"] = t_hi - t_lo
     acked_lo, acked_hi = _value_at(polls, t_lo, 1), _value_at(polls, t_hi, 1)
