@@ -22,7 +22,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from latency_curve import _cells, measure  # noqa: E402
+from latency_curve import SPEED, _cells, measure  # noqa: E402
 from wordcount import make_spark  # noqa: E402
 
 from sparkstorm.engine import window_size  # noqa: E402
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = make_spark()
     rows: list[tuple[dict[str, Any], dict[str, Any]]] = []
     try:
+        SPEED.__enter__()  # latency_curve.measure reads the CPU speed probe beside each run
         if args.warmup_sentences:
             run_as(spark, AFTER, args.warmup_sentences, 0.0)
         top = run_as(spark, AFTER, args.max_sentences, 0.0)
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in AFTER.items():
             setattr(window_size, name, value)
         spark.stop()
+        SPEED.__exit__(None, None, None)
     head = f"{'sent./s':>10} {'p50 ms':>8} {'p99 ms':>8} {'period':>7} {'/window':>7}"
     print(f"\n=== {args.load:.0f} % load, pairs in run order (before first in odd pairs) ===")
     print(f"{'pair':>4} | before: {head} | after: {head}")

@@ -24,7 +24,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from latency_curve import _cells, measure  # noqa: E402
+from latency_curve import SPEED, _cells, measure  # noqa: E402
 from wordcount import make_spark  # noqa: E402
 
 from sparkstorm.engine import window_size  # noqa: E402
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     spark = make_spark()
     try:
+        SPEED.__enter__()  # latency_curve.measure reads the CPU speed probe beside each run
         if args.warmup_sentences:
             measure(spark, args.warmup_sentences, 0.0, 0)
         window_size.WindowSizer.observe = _traced(window_size.WindowSizer.observe)
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                          args.target_latency_ms)
     finally:
         spark.stop()
+        SPEED.__exit__(None, None, None)
     print(f"\n=== window sizer trace, {args.load:.0f} % load: {rate:,.0f} sentences/s ===")
     print("  start   gap   job  handed F   limit period    rate fixed  c us   bound"
           " shortest")
@@ -97,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     for entry in TRACE:
         print(_row(entry, first, previous))
         previous = entry["started"]
-    print(f"\nresult: {_cells(result)}")
+    speed = result.get("cpu_speed")
+    print(f"\nresult: {_cells(result)}" + (f"   (CPU speed probe: {speed:,.0f} sentences per "
+                                            "CPU second)" if speed else ""))
     parts = result.get("breakdown")
     if parts is not None:
         print(parts.line())
