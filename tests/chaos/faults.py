@@ -9,7 +9,6 @@ the sink saw every id, no process or folder left).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import tempfile
@@ -25,6 +24,7 @@ import psutil
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster
 from tests.integration.zookeeper.zkserver import ZooKeeperServer
+from tests.jsonl import whole_records
 
 TOPOLOGY = Path(__file__).resolve().parent / "topology" / "chaos.py"
 COUNT = 600
@@ -48,13 +48,13 @@ def acks(folder: Path) -> list[dict[str, Any]]:
     path = folder / "acks.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return whole_records(path)
 
 
 def sink_ids(folder: Path) -> set[int]:
     """Every id some sink task received."""
-    return {json.loads(line)["id"] for path in folder.glob("sink-*.jsonl")
-            for line in path.read_text().splitlines() if line.strip()}
+    return {record["id"] for path in folder.glob("sink-*.jsonl")
+            for record in whole_records(path)}
 
 
 class Run:

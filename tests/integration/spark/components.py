@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm import Bolt, Spout, Stream
+from tests.jsonl import whole_records
 
 KEYS = 7
 
@@ -39,7 +40,7 @@ def read_events(directory: Path, component: str | None = None) -> list[dict[str,
     events = []
     for path in sorted(directory.glob("*.jsonl")):
         if component is None or path.name.rsplit("-", 1)[0] == component:
-            events.extend(json.loads(line) for line in path.read_text().splitlines() if line)
+            events.extend(whole_records(path))
     return events
 
 
