@@ -81,11 +81,11 @@ def _route_row_by_row(collector: TaskCollector, fields: FieldsEmit,
     from sparkstorm.engine.collector import new_id  # here: collector imports this module
 
     xor, name = collector.output.xor, fields.route.stream.name
-    tasks, n, key_index = fields.tasks, fields.count, fields.key_index
+    choose = fields.route.single  # the fields grouping's own choice (routing._fields)
+    assert choose is not None, "a FieldsEmit route has one non-direct subscription"
     for rows, root, edge in groups:
         for values in rows:
-            key = values[key_index]
-            task = tasks[(hash(key) if type(key) is str else stable_hash(key)) % n]
+            (task,) = choose(values)
             columns = collector.columns_for(task, name)
             columns[3].append(values)
             if root is not None:  # one tree

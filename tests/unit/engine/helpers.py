@@ -4,6 +4,9 @@
   acking, message and spout statistics tests.
 - :func:`raiser_executor` and :func:`raiser_window`: a real ``BoltExecutor`` of a bolt that is
   slow and raises on "boom", and the window requests that feed it.
+- :func:`engine_loop` and :func:`open_xors`: one bolt task's loop on the engine's collector,
+  and a window's tree XORs with the children's random edges taken out, for the tests that
+  run the same batch two ways.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from typing import Any
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
 from sparkstorm.engine.anchor_columns import batch_of
+from sparkstorm.engine.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.wire import pack
+from sparkstorm.topology.task import BoltLoop
 
 
 class Sentences(Spout):
@@ -74,3 +80,34 @@ def raiser_window(task: int, src: int, words: list[str], first_root: int) -> lis
     """One window's input for ``task``: ``words`` from ``src``, tree roots from ``first_root``."""
     anchors = [{first_root + n: 1000 + n} for n in range(len(words))]
     return [pack([batch_of(task, src, "default", [[w] for w in words], anchors)])]
+
+
+def engine_loop(spec: TopologySpec, component: str, bolt: type[Bolt]) -> BoltLoop:
+    """The loop of ``component``'s one task: a ``bolt`` on the engine's own collector.
+
+    Its ``emit`` is the collector's fast path, as ``topology.task.make_instance`` binds it.
+    """
+    plan = ExecutionPlan(spec, {"topology.acker.executors": 1})
+    (task,) = plan.component_tasks[component]
+    collector = TaskCollector(task, component, build_routes(plan, component, task),
+                              plan.task_executor, WindowOutput(), True, True)
+    instance = bolt()
+    instance._collector = collector
+    instance.emit = collector.bolt_emit  # type: ignore[method-assign]
+    instance.initialize({}, {})
+    return BoltLoop(instance, collector)
+
+
+def open_xors(out: WindowOutput) -> dict[int, int]:
+    """``out``'s per-root XORs with every delivered child's edge XORed in again.
+
+    The children's edges are random; taken out of their roots' XORs (as the children's acks
+    would), what is left is what two ways of emitting the same window must agree on exactly.
+    """
+    xors = dict(out.xor)
+    for rows in out.rows.values():
+        for *_, roots, edges in rows:
+            for root, edge in zip(roots, edges, strict=True):
+                for r, e in ({root: edge} if root is not None else edge or {}).items():
+                    xors[r] = xors.get(r, 0) ^ e
+    return xors

@@ -14,12 +14,11 @@ import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
 from sparkstorm.engine import deferred_emits
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.collector import TaskCollector
 from sparkstorm.engine.input_loop import run_batch
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import build_routes
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, values_class
+from tests.unit.engine.helpers import engine_loop, open_xors
 
 
 class Source(Spout):
@@ -70,16 +69,10 @@ class Splitting(Topology):
 
 
 def split_loop(defer: bool) -> BoltLoop:
-    plan = ExecutionPlan(Splitting.topology_spec, {"topology.acker.executors": 1})
-    (task,) = plan.component_tasks["split"]
-    collector = TaskCollector(task, "split", build_routes(plan, "split", task),
-                              plan.task_executor, WindowOutput(), True, True)
+    loop = engine_loop(Splitting.topology_spec, "split", Splitter)
+    collector: TaskCollector = loop.collector  # type: ignore[assignment]
     assert collector.defers_emits
     collector.defers_emits = defer
-    instance = Splitter()
-    instance._collector = collector
-    instance.emit = collector.bolt_emit  # type: ignore[method-assign]
-    loop = BoltLoop(instance, collector)
     return loop
 
 
@@ -89,14 +82,9 @@ def window(loop: BoltLoop) -> tuple[list[Any], dict[int, int], dict[int, str]]:
     The XORs are those of the trees still open, with the children's edges taken out.
     """
     out = loop.collector.output.take()  # type: ignore[attr-defined]
-    xors = dict(out.xor)
-    batches = []
-    for rows in out.rows.values():
-        for task, src, stream, values, roots, edges in rows:
-            batches.append((task, src, stream, values, roots))
-            for root, edge in zip(roots, edges, strict=True):
-                for r, e in ({root: edge} if root is not None else edge or {}).items():
-                    xors[r] = xors.get(r, 0) ^ e
+    xors = open_xors(out)
+    batches = [(task, src, stream, values, roots)
+               for rows in out.rows.values() for task, src, stream, values, roots, _ in rows]
     # a failed tree's XOR means nothing (it fails whatever it is), and the two ways differ
     # there: a failed tuple's children's edges stay in its ack_val, or go into the XOR
     failed = {r: f.cause for r, f in out.failed.items()}

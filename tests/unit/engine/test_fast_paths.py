@@ -21,6 +21,7 @@ from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, delivered, values_class
+from tests.unit.engine.helpers import engine_loop, open_xors
 
 WORDS = ["storm", "spark", None, 7, 2.5, "storm", ("a", 1), "ümlaut", "", "spark", [1, 2]]
 
@@ -159,15 +160,7 @@ class Counting(Topology):
 
 
 def mixed_loop(auto_ack: bool = True) -> BoltLoop:
-    plan = ExecutionPlan(Counting.topology_spec, {"topology.acker.executors": 1})
-    (task,) = plan.component_tasks["mixed"]
-    collector = TaskCollector(task, "mixed", build_routes(plan, "mixed", task),
-                              plan.task_executor, WindowOutput(), True, True)
-    instance = Mixed()
-    instance._collector = collector
-    instance.emit = collector.bolt_emit  # type: ignore[method-assign]
-    instance.initialize({}, {})
-    loop = BoltLoop(instance, collector)
+    loop = engine_loop(Counting.topology_spec, "mixed", Mixed)
     loop.auto_ack = auto_ack
     return loop
 
@@ -187,15 +180,7 @@ def batch(words: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
 def outcome(loop: BoltLoop, result: Any) -> tuple[Any, ...]:
     out = loop.collector.output.take()  # type: ignore[attr-defined]
     instance = loop.instance
-    # the children's edges are random: take them out of their roots' XORs, which leaves
-    # what both loops must agree on exactly
-    xors = dict(out.xor)
-    for rows in out.rows.values():
-        for *_, roots, edges in rows:
-            for root, edge in zip(roots, edges, strict=True):
-                for r, e in ({root: edge} if root is not None else edge or {}).items():
-                    xors[r] = xors.get(r, 0) ^ e
-    return (result, instance.seen, [t.done for t in instance.kept], xors,
+    return (result, instance.seen, [t.done for t in instance.kept], open_xors(out),
             {r: (f.cause, f.reason) for r, f in out.failed.items()},
             [(r[3], r[4]) for rows in out.rows.values() for r in rows],
             loop.collector.current)  # type: ignore[attr-defined]
