@@ -381,8 +381,11 @@ class TaskCollector:
                 fields.emitted = 0
 
     def take_counts(self) -> tuple[dict[str, int], dict[str, int]]:
-        """Tuples emitted and transferred per stream since the last call."""
-        self.route_waiting()
+        """Tuples emitted and transferred per stream since the last call.
+
+        Read after the window's output was taken, which routed the waiting emits and counted
+        them (``WindowOutput.take``).
+        """
         self._fold_fields_counts()
         emitted, transferred = {}, {}
         for name, route in self._routes.items():
