@@ -447,6 +447,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         "slots than the widest stage plus one)",
     ),
     _K(
+        "topology.window.verdicts.push",
+        bool,
+        True,
+        "sparkstorm: send each spout executor the acker's acks and fails as soon as the "
+        "driver has absorbed a window, instead of with the next window's spout stage (off "
+        "while checkpoints are on: a checkpoint keeps the verdicts its spouts have not heard)",
+    ),
+    _K(
         "topology.batch.arrow.wire",
         bool,
         True,

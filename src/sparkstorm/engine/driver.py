@@ -5,7 +5,9 @@ acker's verdicts from window ``w-1``), then one stage per DAG level (one partiti
 executor), each fed through Spark's shuffle with an identity partitioner on the target
 executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.WindowMeta`:
 acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
-and feeds window ``w+1``. The driver also hosts the acker and the executor pool.
+and feeds window ``w+1``; the verdicts are also sent to the spout executors as soon as the
+result is absorbed (``engine.verdict_push``), so a spout hears them before window ``w+1``'s
+spout stage when it can. The driver also hosts the acker and the executor pool.
 
 With ``topology.window.overlap`` (the default), window ``w+1``'s job starts once window
 ``w``'s spout stage is done and the minimum window length has passed, so two windows run at
@@ -54,7 +56,8 @@ from sparkstorm.engine.stage import DRIVER, StageInfo
 from sparkstorm.engine.stats import ComponentCounters
 from sparkstorm.engine.ticks import TickSchedule
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.engine.window_counts import joined_roots, window_counters
+from sparkstorm.engine.verdict_push import push_verdicts, verdict_control
+from sparkstorm.engine.window_counts import window_counters
 from sparkstorm.engine.window_job import (
     FIRST_STAGE_POLL_SECONDS,
     WindowJob,
@@ -185,6 +188,12 @@ class TopologyDriver(Replanning):
         """Errors not yet taken by a reporter, oldest first, as
         ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
         must not grow it without end)."""
+
+    @property
+    def pushes_verdicts(self) -> bool:
+        """Whether spouts hear a window's verdicts right after it (``engine.verdict_push``)."""
+        return (conf_bool(self.conf, "topology.window.verdicts.push")
+                and self.checkpoints is None)
 
     def _coordinator(self) -> CheckpointCoordinator | None:
         every = conf_int(self.conf, "topology.checkpoint.windows")
@@ -488,6 +497,9 @@ class TopologyDriver(Replanning):
         # not when an executor restarted meanwhile: it answered this window from scratch
         if job.flags.get("checkpoint") and results and not self._rollback_due():
             self._take_checkpoint(window)
+        if self.pushes_verdicts:  # now, not with the next window (engine.verdict_push)
+            self._verdicts = push_verdicts(self.pool.call, self.plan, self._stages[0].gids,
+                                           self._verdicts)
 
     def _job_result(self, job: WindowJob) -> tuple[list[Any], float]:
         """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.
@@ -533,11 +545,12 @@ class TopologyDriver(Replanning):
 
         The next may start once this one's spout stage is done (its executors are free for
         the next window's spout stage) and the minimum window length has passed. So at most
-        two windows are in flight, and results are absorbed in window order: the spouts
-        hear the verdicts of window ``w-1`` in window ``w+1``, or of ``w`` when ``w``'s job
-        had already ended (a light load: windows shorter than the period do not overlap,
-        and their verdicts are not held back a window). A job the window sizer expects to
-        end within half a period is waited for (``WindowSizer.overlap_wait``).
+        two windows are in flight, and results are absorbed in window order. The spouts
+        hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``);
+        without that, in window ``w+2``, or in ``w+1`` when ``w``'s job had already ended (a
+        light load: windows shorter than the period do not overlap), and a job the window
+        sizer expects to end within half a period is waited for
+        (``WindowSizer.overlap_wait``), so that its verdicts are not held back a window.
         """
         previous = self._in_flight_job
         if previous is not None and previous.future.done():
@@ -553,8 +566,9 @@ class TopologyDriver(Replanning):
             job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
         self.stop_requested.wait(self.window_size.period_seconds
                                  - (time.monotonic() - job.began))
-        # a job about to end is waited for: the next window then carries its verdicts
-        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
+        if not self.pushes_verdicts:
+            # a job about to end is waited for: the next window then carries its verdicts
+            wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
@@ -689,14 +703,9 @@ class TopologyDriver(Replanning):
 
     def _control(self, verdicts: Verdicts, gid: int) -> SpoutControl:
         """What spout executor ``gid`` learns this window."""
-        tasks = self.plan.executors[gid].tasks
-        failed = joined_roots(verdicts.fail, tasks)
-        return SpoutControl(
-            ack=joined_roots(verdicts.ack, tasks), fail=failed,
-            fail_reasons={r: verdicts.reasons[r] for r in failed if r in verdicts.reasons},
-            reset=joined_roots(verdicts.reset, tasks),
-            active=self.active, fail_all=self._fail_all, limit=self.window_size.limit(gid),
-            pending=self.window_size.pending(gid))
+        return verdict_control(verdicts, self.plan.executors[gid].tasks, active=self.active,
+                               fail_all=self._fail_all, limit=self.window_size.limit(gid),
+                               pending=self.window_size.pending(gid))
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1

@@ -16,9 +16,11 @@ window the driver sent before (served first: ``engine.window_turns``; ``{"cmd": 
 (``engine.executor_checkpoint``); windows before 18 are refused from then on.
 ``{"cmd": "replan", "spec": {...}, "gid": 2}`` switches a staying executor to new executor
 counts (``rebalance -e``, ``engine.replan``): it is executor 2 of the plan of that spec from
-the next window on.
+the next window on. ``{"cmd": "verdicts", "control": SpoutControl.to_wire()}`` gives a
+spout executor the acker's acks and fails as soon as a window ended (``engine.verdict_push``),
+not with the next window.
 
-and get back ``{target gid: packed rows}`` with the encoded
+Window requests get back ``{target gid: packed rows}`` with the encoded
 :class:`~sparkstorm.engine.messages.WindowMeta` as the reply's body (``engine.wire``), which
 the Spark task passes on to the driver undecoded. The replies of the latest two windows are
 kept, so a retried Spark task is answered from memory instead of running components twice. A
@@ -191,6 +193,9 @@ class ExecutorServer:
         if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
             self.apply_log_control(request)
             return "ok", b""
+        if cmd == "verdicts":  # the acker's verdicts as soon as a window ended
+            self._verdicts(request)
+            return "ok", b""
         if cmd in ("restore", "replan", "skip"):
             self._between_windows(cmd, request)
             return "ok", b""
@@ -202,6 +207,18 @@ class ExecutorServer:
             return "ok", b""
         msg = f"unknown command {cmd!r}"
         raise ValueError(msg)
+
+    def _verdicts(self, request: dict[str, Any]) -> None:
+        """Apply a spout executor's verdicts between windows (``engine.verdict_push``).
+
+        Not under the window turns: a spout applies them under its own lock, before or
+        after the window it may be serving, like a window's control.
+        """
+        host = self.host
+        if not isinstance(host, SpoutExecutor):
+            msg = f"executor {host.info.gid} runs no spout: it has no verdicts to apply"
+            raise TypeError(msg)
+        host.apply_verdicts(SpoutControl.from_wire(request["control"]))
 
     def _between_windows(self, cmd: str, request: dict[str, Any]) -> None:
         """The commands that change what the next windows run on (the driver's orders)."""

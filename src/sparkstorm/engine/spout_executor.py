@@ -157,12 +157,7 @@ class SpoutExecutor(ExecutorHost):
         with self.lock:
             if control.fail_all:
                 self._fail_everything()
-            for root in control.reset:
-                self._reset(root)
-            self._ack_all(control.ack)
-            reasons = control.fail_reasons
-            for root in control.fail:
-                self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
+            self._apply_verdicts(control)
             if self.timeouts_enabled:
                 self._expire()
             self.set_active(control.active)
@@ -178,6 +173,25 @@ class SpoutExecutor(ExecutorHost):
                 log_sampled(self.component_logger, self.sample_pct, "emitted",
                             ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
             return taken
+
+    def apply_verdicts(self, control: SpoutControl) -> None:
+        """Apply the acker's verdicts now, between windows (the driver's ``verdicts`` push).
+
+        Only ``ack``, ``fail`` (with reasons) and ``reset`` count; the rest of ``control`` is
+        the next window's. A verdict heard twice (the push and again a window's control, when
+        the push's answer was lost) finds its root gone and is ignored, as a late one is.
+        """
+        with self.lock:
+            self._apply_verdicts(control)
+            self.wakeup.notify_all()  # acked trees free room under the pending bounds
+
+    def _apply_verdicts(self, control: SpoutControl) -> None:
+        for root in control.reset:
+            self._reset(root)
+        self._ack_all(control.ack)
+        reasons = control.fail_reasons
+        for root in control.fail:
+            self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
 
     def _owner(self, root: int) -> TaskCollector | None:
         for collector in self.collectors.values():

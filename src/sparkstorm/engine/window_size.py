@@ -1,10 +1,11 @@
 """Window size that follows load: how many tuples each spout hands over, and how often.
 
-A tuple waits about two window periods from its emit to its ack: up to one period in its
-spout's buffer, then its window's job, then until the next window's spout stage brings the
-acker's verdict back. Every window is one Spark job with a large fixed cost, so short
-windows answer fast at light load but cannot carry a heavy one, and long windows carry a
-heavy load at a latency of seconds. With ``topology.window.target.latency.ms`` = T set, the
+A tuple waits up to one period in its spout's buffer, then its window's job; the acker's
+verdict reaches its spout right after that job (``engine.verdict_push``), or, with that off
+or checkpoints on, with the next window's spout stage (another period at most). Every
+window is one Spark job with a large fixed cost, so short windows answer fast at light
+load but cannot carry a heavy one, and long windows carry a heavy load at a latency of
+seconds. With ``topology.window.target.latency.ms`` = T set, the
 driver sizes windows as a queue with a fixed cost per batch (``engine.window_cost``: the
 sizer fits each job's time as ``F + c * N`` from the windows it has run):
 
@@ -48,7 +49,8 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   start while this one's job still runs, but then this window's verdicts miss the next
   window and wait for the one after it. :meth:`overlap_wait` says when waiting for the
   running job is cheaper: when the smoothed job time says it ends within
-  ``OVERLAP_WAIT_SHARE`` of a period.
+  ``OVERLAP_WAIT_SHARE`` of a period. (Not needed, and not done, while verdicts are pushed
+  to the spouts as soon as a window ends.)
 
 Stability: rates, counts and job times are exponentially smoothed (``SMOOTHING``), each
 step is bounded (x4 up, /2 down), the period at most doubles per window, and the limit at

@@ -76,3 +76,4 @@ def test_checkpoints_turn_overlap_off(cluster: LocalCluster, tmp_path: Path) -> 
         "topology.checkpoint.windows": 2, "topology.checkpoint.dir": str(tmp_path / "cp")})
     assert not driver.overlapping
     assert driver.overlapped_windows == 0
+    assert not driver.pushes_verdicts  # a checkpoint keeps the verdicts not heard yet

@@ -238,10 +238,11 @@ def test_spout_buffer_size_bounds_tuples_in_flight_to_a_few_buffers(
     A saturated spout's windows grow past ``topology.spout.buffer.size`` up to
     ``topology.spout.buffer.max.size`` (``engine.window_size``), so both are B here. The
     producer stops when B tuples wait for the next window. The bolts get window w's B
-    tuples and ack them within w; the spout learns that at the start of window w + 1,
-    while it has buffered B more. So at most 2 B are ever in flight, and a slow bolt
-    (longer windows) makes the spout reach that bound. With overlapping windows
-    (the default) the verdicts of window w reach the spout in window w + 2: 3 B.
+    tuples and ack them within w; the spout learns that when w's job ends (its verdicts are
+    pushed, ``engine.verdict_push``) or at the latest at the start of window w + 1, while it
+    has buffered B more. So at most 2 B are in flight one window at a time, and a slow bolt
+    (longer windows) makes the spout reach that bound. With overlapping windows (the
+    default) window w + 1 may have taken its B before w's verdicts come: at most 3 B.
     """
     runner = cluster.submit_topology("buffer", BufferTopology, conf={
         "test.dir": str(tmp_path), "test.count": count, "test.delay": delay,
@@ -256,8 +257,8 @@ def test_spout_buffer_size_bounds_tuples_in_flight_to_a_few_buffers(
     assert _acked(tmp_path) == dict.fromkeys(range(count), 1)
     assert spout["failed"] == 0 and len(in_flight) == count
     bound = (3 if runner.overlapping else 2) * BUFFER
-    if delay:
-        assert max(in_flight) == bound, "the slow bolt must hold the spout at the bound"
+    if delay:  # the slow bolt holds the spout at two buffers at least
+        assert 2 * BUFFER <= max(in_flight) <= bound
     else:
         assert max(in_flight) <= bound
 
