@@ -12,9 +12,12 @@ the acker's verdict back. From the window records of a run (``started``: the job
 - **job**: ``w``'s job, submit to end (Spark's scheduling of the spout stage included);
 - **verdict wait**: from ``w``'s end to the submit of the first window started after it,
   the one whose spout stage carries ``w``'s verdicts (with overlapping windows, the one
-  submitted while ``w`` ran does not: it left before ``w``'s verdicts existed);
+  submitted while ``w`` ran does not: it left before ``w``'s verdicts existed); 0 when the
+  driver pushes the verdicts as soon as it absorbs ``w`` (``engine.verdict_push``,
+  ``pushed``), which it does when ``w``'s job ends;
 - **rest**: the measured mean complete latency minus these three: the verdict window's
-  submit-to-spout-stage delay and the spout's ack handling.
+  submit-to-spout-stage delay (pushed: the absorb and the push) and the spout's ack
+  handling.
 """
 
 from __future__ import annotations
@@ -53,9 +56,12 @@ class LatencyBreakdown:
                 f"({self.overlapped} overlapped)")
 
 
-def breakdown(windows: Mapping[int, Mapping[str, Any]], spout: str,
-              first: int, last: int) -> LatencyBreakdown | None:
+def breakdown(windows: Mapping[int, Mapping[str, Any]], spout: str,  # noqa: PLR0913, PLR0917
+              first: int, last: int, pushed: bool = True) -> LatencyBreakdown | None:
     """The breakdown over windows ``first..last`` (ids in ``windows``, the records by id).
+
+    ``pushed``: the run's driver pushed verdicts (``topology.window.verdicts.push``, the
+    default, and no checkpoints).
 
     None when the range holds no window that carried tuples.
     """
@@ -78,7 +84,7 @@ def breakdown(windows: Mapping[int, Mapping[str, Any]], spout: str,
         if not handed or previous is None:
             continue
         end = record["started"] + record["seconds"]
-        carrier = next((s for s, _ in starts if s >= end), None)
+        carrier = end if pushed else next((s for s, _ in starts if s >= end), None)
         if carrier is None:
             continue
         weight += handed

@@ -123,7 +123,7 @@ def measure(spark: Any, sentences: int, rate: float, target_ms: int | None,
         return {"completed": False, "peak_bytes": mem.peak_bytes}
     res = analyse(run, sentences, span)
     steady = res.get("steady_window_range")
-    parts = breakdown(run.windows, SPOUT, *steady) if steady else None
+    parts = breakdown(run.windows, SPOUT, *steady, pushed=run.pushed) if steady else None
     return {"completed": True, "rate": res["steady_sentences_per_sec"],
             "p50": res["steady_p50_ms"], "p99": res["steady_p99_ms"],
             "period": res.get("steady_window_period"),
@@ -254,7 +254,13 @@ def print_equal_speed_loads(top: dict[str, Any],
     nominal share.
     """
     top_speed = top.get("cpu_speed")
-    if not top_speed:
+    if not top_speed:  # --maximum: no run of it here; each load's probe, to compare runs by
+        print("\n=== CPU speed probe during each load (sentences per CPU second) ===")
+        for load, _, adaptive, fixed in rows:
+            speeds = [f"{label} {result['cpu_speed']:,.0f}"
+                      for label, result in (("sizer on", adaptive), ("fixed", fixed))
+                      if (result or {}).get("cpu_speed")]
+            print(f"{load:>4}%: {'; '.join(speeds) or 'n/a'}")
         return
     print(f"\n=== loads at equal CPU speed (probe during the maximum: {top_speed:,.0f} "
           f"sentences per CPU second) ===")

@@ -198,6 +198,8 @@ class Run:
         self.cpu: CpuBreakdownSampler | None = None  # set by run_topology
         self.overlap: tuple[bool, int] = (False, 0)
         """Whether windows overlapped, and how many started while the previous one ran."""
+        self.pushed = True
+        """Whether the driver pushed verdicts to the spouts (``engine.verdict_push``)."""
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
         spout = _component(stats, SPOUT)
@@ -284,6 +286,7 @@ def run_topology(spark: Any, args: argparse.Namespace,
             run.finished = time.monotonic()
             run.final = _stats(cluster, TOPOLOGY_NAME)
             run.overlap = (runner.overlapping, runner.overlapped_windows)
+            run.pushed = runner.pushes_verdicts
         finally:
             cluster.kill_topology(TOPOLOGY_NAME)
             cluster.shutdown()

@@ -101,6 +101,9 @@ def _alive(pid: int) -> bool:
 MOVED_WARN_SECONDS = 30.0
 """How often the driver says it still waits for moved executors' new endpoints."""
 
+STOP_POLL_SECONDS = 0.1
+"""How often the driver, waiting out a period for a job to end, looks at a stop request."""
+
 SKIP_TIMEOUT_SECONDS = 5.0
 """Bound on telling one executor that a window's job failed (``_skip_failed``)."""
 
@@ -546,8 +549,9 @@ class TopologyDriver(Replanning):
         The next may start once this one's spout stage is done (its executors are free for
         the next window's spout stage) and the minimum window length has passed. So at most
         two windows are in flight, and results are absorbed in window order. The spouts
-        hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``);
-        without that, in window ``w+2``, or in ``w+1`` when ``w``'s job had already ended (a
+        hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``),
+        which is when its job ends (also when that is while the next window waits for its
+        start); without that, in window ``w+2``, or in ``w+1`` when ``w``'s job had already ended (a
         light load: windows shorter than the period do not overlap), and a job the window
         sizer expects to end within half a period is waited for
         (``WindowSizer.overlap_wait``), so that its verdicts are not held back a window.
@@ -564,11 +568,21 @@ class TopologyDriver(Replanning):
         while not (self.stop_requested.is_set() or job.future.done()
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
-        self.stop_requested.wait(self.window_size.period_seconds
-                                 - (time.monotonic() - job.began))
-        if not self.pushes_verdicts:
-            # a job about to end is waited for: the next window then carries its verdicts
-            wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
+        period_end = job.began + self.window_size.period_seconds
+        if self.pushes_verdicts:
+            # a job that ends before the next window may start is absorbed then: its spouts
+            # hear its verdicts at once (engine.verdict_push), not at the next window's start
+            while not (self.stop_requested.is_set() or job.future.done()):
+                if time.monotonic() >= period_end:
+                    return
+                wait_for_job(job, min(period_end - time.monotonic(), STOP_POLL_SECONDS))
+            if job.future.done():
+                self._finish_in_flight()
+            self.stop_requested.wait(period_end - time.monotonic())
+            return
+        self.stop_requested.wait(period_end - time.monotonic())
+        # a job about to end is waited for: the next window then carries its verdicts
+        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
