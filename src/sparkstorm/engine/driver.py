@@ -551,10 +551,10 @@ class TopologyDriver(Replanning):
         two windows are in flight, and results are absorbed in window order. The spouts
         hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``),
         which is when its job ends (also when that is while the next window waits for its
-        start); without that, in window ``w+2``, or in ``w+1`` when ``w``'s job had already ended (a
-        light load: windows shorter than the period do not overlap), and a job the window
-        sizer expects to end within half a period is waited for
-        (``WindowSizer.overlap_wait``), so that its verdicts are not held back a window.
+        start). Without the push they hear them in window ``w+2``, or in ``w+1`` when
+        ``w``'s job had already ended (a light load: windows shorter than the period do not
+        overlap), and a job the window sizer expects to end within half a period is waited
+        for (``WindowSizer.overlap_wait``), so that its verdicts are not held back a window.
         """
         previous = self._in_flight_job
         if previous is not None and previous.future.done():
