@@ -1,8 +1,9 @@
 """Where a tuple's complete latency goes, from the driver's window records (issue 12 §4).
 
 A spout's tuple is emitted into its executor's buffer, handed over at its window's spout
-stage, processed by that window's job, and acked when a later window's spout stage brings
-the acker's verdict back. From the window records of a run (``started``: the job's submit,
+stage, processed by that window's job, and acked when the driver pushes the acker's verdict
+to its spout once that job has ended (``engine.verdict_push``), or, with the push off, when
+a later window's spout stage brings the verdict back. From the window records of a run (``started``: the job's submit,
 ``seconds``: submit to job end, the spout's ``buffered``: tuples it handed over), per window
 ``w`` weighted by the tuples it carried:
 
