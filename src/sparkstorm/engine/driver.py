@@ -572,17 +572,15 @@ class TopologyDriver(Replanning):
         if self.pushes_verdicts:
             # a job that ends before the next window may start is absorbed then: its spouts
             # hear its verdicts at once (engine.verdict_push), not at the next window's start
-            while not (self.stop_requested.is_set() or job.future.done()):
-                if time.monotonic() >= period_end:
-                    return
+            while not (self.stop_requested.is_set() or job.future.done()
+                       or time.monotonic() >= period_end):
                 wait_for_job(job, min(period_end - time.monotonic(), STOP_POLL_SECONDS))
             if job.future.done():
                 self._finish_in_flight()
-            self.stop_requested.wait(period_end - time.monotonic())
-            return
         self.stop_requested.wait(period_end - time.monotonic())
-        # a job about to end is waited for: the next window then carries its verdicts
-        wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
+        if not self.pushes_verdicts:
+            # a job about to end is waited for: the next window then carries its verdicts
+            wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
 
     def _finish_in_flight(self) -> None:
         """Absorb the window still running, if any (before a drain or a rollback)."""
