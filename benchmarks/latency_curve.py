@@ -2,9 +2,10 @@
 
 First the topology runs with its spout unthrottled: its steady throughput is the maximum
 (the same with fixed windows is printed next to it: a saturated topology must keep its
-throughput). Then, for each load (a share of that maximum, ``--loads``), it runs with the
-spout offering that many sentences per second (``bench.rate``, see ``_wordcount_topology``)
-for about ``--seconds`` seconds, and prints the steady throughput and the spout's complete
+throughput). Then, for each load (a share of that maximum, ``--loads``, scaled to the
+CPUs' speed just before the load: ``offered_rate``), it runs with the spout offering that
+many sentences per second (``bench.rate``, see ``_wordcount_topology``) for about
+``--seconds`` seconds, and prints the steady throughput and the spout's complete
 latency p50 and p99 over the steady windows, as ``wordcount.py`` measures them. A load's
 steady span is late (``--steady``, 50–95 % of its acks): when a run starts, the first windows
 (new executor processes, the first Spark jobs of a topology) leave a backlog that the
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +64,9 @@ MIN_POLLS = 2
 
 FLAGGED_LOAD = 80
 """The load (% of the maximum) at which the latency targets apply."""
+
+SPEED_LOOKBACK_S = 10.0
+"""How far back before a load the CPUs' speed is read to scale its offered rate."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -94,6 +99,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="take this as the maximum (sentences/s) instead of measuring it: "
                              "the loads then offer the same rates in runs of two trees, so "
                              "that A/B runs compare like with like (no unthrottled runs)")
+    parser.add_argument("--nominal-loads", action="store_true",
+                        help="offer each load at its share of the maximum as measured, not "
+                             "scaled to the CPUs' speed just before it (see offered_rate)")
     parser.add_argument("--pending-auto", action="store_true",
                         help="also run the unthrottled topology with topology.spout.pending."
                              "auto=true: the maximum throughput under the Little's-law bound")
@@ -193,14 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         if not top["completed"]:
             print("the unthrottled run did not complete", flush=True)
             return 1
-        maximum = top["rate"]
         tops = [("window sizer on", top), ("fixed windows", top_fixed)]
         if args.pending_auto:
             tops.append(("sizer + pending.auto", top_pending))
         print_maximum(tops)
         rows = []
         for load in loads:
-            rate = maximum * load / 100.0
+            rate = offered_rate(top, load, scaled=not args.nominal_loads)
             sentences = max(1000, int(rate * args.seconds))
             span = (args.steady[0], args.steady[1])
             adaptive = measure(spark, sentences, rate, args.target_latency_ms, args.conf, span)
@@ -215,6 +222,32 @@ def main(argv: list[str] | None = None) -> int:
     print_breakdowns(rows)
     flagged = [r for r in rows if r[0] == FLAGGED_LOAD]
     return 0 if all(r[2]["completed"] for r in rows) and flagged else 1
+
+
+def offered_rate(top: dict[str, Any], load: int, *, scaled: bool) -> float:
+    """The sentences per second a load offers: ``load`` % of the maximum the CPUs carry now.
+
+    This machine's virtual CPUs change speed from minute to minute (``_cpu_speed``): in the
+    curves of 2026-11-27 10:40 and 11:33 they were 10-20 % slower during the loads than
+    during the maximum's run, so the nominal 80 % was 95 % of what they then carried, a
+    saturated topology. Scaled (the default), the maximum is multiplied by the probe's speed
+    over the last ``SPEED_LOOKBACK_S`` seconds over its speed during the maximum's run; the
+    speed can still drift while the load runs, which ``print_equal_speed_loads`` reports.
+    Unscaled without a probe reading of both (``--maximum``, ``--nominal-loads``).
+    """
+    rate = float(top["rate"]) * load / 100.0
+    top_speed = top.get("cpu_speed")
+    if not scaled or not top_speed:
+        return rate
+    now = time.time()
+    speed = mean_speed(SPEED.between(now - SPEED_LOOKBACK_S, now))
+    if not speed:
+        return rate
+    scale = speed / top_speed
+    print(f"load {load} %: CPUs at {scale:.3f} of their speed during the maximum "
+          f"(probe {speed:,.0f} vs {top_speed:,.0f}): offering {rate * scale:,.0f} "
+          f"sentences/s ({rate:,.0f} nominal)", flush=True)
+    return rate * scale
 
 
 def print_maximum(tops: list[tuple[str, dict[str, Any] | None]]) -> None:
