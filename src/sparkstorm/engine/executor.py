@@ -189,8 +189,10 @@ class ExecutorHost:
         for task, trees in point.part.pending.items():
             collector = self.collectors.get(task)
             if collector is not None:
+                # oldest first, as the spout keeps them (SpoutExecutor._expire)
+                oldest_first = sorted(trees.items(), key=lambda tree: -tree[1][1])
                 collector.pending_roots = {root: (msg, now - age, stream)
-                                           for root, (msg, age, stream) in trees.items()}
+                                           for root, (msg, age, stream) in oldest_first}
 
     def record_error(self, task: int, exc: BaseException) -> None:
         """Log and keep an error of a task, with its traceback, for the driver to report."""
