@@ -104,6 +104,39 @@ def mean_speed(speeds: dict[str, float | None]) -> float | None:
     return sum(values) / len(values)  # type: ignore[arg-type]
 
 
+RECENT_SPEED_S = 10.0
+"""How far back ``speed_now`` reads the probe: ten readings per CPU at the default interval."""
+
+
+def speed_now(probe: CpuSpeedProbe) -> float | None:
+    """The CPUs' mean speed over the last ``RECENT_SPEED_S`` seconds (None: no reading)."""
+    now = time.time()
+    return mean_speed(probe.between(now - RECENT_SPEED_S, now))
+
+
+def scaled_load(probe: CpuSpeedProbe, maximum: float, maximum_speed: float | None,
+                load: int) -> tuple[float, str]:
+    """``load`` % of ``maximum`` scaled to the CPUs' speed now, and a line that says so.
+
+    The scale is the probe's speed now over ``maximum_speed``, its speed while the maximum
+    was measured.
+
+    This machine's virtual CPUs change speed from minute to minute: in the latency curves of
+    2026-11-27 10:40 and 11:33 they were 10-20 % slower during the loads than during the
+    maximum's run, so the nominal 80 % was 95 % of what they then carried, a saturated
+    topology. The speed can still drift while the load runs; the callers print the probe
+    during the load too. Unscaled when either speed is unknown.
+    """
+    rate = maximum * load / 100.0
+    speed = speed_now(probe)
+    if not speed or not maximum_speed:
+        return rate, f"load {load} %: {rate:,.0f} sentences/s (no CPU speed to scale by)"
+    scale = speed / maximum_speed
+    return rate * scale, (f"load {load} %: CPUs at {scale:.3f} of their speed during the "
+                          f"maximum (probe {speed:,.0f} vs {maximum_speed:,.0f}): offering "
+                          f"{rate * scale:,.0f} sentences/s ({rate:,.0f} nominal)")
+
+
 def wait_for_readings(probe: CpuSpeedProbe, timeout: float = 30.0) -> None:
     """Return once every CPU has given a reading (the probes import and build first).
 

@@ -10,8 +10,13 @@ SparkSession, polls its statistics, and prints, over the windows that started af
 latency's parts (``_latency_breakdown``). Variants run in the order given, after an
 unreported warm-up run, so that each is compared with the others measured in the same run.
 
+``--loads 80`` then runs the demo's conf again with the example spout offering 80 % of the
+first variant's acked sentences per second (``wordcount.rate``), scaled to the CPUs' speed
+just before (``_cpu_speed.scaled_load``): the demo at 80 % of its maximum, where issue 12's
+latency targets apply.
+
 Run: ``cd /work/main && .venv/bin/python benchmarks/demo_latency.py --variant default
---variant topology.max.spout.pending=5000``
+--variant topology.max.spout.pending=5000``, or ``... --variant default --loads 60,80``
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from _cpu_speed import CpuSpeedProbe, mean_speed, scaled_load, wait_for_readings  # noqa: E402
 from _latency_breakdown import breakdown  # noqa: E402
 from wordcount import _stats, _weighted_quantile, conf_entries, make_spark  # noqa: E402
 
@@ -45,6 +51,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--variant", action="append", default=[],
                         help="'default' (the demo's conf) or KEY=VALUE[,KEY=VALUE...] added "
                              "to it; repeatable (default: just 'default')")
+    parser.add_argument("--loads", default="",
+                        help="after the variants, the demo's conf at these %% of the first "
+                             "variant's acked/s (its maximum when it is 'default'), offered "
+                             "with the example spout's wordcount.rate; comma-separated")
     parser.add_argument("--warmup-seconds", type=float, default=10.0,
                         help="an unreported first run (JIT, Spark's Python workers)")
     return parser.parse_args(argv)
@@ -58,8 +68,11 @@ def example_topology() -> Any:
 
 
 def run_variant(spark: Any, topology: Any, conf: dict[str, Any], seconds: float,
-                skip: float) -> dict[str, Any]:
-    """Run the demo topology for ``seconds``; its figures over the windows after ``skip``."""
+                skip: float, probe: CpuSpeedProbe | None = None) -> dict[str, Any]:
+    """Run the demo topology for ``seconds``; its figures over the windows after ``skip``.
+
+    With ``probe``, also the CPUs' mean speed over those windows (``cpu_speed``).
+    """
     from sparkstorm.testing.local_cluster import LocalCluster
 
     windows: dict[int, dict[str, Any]] = {}
@@ -83,7 +96,8 @@ def run_variant(spark: Any, topology: Any, conf: dict[str, Any], seconds: float,
     if len(steady) < MIN_WINDOWS or not figures:
         return {"windows": len(steady)}
     first, last = windows[steady[0]], windows[steady[-1]]
-    span = last["started"] + last["seconds"] - first["started"]
+    end = last["started"] + last["seconds"]
+    span = end - first["started"]
     acked = sum(a for _, a in figures)
     return {
         "windows": len(steady), "rate": acked / span,
@@ -95,6 +109,7 @@ def run_variant(spark: Any, topology: Any, conf: dict[str, Any], seconds: float,
         "per_window": sum(int((windows[w]["components"].get(SPOUT) or {}).get("buffered", 0))
                           for w in steady) / len(steady),
         "breakdown": breakdown(windows, SPOUT, steady[0], steady[-1]),
+        "cpu_speed": mean_speed(probe.between(first["started"], end)) if probe else None,
     }
 
 
@@ -105,16 +120,31 @@ def main(argv: list[str] | None = None) -> int:
     topology = example_topology()
     spark = make_spark()
     results = []
+    probe = CpuSpeedProbe(["0", "1"]).__enter__()
     try:
+        wait_for_readings(probe)
         if args.warmup_seconds:
             run_variant(spark, topology, {}, args.warmup_seconds, 0.0)
         for variant in variants:
             conf = {} if variant == "default" else conf_entries(variant.split(","))
             results.append((variant, run_variant(spark, topology, conf, args.seconds,
-                                                 args.skip)))
+                                                 args.skip, probe)))
+            print(f"ran {variant}", flush=True)
+        top = results[0][1] if results else {}
+        for load in [int(x) for x in args.loads.split(",") if x]:
+            if not top.get("rate"):
+                print(f"load {load} %: no maximum measured (the first variant had no "
+                      "steady windows)", flush=True)
+                break
+            rate, line = scaled_load(probe, top["rate"], top.get("cpu_speed"), load)
+            print(line, flush=True)
+            variant = f"{load} %: wordcount.rate={rate:.0f}"
+            results.append((variant, run_variant(spark, topology, {"wordcount.rate": rate},
+                                                 args.seconds, args.skip, probe)))
             print(f"ran {variant}", flush=True)
     finally:
         spark.stop()
+        probe.__exit__(None, None, None)
     print(f"\n=== make demo's topology, windows after the first {args.skip:.0f} s of "
           f"{args.seconds:.0f} ===")
     print(f"{'variant':<44} {'acked/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'mean ms':>8} "
@@ -127,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{res['p99'] or 0:>7,.0f} {res['mean']:>8,.0f} {res['per_window']:>8,.0f}")
         if res["breakdown"] is not None:
             print(f"{'':<44} {res['breakdown'].line()}")
+        if res.get("cpu_speed") and top.get("cpu_speed") and variant != variants[0]:
+            print(f"{'':<44} CPU speed probe {res['cpu_speed']:,.0f} "
+                  f"({res['cpu_speed'] / top['cpu_speed']:.3f} of the first variant's)")
     return 0
 
 

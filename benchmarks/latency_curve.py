@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,7 +43,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from _cpu_breakdown import DRIVER, EXECUTOR, JVM, PYSPARK_WORKER  # noqa: E402
-from _cpu_speed import CpuSpeedProbe, mean_speed  # noqa: E402
+from _cpu_speed import CpuSpeedProbe, mean_speed, scaled_load  # noqa: E402
 from _latency_breakdown import breakdown  # noqa: E402
 from _wordcount_topology import SPOUT  # noqa: E402
 from wordcount import (  # noqa: E402
@@ -65,8 +64,6 @@ MIN_POLLS = 2
 FLAGGED_LOAD = 80
 """The load (% of the maximum) at which the latency targets apply."""
 
-SPEED_LOOKBACK_S = 10.0
-"""How far back before a load the CPUs' speed is read to scale its offered rate."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -227,27 +224,13 @@ def main(argv: list[str] | None = None) -> int:
 def offered_rate(top: dict[str, Any], load: int, *, scaled: bool) -> float:
     """The sentences per second a load offers: ``load`` % of the maximum the CPUs carry now.
 
-    This machine's virtual CPUs change speed from minute to minute (``_cpu_speed``): in the
-    curves of 2026-11-27 10:40 and 11:33 they were 10-20 % slower during the loads than
-    during the maximum's run, so the nominal 80 % was 95 % of what they then carried, a
-    saturated topology. Scaled (the default), the maximum is multiplied by the probe's speed
-    over the last ``SPEED_LOOKBACK_S`` seconds over its speed during the maximum's run; the
-    speed can still drift while the load runs, which ``print_equal_speed_loads`` reports.
-    Unscaled without a probe reading of both (``--maximum``, ``--nominal-loads``).
+    See ``_cpu_speed.scaled_load``; with ``--nominal-loads``, of the maximum as measured.
     """
-    rate = float(top["rate"]) * load / 100.0
-    top_speed = top.get("cpu_speed")
-    if not scaled or not top_speed:
-        return rate
-    now = time.time()
-    speed = mean_speed(SPEED.between(now - SPEED_LOOKBACK_S, now))
-    if not speed:
-        return rate
-    scale = speed / top_speed
-    print(f"load {load} %: CPUs at {scale:.3f} of their speed during the maximum "
-          f"(probe {speed:,.0f} vs {top_speed:,.0f}): offering {rate * scale:,.0f} "
-          f"sentences/s ({rate:,.0f} nominal)", flush=True)
-    return rate * scale
+    if not scaled:
+        return float(top["rate"]) * load / 100.0
+    rate, line = scaled_load(SPEED, float(top["rate"]), top.get("cpu_speed"), load)
+    print(line, flush=True)
+    return rate
 
 
 def print_maximum(tops: list[tuple[str, dict[str, Any] | None]]) -> None:

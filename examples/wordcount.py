@@ -8,6 +8,7 @@ the tree fails or times out: at-least-once processing, as in Storm's starter top
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from sparkstorm import Bolt, Grouping, Spout, Topology
@@ -20,6 +21,9 @@ class SentenceSpout(Spout):
     """Emits random sentences with message ids; replays the ones that fail.
 
     Conf ``wordcount.sentences``: stop after this many distinct sentences (0: never stop).
+    Conf ``wordcount.rate``: new sentences per second (0: as fast as the topology takes
+    them, the default); replays go out at once. With a rate, ``sparkstorm run`` shows the
+    topology's latency at that load instead of at saturation.
     """
 
     outputs = ["sentence"]
@@ -31,6 +35,8 @@ class SentenceSpout(Spout):
         self.pending: dict[int, str] = {}
         self.replay: list[int] = []
         self.acked_ids: set[int] = set()
+        self.rate = float(storm_conf.get("wordcount.rate", 0) or 0)
+        self.started: float | None = None
 
     def next_tuple(self) -> None:
         if self.replay:
@@ -39,10 +45,19 @@ class SentenceSpout(Spout):
             return
         if self.limit and self.next_id >= self.limit:
             return
+        if self.rate and not self._due():
+            return  # next_tuple must not block: the engine calls it again soon
         sentence = " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(5, 12)))
         self.next_id += 1
         self.pending[self.next_id] = sentence
         self.emit([sentence], tup_id=self.next_id)
+
+    def _due(self) -> bool:
+        """Whether the next new sentence is due at ``wordcount.rate`` (the first is)."""
+        now = time.monotonic()
+        if self.started is None:
+            self.started = now
+        return self.next_id < (now - self.started) * self.rate + 1
 
     def ack(self, tup_id: Any) -> None:
         self.pending.pop(tup_id, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Grouping, Topology
-from sparkstorm.testing import LocalCluster
+from sparkstorm.testing import LocalCluster, SpoutHarness
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import FailSentenceOnceBolt, read_events
 
@@ -33,6 +34,26 @@ def test_wordcount_counts_every_word_exactly_once(cluster: LocalCluster) -> None
     assert stats["count"]["executed"] == words
     assert 500 * 5 <= words <= 500 * 12
     assert stats["sentences"]["failed"] == 0
+
+
+def _new_sentences_in(spout: Any, seconds: float) -> tuple[int, float]:
+    """Call ``next_tuple`` for ``seconds``; how many it emitted, and the time it took."""
+    emitted, started = 0, time.monotonic()
+    while time.monotonic() - started < seconds:
+        emitted += len(spout.next_tuple().emits)
+    return emitted, time.monotonic() - started
+
+
+def test_wordcount_spout_offers_new_sentences_at_its_rate() -> None:
+    from wordcount import SentenceSpout
+
+    rate = 200.0
+    paced, seconds = _new_sentences_in(SpoutHarness(SentenceSpout,
+                                                    conf={"wordcount.rate": rate}), 0.3)
+    unpaced, _ = _new_sentences_in(SpoutHarness(SentenceSpout), 0.3)
+
+    assert 0.5 * rate * 0.3 <= paced <= rate * seconds + 1
+    assert unpaced > 10 * paced  # without a rate it emits as fast as it is called
 
 
 class _Emits:
