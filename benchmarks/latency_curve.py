@@ -65,7 +65,6 @@ FLAGGED_LOAD = 80
 """The load (% of the maximum) at which the latency targets apply."""
 
 
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

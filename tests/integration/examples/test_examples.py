@@ -36,21 +36,21 @@ def test_wordcount_counts_every_word_exactly_once(cluster: LocalCluster) -> None
     assert stats["sentences"]["failed"] == 0
 
 
-def _new_sentences_in(spout: Any, seconds: float) -> tuple[int, float]:
-    """Call ``next_tuple`` for ``seconds``; how many it emitted, and the time it took."""
-    emitted, started = 0, time.monotonic()
-    while time.monotonic() - started < seconds:
-        emitted += len(spout.next_tuple().emits)
-    return emitted, time.monotonic() - started
+def _new_sentences_in(conf: dict[str, Any], seconds: float) -> tuple[int, float]:
+    """Sentences the word count spout emitted in ``seconds`` of calls, and the time taken."""
+    from wordcount import SentenceSpout
+
+    with SpoutHarness(SentenceSpout, conf=conf) as spout:
+        emitted, started = 0, time.monotonic()
+        while time.monotonic() - started < seconds:
+            emitted += len(spout.next_tuple().emits)
+        return emitted, time.monotonic() - started
 
 
 def test_wordcount_spout_offers_new_sentences_at_its_rate() -> None:
-    from wordcount import SentenceSpout
-
     rate = 200.0
-    paced, seconds = _new_sentences_in(SpoutHarness(SentenceSpout,
-                                                    conf={"wordcount.rate": rate}), 0.3)
-    unpaced, _ = _new_sentences_in(SpoutHarness(SentenceSpout), 0.3)
+    paced, seconds = _new_sentences_in({"wordcount.rate": rate}, 0.3)
+    unpaced, _ = _new_sentences_in({}, 0.3)
 
     assert 0.5 * rate * 0.3 <= paced <= rate * seconds + 1
     assert unpaced > 10 * paced  # without a rate it emits as fast as it is called
