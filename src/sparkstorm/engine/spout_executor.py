@@ -262,7 +262,7 @@ class SpoutExecutor(ExecutorHost):
         reset moves its tree to the end and a restore adds them oldest first. The timed-out
         ones are then its first entries, and the scan stops at the first tree still in
         time. Reading every pending tree each window cost 5 % of a saturated spout's CPU
-        (``benchmarks/RESULTS.md``, 2026-11-27 13:00), and grows with the pending trees.
+        (``benchmarks/RESULTS.md``, 2026-11-27 12:59), and grows with the pending trees.
         """
         deadline = time.monotonic() - self.timeout
         for collector in self.collectors.values():
