@@ -89,6 +89,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-only", action="store_true",
                         help="run the BatchBolt word count only (no per-tuple run, no "
                              "references): a quick A/B of the batch API")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="no py-spy on the executors (as the references run): the "
+                             "throughput without the profiler's share of the cores, but no "
+                             "user/engine split in the breakdown")
     parser.add_argument("--executor-python", default=None,
                         help="topology.executor.python: the executors' interpreter (default: "
                              "this one); for Debian 12's PyPy (3.9) run with PYTHONPATH on a "
@@ -248,7 +252,8 @@ def run_topology(spark: Any, args: argparse.Namespace,
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
-    with peak_rss_sampler() as mem, CpuBreakdownSampler() as run.cpu:
+    with peak_rss_sampler() as mem, \
+            CpuBreakdownSampler(profile=not getattr(args, "no_profile", False)) as run.cpu:
         run.submitted = time.monotonic()
         runner = cluster.submit_topology(TOPOLOGY_NAME, topology, conf=conf)
         run.started = time.monotonic()
