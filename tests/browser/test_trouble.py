@@ -177,13 +177,18 @@ def test_resources_of_each_process_are_shown(trouble: UiCluster, page: Any) -> N
     assert _texts(page, row)["memoryMb"].endswith("MB")
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/picky")
     # picky's executors restart after every raising window: a refresh may catch one
-    # restarting (no figures then); each shows its memory while it runs
+    # restarting (no figures then), and on a loaded machine both seldom run at the same
+    # refresh; each shows its memory, with its unit, at some refresh while it runs
     page.wait_for_function("""() => {
-        const cells = [...document.querySelectorAll('#executors td[data-field=memoryMb]')];
-        return cells.length === 2 && cells.every(c => +c.dataset.value > 0); }""",
-                           timeout=30_000)
-    assert all(text.endswith("MB") for text in page.eval_on_selector_all(
-        "#executors td[data-field=memoryMb]", "cs => cs.map(c => c.textContent)"))
+        const shown = (window.memoryShown = window.memoryShown || new Map());
+        const rows = [...document.querySelectorAll('#executors tr[data-id]')];
+        for (const row of rows) {
+            const cell = row.querySelector('td[data-field=memoryMb]');
+            if (cell && +cell.dataset.value > 0) shown.set(row.dataset.id, cell.textContent);
+        }
+        return rows.length === 2 && shown.size === 2; }""", timeout=60_000)
+    texts = page.evaluate("() => [...window.memoryShown.values()]")
+    assert len(texts) == 2 and all(text.endswith("MB") for text in texts), texts
 
 
 def test_the_cluster_page_shows_health_at_a_glance(trouble: UiCluster, page: Any) -> None:
