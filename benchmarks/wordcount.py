@@ -252,8 +252,7 @@ def run_topology(spark: Any, args: argparse.Namespace,
     run = Run()
     cluster = LocalCluster(conf={"spark.master": "local[2]", "spark.ui.enabled": False,
                                  "spark.ui.showConsoleProgress": False}, spark=spark)
-    with peak_rss_sampler() as mem, \
-            CpuBreakdownSampler(profile=not getattr(args, "no_profile", False)) as run.cpu:
+    with peak_rss_sampler() as mem, CpuBreakdownSampler(profile=not args.no_profile) as run.cpu:
         run.submitted = time.monotonic()
         runner = cluster.submit_topology(TOPOLOGY_NAME, topology, conf=conf)
         run.started = time.monotonic()
