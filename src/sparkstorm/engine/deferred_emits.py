@@ -9,10 +9,11 @@ loop keeps each tuple's list together with that tuple's anchors (a *group*). Eve
 an emit that must keep its place behind them, :func:`route_deferred` does for all waiting
 groups at once what ``bolt_emit`` did for each emit: the
 fields grouping's choice of task, a fresh random 64-bit edge per delivery, the XOR of every
-edge into its anchor's trees, and the batch columns per target task. Done per emit in Python
-this was three quarters of a splitting bolt's instructions; done so, a splitting bolt's
-window takes a fifth less CPU (``benchmarks/RESULTS.md``, "a bolt's commonest emits routed
-together").
+edge into its anchor's trees, and the batch columns per target task. Done per emit,
+through ``bolt_emit``'s checks and lookups, this was three quarters of a splitting bolt's
+instructions; done so, in one loop with each target's column appends at hand, a splitting
+bolt's window takes a fifth less CPU (``benchmarks/RESULTS.md``, "a bolt's commonest emits
+routed together").
 
 The meaning is that of emitting one by one:
 
@@ -25,7 +26,6 @@ The meaning is that of emitting one by one:
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.engine.routing import stable_hash
@@ -38,13 +38,9 @@ Group = tuple[list[Any], Any, Any]
 both None: the emits are not anchored)."""
 
 GROUPS_PER_ROUTE = 512
-"""The input loop routes the waiting emits once this many tuples emitted: a window's worth
-at once (hundreds of thousands of rows) went through numpy's passes after it had left the
-CPU's caches, and gained little over routing each emit at once."""
-
-VECTOR_MIN_ROWS = 256
-"""From this many waiting rows numpy routes them; fewer (a flush forced mid-window, a light
-window) go row by row, where numpy's fixed cost per call would be most of the work."""
+"""The input loop routes the waiting emits once this many tuples emitted, while their rows
+are still in the CPU's caches (a window's worth at once, hundreds of thousands of rows, is
+not)."""
 
 
 def route_deferred(collector: TaskCollector) -> None:
@@ -67,88 +63,56 @@ def route_deferred(collector: TaskCollector) -> None:
     groups.clear()
     fields = collector._default_fields  # the collector's own routing
     assert fields is not None, "emits wait only on a stream routed by FieldsEmit"
-    rows = sum(len(group[0]) for group in taken)
-    if rows >= VECTOR_MIN_ROWS and all(root is not None for _, root, _ in taken):
-        _route_one_tree_groups(collector, fields, taken, rows)
-    else:
-        _route_row_by_row(collector, fields, taken)
-    fields.emitted += rows
+    fields.emitted += _route_groups(collector, fields, taken)
 
 
-def _route_row_by_row(collector: TaskCollector, fields: FieldsEmit,
-                      groups: list[Group]) -> None:
-    """``bolt_emit``'s routing and anchoring, one row at a time."""
+def _route_groups(collector: TaskCollector, fields: FieldsEmit, groups: list[Group]) -> int:
+    """``bolt_emit``'s routing and anchoring for ``groups``' rows; returns how many.
+
+    One loop over the rows with each target's three column appends at hand. It replaced a
+    numpy path (a sort by target, arrays of roots and edges made Python ints again) and a
+    slower row-by-row one for small or several-tree groups: the splitting bolt's CPU is the
+    same within the noise, in half the code (``benchmarks/RESULTS.md``, "the per-tuple
+    floor").
+    """
     from sparkstorm.engine.collector import new_id  # here: collector imports this module
 
-    xor, name = collector.output.xor, fields.route.stream.name
-    choose = fields.route.single  # the fields grouping's own choice (routing._fields)
-    assert choose is not None, "a FieldsEmit route has one non-direct subscription"
+    xor, name, tasks = collector.output.xor, fields.route.stream.name, fields.tasks
+    key_index, n = fields.key_index, fields.count
+    targets: list[tuple[Any, Any, Any] | None] = [None] * n
+
+    def open_target(position: int) -> tuple[Any, Any, Any]:
+        columns = collector.columns_for(tasks[position], name)
+        appends = targets[position] = columns[3].append, columns[4].append, columns[5].append
+        return appends
+
+    routed = 0
     for rows, root, edge in groups:
+        routed += len(rows)
+        children = 0
         for values in rows:
-            (task,) = choose(values)
-            columns = collector.columns_for(task, name)
-            columns[3].append(values)
-            if root is not None:  # one tree
+            key = values[key_index]
+            position = (hash(key) if type(key) is str else stable_hash(key)) % n
+            append_values, append_root, append_edge = targets[position] or \
+                open_target(position)
+            append_values(values)
+            if root is not None:  # one tree: a root and an edge, no map
                 child = new_id(64)
-                xor[root] = xor.get(root, 0) ^ child
-                columns[4].append(root)
-                columns[5].append(child)
+                children ^= child
+                append_root(root)
+                append_edge(child)
             elif edge:  # several trees: one edge for all of them
                 child = new_id(64)
                 for each in edge:
                     xor[each] = xor.get(each, 0) ^ child
-                columns[4].append(None)
-                columns[5].append(dict.fromkeys(edge, child))
+                append_root(None)
+                append_edge(dict.fromkeys(edge, child))
             else:
-                columns[4].append(None)
-                columns[5].append(None)
+                append_root(None)
+                append_edge(None)
+        if root is not None:  # the tuple's children's edges, into its tree's XOR at once
+            xor[root] = xor.get(root, 0) ^ children
+    return routed
 
 
-def _route_one_tree_groups(collector: TaskCollector, fields: FieldsEmit,
-                           groups: list[Group], rows: int) -> None:
-    """:func:`_route_row_by_row` for groups whose tuples each belong to one tree, in arrays."""
-    import numpy as np  # here: only a bolt that emits many tuples per window needs it
-
-    from sparkstorm.engine.collector import random_bytes
-
-    values = list(chain.from_iterable(group[0] for group in groups))
-    lengths = [len(group[0]) for group in groups]
-    roots = [group[1] for group in groups]
-    edges = np.frombuffer(random_bytes(8 * rows), dtype=np.uint64)
-    # each tuple's children's edges, XORed, go into its tree's XOR for the window
-    starts = np.zeros(len(lengths), dtype=np.intp)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    xor = collector.output.xor
-    for root, children in zip(roots, np.bitwise_xor.reduceat(edges, starts).tolist(),
-                              strict=True):
-        xor[root] = xor.get(root, 0) ^ children
-    row_roots = np.repeat(np.array(roots, dtype=np.uint64), lengths)
-    name, tasks, n = fields.route.stream.name, fields.tasks, fields.count
-    if n == 1:
-        columns = collector.columns_for(tasks[0], name)
-        columns[3].extend(values)
-        columns[4].extend(row_roots.tolist())
-        columns[5].extend(edges.tolist())
-        return
-    key_index = fields.key_index
-    keys = [row[key_index] for row in values]
-    if set(map(type, keys)) == {str}:
-        positions = np.fromiter(map(hash, keys), dtype=np.int64, count=rows) % n
-    else:
-        positions = np.fromiter((stable_hash(key) % n for key in keys), dtype=np.int64,
-                                count=rows)
-    order = np.argsort(positions, kind="stable")  # stable: each target's rows in emit order
-    ends = np.cumsum(np.bincount(positions, minlength=n)).tolist()
-    start = 0
-    for position, end in enumerate(ends):
-        if end == start:
-            continue
-        chosen = order[start:end]
-        columns = collector.columns_for(tasks[position], name)
-        columns[3].extend(map(values.__getitem__, chosen.tolist()))
-        columns[4].extend(row_roots[chosen].tolist())
-        columns[5].extend(edges[chosen].tolist())
-        start = end
-
-
-__all__ = ["GROUPS_PER_ROUTE", "VECTOR_MIN_ROWS", "Group", "route_deferred"]
+__all__ = ["GROUPS_PER_ROUTE", "Group", "route_deferred"]

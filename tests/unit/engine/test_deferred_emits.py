@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
-from sparkstorm.engine import deferred_emits
 from sparkstorm.engine.collector import TaskCollector
 from sparkstorm.engine.input_loop import run_batch
 from sparkstorm.topology.task import BoltLoop, BoltRaised
@@ -112,7 +111,7 @@ def one_tree_each(words: list[Any]) -> tuple[list[Any], list[Any]]:
     ["many", "mixed", "many", "other", "many"],
     ["many", "boom", "many"],
     ["many", "wrong"],
-    ["many"] * 80,  # 400 waiting rows: routed with numpy
+    ["many"] * 80,  # 400 waiting rows, routed at the window's end
     ["many"] * 40 + ["mixed"] + ["many"] * 40,
     ["many"] * 1200,  # routed in the loop, every GROUPS_PER_ROUTE tuples, and at the end
 ])
@@ -134,13 +133,10 @@ def test_tuples_of_several_trees_and_untracked_ones_anchor_their_waiting_emits()
     assert any(None in batch[4] for batch in batches), "untracked and several-tree rows"
 
 
-def test_numpy_and_row_by_row_routing_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_waiting_rows_reach_every_task_and_leave_each_tree_its_own_edge() -> None:
     words = ["many"] * 100
     roots, edges = one_tree_each(words)
-    vector = run(words, roots, edges, True)
-    monkeypatch.setattr(deferred_emits, "VECTOR_MIN_ROWS", 10**9)
-    assert run(words, roots, edges, True) == vector
-    (_, batches, xors, failed, *_) = vector
+    (_, batches, xors, failed, *_) = run(words, roots, edges, True)
     assert sum(len(batch[3]) for batch in batches) == 500
     assert len({batch[0] for batch in batches}) == 3, "every count task got rows"
     # each tuple's own edge is all that is left once its children are acked: the tree
