@@ -11,13 +11,13 @@ spout stage when it can. The driver also hosts the acker and the executor pool.
 
 With ``topology.window.overlap`` (the default), window ``w+1``'s job starts once window
 ``w``'s spout stage is done and the minimum window length has passed, so two windows run at
-once (``_run_overlapped``); results are still absorbed in window order, so verdicts and
-cycle deliveries reach a window one later than without, and every executor serves its
+once (``engine.window_overlap``); results are still absorbed in window order, so verdicts
+and cycle deliveries reach a window one later than without, and every executor serves its
 windows in order (``engine.window_turns``).
 
 With ``topology.checkpoint.windows`` set, the driver takes checkpoints at window
 boundaries and rolls the whole topology back to the last committed one when an executor
-restarts, is lost or a window's job fails for good (``engine.checkpointing``); without,
+restarts, is lost or a window's job fails for good (``engine.driver_checkpoints``); without,
 a failure fails the trees it touched and the spouts replay them (at least once).
 """
 
@@ -27,29 +27,25 @@ import contextlib
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
+from sparkstorm.engine.driver_checkpoints import DriverCheckpoints
 from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.endpoint_lookup import EndpointLookup
-from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.locality import CallLocality
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.replan import PartLayouts, Replanning
-from sparkstorm.engine.rollback_calls import await_window, restore_executor
+from sparkstorm.engine.rollback_calls import await_window
 from sparkstorm.engine.session import cache_jvm_lookups, get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
 from sparkstorm.engine.stage import DRIVER, StageInfo
@@ -59,56 +55,25 @@ from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, Windo
 from sparkstorm.engine.verdict_push import push_verdicts, verdict_control
 from sparkstorm.engine.window_counts import window_counters
 from sparkstorm.engine.window_job import (
-    FIRST_STAGE_POLL_SECONDS,
     WindowJob,
     counting_tasks,
-    first_stage_done,
     release_on_end,
     spout_stage_counter,
     submit_window_job,
-    wait_for_job,
 )
+from sparkstorm.engine.window_overlap import OverlappingWindows
 from sparkstorm.engine.window_size import WindowSizer
+from sparkstorm.engine.workdirs import new_workdir
 from sparkstorm.errors import EngineError, shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
 
 
-WORKDIR_PREFIX = "sparkstorm-"
-"""Driver folders (executor sockets, plan) are ``<tmp>/sparkstorm-<pid>-<random>``: short,
-because Unix socket paths are limited to about 100 bytes."""
-
-
-def remove_stale_workdirs() -> None:
-    """Remove driver folders whose process is gone (a SIGKILLed driver cannot clean up)."""
-    for path in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
-        pid = path.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 MOVED_WARN_SECONDS = 30.0
 """How often the driver says it still waits for moved executors' new endpoints."""
 
-STOP_POLL_SECONDS = 0.1
-"""How often the driver, waiting out a period for a job to end, looks at a stop request."""
-
-SKIP_TIMEOUT_SECONDS = 5.0
-"""Bound on telling one executor that a window's job failed (``_skip_failed``)."""
-
-
-class TopologyDriver(Replanning):
+class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
     """Runs one topology: executor processes, the window loop and its statistics.
 
     Args:
@@ -129,8 +94,7 @@ class TopologyDriver(Replanning):
         self.name = name
         self.conf = conf
         self.plan = ExecutionPlan(spec, conf)
-        remove_stale_workdirs()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+        self.workdir = new_workdir()
         self._one_off = topology_id is None
         self.checkpoint_id = topology_id or f"{name}-{time.time_ns()}"
         self.checkpoints = self._coordinator()
@@ -197,14 +161,6 @@ class TopologyDriver(Replanning):
         """Whether spouts hear a window's verdicts right after it (``engine.verdict_push``)."""
         return (conf_bool(self.conf, "topology.window.verdicts.push")
                 and self.checkpoints is None)
-
-    def _coordinator(self) -> CheckpointCoordinator | None:
-        every = conf_int(self.conf, "topology.checkpoint.windows")
-        if every <= 0:
-            return None
-        store = CheckpointStore(checkpoint_root(self.conf), self.checkpoint_id)
-        return CheckpointCoordinator(every, store, [part_name(e.gid)
-                                                    for e in self.plan.executors])
 
     def _window_sizer(self) -> WindowSizer:
         spouts = [e.gid for e in self.plan.executors
@@ -520,178 +476,6 @@ class TopologyDriver(Replanning):
     def _window_doomed(self) -> bool:
         """Whether the window in flight should be cancelled (see :meth:`_job_result`)."""
         return self.checkpoints is not None and self._rollback_due()
-
-    # -- overlapping windows ----------------------------------------------------------
-    def _may_overlap(self) -> bool:
-        """Whether this topology's windows overlap (``topology.window.overlap``).
-
-        Not while checkpoints are on: a checkpoint at cut ``w`` would have to hold the
-        verdicts and deliveries already riding window ``w+1``. Not when Spark has no more
-        task slots than the widest stage has partitions: window ``w+1``'s tasks, each waiting
-        for its executor to finish window ``w``, could hold every slot that window ``w``'s
-        tasks need (``engine.session.overlap_master`` doubles a local master's slots).
-        """
-        if not conf_bool(self.conf, "topology.window.overlap") or self.checkpoints is not None:
-            return False
-        slots = int(self._spark.sparkContext.defaultParallelism)
-        widest = max(len(stage.gids) for stage in self._stages)
-        if slots > widest:
-            return True
-        logger.warning("topology %s: windows do not overlap: Spark has %d task slots and the "
-                       "widest stage %d partitions; give Spark more slots than that (for "
-                       "local mode, spark.master local[N] with N > %d)", self.name, slots,
-                       widest, widest)
-        return False
-
-    def _run_overlapped(self) -> None:
-        """Submit the next window, absorb the one before it, wait until the next may start.
-
-        The next may start once this one's spout stage is done (its executors are free for
-        the next window's spout stage) and the minimum window length has passed. So at most
-        two windows are in flight, and results are absorbed in window order. The spouts
-        hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``),
-        which is when its job ends (also when that is while the next window waits for its
-        start). Without the push they hear them in window ``w+2``, or in ``w+1`` when
-        ``w``'s job had already ended (a light load: windows shorter than the period do not
-        overlap), and a job the window sizer expects to end within half a period is waited
-        for (``WindowSizer.overlap_wait``), so that its verdicts are not held back a window.
-        """
-        previous = self._in_flight_job
-        if previous is not None and previous.future.done():
-            self._finish_in_flight()
-            previous = None
-        job = self._start_window(overlapped=previous is not None)
-        self._in_flight_job = job
-        if previous is not None:
-            self.overlapped_windows += not previous.future.done()
-            self._end_window(previous)
-        while not (self.stop_requested.is_set() or job.future.done()
-                   or first_stage_done(job.spout_tasks, job.spout_partitions)):
-            job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
-        period_end = job.began + self.window_size.period_seconds
-        if self.pushes_verdicts:
-            # a job that ends before the next window may start is absorbed then: its spouts
-            # hear its verdicts at once (engine.verdict_push), not at the next window's start
-            while not (self.stop_requested.is_set() or job.future.done()
-                       or time.monotonic() >= period_end):
-                wait_for_job(job, min(period_end - time.monotonic(), STOP_POLL_SECONDS))
-            if job.future.done():
-                self._finish_in_flight()
-        self.stop_requested.wait(period_end - time.monotonic())
-        if not self.pushes_verdicts:
-            # a job about to end is waited for: the next window then carries its verdicts
-            wait_for_job(job, self.window_size.overlap_wait(time.monotonic() - job.began))
-
-    def _finish_in_flight(self) -> None:
-        """Absorb the window still running, if any (before a drain or a rollback)."""
-        job, self._in_flight_job = self._in_flight_job, None
-        if job is not None:
-            self._end_window(job)
-
-    def _waited_for(self, window: int) -> bool:
-        """Whether the window in flight was sent to wait for ``window`` (``"after"``).
-
-        Its executors would otherwise wait the whole bound (``WindowTurns``) for a window whose
-        job died before reaching some of them. It is the next window's flag that counts, not
-        the failed one's: a window started once the one before had ended has none, yet the
-        next may already be running after it.
-        """
-        job = self._in_flight_job
-        return job is not None and job.window != window and job.flags.get("after") == window
-
-    def _skip_failed(self, window: int) -> None:
-        """Tell every executor that ``window`` failed, so that the next one waits not for it."""
-        for executor in self.plan.executors:
-            try:
-                self.pool.call(executor.gid, {"cmd": "skip", "w": window}, SKIP_TIMEOUT_SECONDS)
-            except Exception as exc:  # noqa: BLE001 - its next window waits bounded instead
-                logger.warning("topology %s: executor %d did not hear that window %d failed: "
-                               "%s", self.name, executor.gid, window, exc)
-
-    # -- checkpoints ------------------------------------------------------------------
-    def _window_flags(self, window: int) -> dict[str, Any]:
-        """What every executor's request of ``window`` carries about checkpoints."""
-        if self.checkpoints is None:
-            return {}
-        # the commit is announced first: executors commit it before taking the next part
-        committed = self.checkpoints.take_announcement()
-        flags: dict[str, Any] = {"checkpoint": self.checkpoints.due(window)}
-        if committed is not None:
-            flags["committed"] = committed
-        return flags
-
-    def _take_checkpoint(self, window: int) -> None:
-        """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
-        assert self.checkpoints is not None
-        state = EngineState.of(self.acker, self._verdicts, self._deliveries)
-        self.part_layouts.taken(window, self.plan)
-        try:
-            self.checkpoints.begin(window, state.encode())
-        except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
-            logger.error("topology %s: checkpoint %d not taken: %s", self.name, window, exc)
-
-    def _parts_arrived(self, metas: list[WindowMeta]) -> None:
-        """Note the executors' durable parts; commit what is complete."""
-        checkpoints = self.checkpoints
-        if checkpoints is None:
-            return
-        for meta in metas:
-            for wire in meta.parts:
-                checkpoints.arrived(*part_info(wire))
-        try:
-            committed = checkpoints.commit_ready()
-        except Exception as exc:  # noqa: BLE001 - an unwritable store: said, and retried
-            logger.error("topology %s: checkpoint not committed: %s", self.name, exc)
-            return
-        if committed is not None:
-            self.part_layouts.forget_before(committed)
-            self.stats.committed_window = committed
-            self.stats.checkpoint_ms = checkpoints.last_commit_ms
-            logger.info("topology %s: checkpoint %d committed", self.name, committed)
-
-    def _rollback_due(self) -> bool:
-        """Whether the topology must roll back before its next window.
-
-        It must when an executor restarted (its tasks' state is gone), was lost, or a window's
-        job failed.
-        """
-        if self.checkpoints is None:
-            return False
-        return self._needs_rollback or self.pool.restarts != self._seen_restarts
-
-    def _roll_back(self) -> bool:
-        """Roll every executor and the engine back to the newest committed checkpoint.
-
-        Returns:
-            False when an executor could not restore (tried again before the next window).
-        """
-        assert self.checkpoints is not None
-        self._needs_rollback = True
-        restarts = self.pool.restarts
-        target = self.checkpoints.rollback_target()
-        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
-        resume = self.window if target is None else max(self.window, target + 1)
-        for executor in self.plan.executors:
-            try:
-                restore_executor(partial(self.pool.endpoints.__getitem__, executor.gid),
-                                 self.pool.token, target, timeout, resume=resume,
-                                 parts=self.part_layouts.parts_for(target, executor.tasks))
-            except Exception as exc:  # noqa: BLE001 - it restarts; the rollback is retried
-                logger.error("topology %s: executor %d could not restore checkpoint %s: %s",
-                             self.name, executor.gid, target, exc)
-                return False
-        state = EngineState() if target is None else self.checkpoints.engine_state(target)
-        state.restore_ledger(self.acker)
-        deliveries = self.part_layouts.deliveries(target, state.deliveries, self.plan)
-        self._verdicts, self._deliveries, self._fail_all = state.verdicts, deliveries, False
-        if target is not None:
-            self.window = max(self.window, target + 1)
-        self._seen_restarts, self._needs_rollback = restarts, False
-        self.stats.committed_window = target
-        self.stats.rollbacks += 1
-        logger.warning("topology %s: rolled back to checkpoint %s", self.name,
-                       "start" if target is None else target)
-        return True
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:

@@ -309,8 +309,8 @@ class Replanning:
     """Sends the worker's next heartbeat now (set by the cluster worker): the other workers
     learn the new plan, and the driver their endpoints, a heartbeat period sooner."""
 
-    def _finish_in_flight(self) -> None:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the driver's own (engine.window_overlap), for the type checker only
+        def _finish_in_flight(self) -> None: ...
 
     def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:
         """Take new executor counts in place from the next window on (``rebalance -e``).

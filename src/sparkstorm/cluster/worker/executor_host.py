@@ -15,22 +15,19 @@ in step with the driver (:meth:`ExecutorHostRunner.follow_driver_plan`, ``engine
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import tempfile
 import threading
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import conf_int
-from sparkstorm.engine.driver import WORKDIR_PREFIX, remove_stale_workdirs
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.replan import follow_driver_plan
 from sparkstorm.engine.stacks import executor_stacks
 from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
+from sparkstorm.engine.workdirs import new_workdir
 from sparkstorm.errors import shorten_error
 from sparkstorm.periodic import PeriodicThread
 from sparkstorm.topology.spec import TopologySpec
@@ -55,8 +52,7 @@ class ExecutorHostRunner:
         self.name = name
         self.conf = conf
         self.plan = ExecutionPlan(spec, conf)
-        remove_stale_workdirs()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+        self.workdir = new_workdir()
         self.pool = ExecutorPool(self.plan, name, self.workdir, checkpoint_id, hosted=hosted,
                                  token=token)
         self.pool.on_startup_error = self._startup_error
