@@ -10,13 +10,13 @@ runs, over the same sentences:
 - the floor of each phase: the same bolt code (``SplitBolt.process``, ``CountBolt.process``)
   called once per tuple on one reused slotted tuple object, with only what any per-tuple,
   acked design must do per tuple and nothing else: store the tuple's id, values and anchor
-  in the object, call ``process``, give every emitted word a fresh random 64-bit edge XORed
-  into its anchor, and XOR each acked tuple into its tree's value for the window. No
-  routing, no batches, no wire, no statistics;
+  in the object, call ``process``, send every emitted word to the count task its fields
+  grouping picks with a fresh random 64-bit edge XORed into its anchor, and XOR each acked
+  tuple into its tree's value for the window. No batches, no wire, no statistics;
 - plain Python: the same split and count in one loop over the sentences (no tuples).
 
-So ``engine - floor`` is what the engine's own design costs per sentence (routing, batches,
-wire, checks), and ``floor`` is what no per-tuple engine in CPython avoids. The ratios are
+So ``engine - floor`` is what the engine's own design costs per sentence (batches, wire,
+checks), and ``floor`` is what no per-tuple engine in CPython avoids. The ratios are
 printed against the plain loop of the same run, so they survive a noisy machine.
 
 Run: ``.venv/bin/python benchmarks/per_tuple_floor.py --sentences 100000``
@@ -52,15 +52,21 @@ class FloorTuple:
 Word = namedtuple("Word", ["word"])
 Sentence = namedtuple("Sentence", ["sentence"])
 
+COUNT_TASKS = 2
+"""The count's tasks in the benchmark topology (``_wordcount_topology.WordCountBench``)."""
 
-def floor_split(sentences: list[str], rng: random.Random) -> tuple[float, list[Any]]:
-    """CPU seconds of the split's floor, and the words with their roots (the count's input)."""
+
+def floor_split(sentences: list[str], rng: random.Random, tasks: int = COUNT_TASKS
+                ) -> tuple[float, list[list[Any]]]:
+    """CPU seconds of the split's floor, and each count task's input (words, roots, edges).
+
+    Each word goes to the count task its fields grouping picks (``hash(word) % tasks``).
+    """
     bolt = SplitBolt.__new__(SplitBolt)
     new_edge = rng.getrandbits
     xor: dict[int, int] = {}
-    words: list[str] = []
-    word_roots: list[int] = []
-    word_edges: list[int] = []
+    targets: list[list[Any]] = [[[], [], []] for _ in range(tasks)]
+    appends = [(words.append, roots.append, edges.append) for words, roots, edges in targets]
     roots = [new_edge(64) for _ in sentences]
     tup = FloorTuple()
     emitted: list[str] = []
@@ -77,22 +83,23 @@ def floor_split(sentences: list[str], rng: random.Random) -> tuple[float, list[A
         tup.ack_val, tup.done = 0, False
         process(tup)
         children = 0
-        for word in emitted:  # each emit: a fresh edge, anchored to the sentence
+        for word in emitted:  # each emit: its task, a fresh edge anchored to the sentence
+            append_word, append_root, append_edge = appends[hash(word) % tasks]
             edge = new_edge(64)
             children ^= edge
-            words.append(word)
-            word_roots.append(root)
-            word_edges.append(edge)
+            append_word(word)
+            append_root(root)
+            append_edge(edge)
         emitted.clear()
         xor[root] = xor.get(root, 0) ^ tup.edge ^ children  # the auto-ack
-    return time.thread_time() - started, [words, word_roots, word_edges]
+    return time.thread_time() - started, targets
 
 
 def floor_count(words: list[str], roots: list[int], edges: list[int]
                 ) -> tuple[float, dict[str, int]]:
     """CPU seconds of the count's floor, and the counts it made.
 
-    Consecutive words share a root, as a split emits them.
+    Consecutive words share a root, as a split sends them to a task.
     """
     bolt = CountBolt.__new__(CountBolt)
     bolt.counts = {}
@@ -147,10 +154,10 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 pipe.close()
             wire = pipe.cpu_seconds["wire spout->split"] + pipe.cpu_seconds["wire split->count"]
-            split_seconds, (words, roots, edges) = floor_split(sentences, random.Random(1))
-            count_seconds = floor_count(words, roots, edges)[0]
+            split_seconds, targets = floor_split(sentences, random.Random(1))
+            count_seconds = sum(floor_count(*columns)[0] for columns in targets)
             released = time.thread_time()
-            del words, roots, edges  # the engine's count frees its input too
+            del targets  # the engine's count frees its input too
             count_seconds += time.thread_time() - released
             figures = {
                 "engine: split": pipe.cpu_seconds["split"],
