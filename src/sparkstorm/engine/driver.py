@@ -73,6 +73,7 @@ logger = logging.getLogger(__name__)
 MOVED_WARN_SECONDS = 30.0
 """How often the driver says it still waits for moved executors' new endpoints."""
 
+
 class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
     """Runs one topology: executor processes, the window loop and its statistics.
 
