@@ -34,7 +34,7 @@ test-all: $(STAMP) services  ## run every test, the slow chaos suite (tests/chao
 	$(PY) -m pytest -q
 
 lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)

@@ -3,9 +3,9 @@
 A spout's tuple is emitted into its executor's buffer, handed over at its window's spout
 stage, processed by that window's job, and acked when the driver pushes the acker's verdict
 to its spout once that job has ended (``engine.verdict_push``), or, with the push off, when
-a later window's spout stage brings the verdict back. From the window records of a run (``started``: the job's submit,
-``seconds``: submit to job end, the spout's ``buffered``: tuples it handed over), per window
-``w`` weighted by the tuples it carried:
+a later window's spout stage brings the verdict back. From the window records of a run
+(``started``: the job's submit, ``seconds``: submit to job end, the spout's ``buffered``:
+tuples it handed over), per window ``w`` weighted by the tuples it carried:
 
 - **buffer wait**: the mean time a tuple waited in the spout's buffer before ``w``'s spout
   stage, half the gap from ``w-1``'s submit to ``w``'s (the spout offers at a steady rate, so
@@ -57,7 +57,7 @@ class LatencyBreakdown:
                 f"({self.overlapped} overlapped)")
 
 
-def breakdown(windows: Mapping[int, Mapping[str, Any]], spout: str,  # noqa: PLR0913, PLR0917
+def breakdown(windows: Mapping[int, Mapping[str, Any]], spout: str,
               first: int, last: int, pushed: bool = True) -> LatencyBreakdown | None:
     """The breakdown over windows ``first..last`` (ids in ``windows``, the records by id).
 

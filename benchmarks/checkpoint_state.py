@@ -31,16 +31,21 @@ class Counts:
     """Stands for a StatefulBolt (the hooks do nothing)."""
 
     def init_state(self, state: Any) -> None:
+        """Keep the state the task hands over."""
         self.state = state
 
-    def pre_prepare(self, txid: int) -> None: ...
+    def pre_prepare(self, txid: int) -> None:
+        """Do nothing before the prepare."""
 
-    def pre_commit(self, txid: int) -> None: ...
+    def pre_commit(self, txid: int) -> None:
+        """Do nothing before the commit."""
 
-    def pre_rollback(self) -> None: ...
+    def pre_rollback(self) -> None:
+        """Do nothing before the rollback."""
 
 
 def timed(label: str, results: list[tuple[str, float]], call: Callable[[], Any]) -> Any:
+    """Call ``call``, append ``(label, milliseconds)`` to ``results`` and return its value."""
     started = time.perf_counter()
     value = call()
     results.append((label, (time.perf_counter() - started) * 1000))
@@ -48,6 +53,7 @@ def timed(label: str, results: list[tuple[str, float]], call: Callable[[], Any])
 
 
 def main() -> None:
+    """Parse the arguments and run the benchmark in a temporary directory, removed after."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--dir", default=None)
@@ -60,6 +66,7 @@ def main() -> None:
 
 
 def run(keys: int, root: Path) -> None:
+    """Time the checkpoint steps and the references for ``keys`` keys under ``root``; print."""
     bolt = Counts()
     task = StatefulTask.start(bolt, InMemoryStateProvider(), "count-1")
     for i in range(keys):

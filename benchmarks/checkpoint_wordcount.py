@@ -35,6 +35,7 @@ POLL_SECONDS = 0.5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line (``argv``, or ``sys.argv`` when None)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=1_000_000)
@@ -91,6 +92,7 @@ def _p99_complete(windows: dict[int, dict[str, Any]]) -> float:
 
 def wordcount(spark: Any, args: argparse.Namespace, every: int, folder: str
               ) -> dict[str, float]:
+    """Run the word count until all sentences are acked: its rate, p99s and checkpoint stats."""
     from sparkstorm.testing.local_cluster import LocalCluster
 
     name = f"wc-checkpoints-{every}"
@@ -110,6 +112,7 @@ def wordcount(spark: Any, args: argparse.Namespace, every: int, folder: str
 
 def big_state(spark: Any, args: argparse.Namespace, every: int, folder: str
               ) -> dict[str, float]:
+    """Run one big-state task under light load: window p50/p99, take-to-commit and fill time."""
     from sparkstorm.testing.local_cluster import LocalCluster
 
     name = f"big-state-{every}"
@@ -133,6 +136,7 @@ def big_state(spark: Any, args: argparse.Namespace, every: int, folder: str
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run both parts, with checkpoints off and on, and print their comparison."""
     args = parse_args(argv)
     spark = make_spark()
     try:

@@ -50,6 +50,7 @@ def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the timed word count and print each driver step's share of the window period."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=200_000)
     parser.add_argument("--spouts", type=int, default=2)

@@ -44,6 +44,7 @@ class PassBolt(Bolt):
     outputs = ["n", "sentence"]
 
     def process(self, tup: Any) -> None:
+        """Emit the tuple's values unchanged."""
         self.emit(list(tup.values))
 
 
@@ -57,15 +58,18 @@ class CountingCollector:
 
     def emit(self, values: Any, stream: Any, anchors: Any, direct_task: Any,
              need_task_ids: bool, tup_id: Any) -> list[int] | None:
+        """Count the emit; return task ids (``[2]``) only when asked for them."""
         self.emitted += 1
         return [2] if need_task_ids else None
 
     def ack(self, tup: Tuple) -> None:
+        """Mark ``tup`` done and count the ack, once per tuple."""
         if not tup.done:
             tup.done = True
             self.acked += 1
 
     def fail(self, tup: Tuple) -> None:
+        """Mark ``tup`` done, without counting it."""
         tup.done = True
 
 
@@ -174,6 +178,7 @@ def run_child(kind: str, serializer: str) -> None:
 
 
 def main() -> None:
+    """Run the child, or measure every way, print the figures and ratios, append RESULTS.md."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tuples", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)

@@ -94,8 +94,10 @@ class Pipeline:
             self.cpu_seconds[name] += time.thread_time() - cpu_started
 
     def _produce(self) -> None:
-        """The body of ``SpoutExecutor._produce_loop``, until the buffer is full or the
-        spout emits nothing.
+        """The body of ``SpoutExecutor._produce_loop``.
+
+        Calls each spout task's ``next_tuple`` until the buffer is full or the spout emits
+        nothing.
         """
         spout = self.spout
         for task, instance in spout.instances.items():
@@ -123,6 +125,7 @@ class Pipeline:
         return list(request["rows"])
 
     def window(self) -> None:
+        """Run one window through spout, splits, counts and acker, timing each phase."""
         self._phase("spout emit", self._produce)
         out = self._phase("spout window", self.spout.run_window, self.control)
         spout_blobs, spout_meta = self._phase("wire spout->split", self._reply, self.spout, out)
@@ -156,6 +159,7 @@ class Pipeline:
         self.windows += 1
 
     def run(self) -> None:
+        """Run windows until every sentence is acked; raise if that takes far too many."""
         while self.acked < self.n:
             self.window()
             if self.windows > 10 * (self.n // self.spout.buffer_bound + 5):
@@ -163,6 +167,7 @@ class Pipeline:
                 raise RuntimeError(msg)
 
     def close(self) -> None:
+        """Close the spout executor."""
         self.spout.close()
 
 
@@ -171,6 +176,7 @@ def _per_tuple(seconds: float, n: int) -> str:
 
 
 def print_timings(label: str, pipe: Pipeline) -> None:
+    """Print the per-phase wall and CPU timings of one pass."""
     n, words = pipe.n, pipe.words
     total = sum(pipe.seconds.values())
     print(f"\n--- {label}: {n:,} sentences, {words:,} words, {pipe.windows} windows of "
@@ -189,6 +195,7 @@ def print_timings(label: str, pipe: Pipeline) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the timed passes (GC on, then off) and, unless ``--timed-only``, the profiled one."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--buffer", type=int, default=None,

@@ -15,7 +15,7 @@ import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import profile_executor  # noqa: E402
+import profile_executor
 
 profile_executor.time = types.SimpleNamespace(perf_counter=time.thread_time)
 

@@ -41,6 +41,8 @@ TIMES: dict[str, dict[int, float]] = defaultdict(dict)
 BUSY: list[dict[int, float]] = []
 """Each absorbed window's executors' busy seconds, by gid, in window order."""
 """Per step, per window: wall-clock start (``*.at``) or duration in seconds."""
+FEW_VALUES = 2
+"""Up to this many values, a row's p90 is their max instead of an interpolated quantile."""
 
 
 def _window_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
@@ -170,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, then
     return 0
 
 
-def report(windows: list[dict[str, Any]], parts: dict[int, list[Any]], skip: int) -> None:
+def report(windows: list[dict[str, Any]],  # noqa: PLR0912 - a row per part, where Spark timed it
+           parts: dict[int, list[Any]], skip: int) -> None:
     """Per-part means and p90s over the steady windows."""
     rows: dict[str, list[float]] = defaultdict(list)
     windows = [w for w in windows if w["window"] >= skip]
@@ -211,7 +214,7 @@ def report(windows: list[dict[str, Any]], parts: dict[int, list[Any]], skip: int
                 rows[f"executor {gid} busy"].append(busy)
     print(f"{len(windows)} steady windows; times in ms, mean / p90")
     for name, values in rows.items():
-        p90 = statistics.quantiles(values, n=10)[-1] if len(values) > 2 else max(values)
+        p90 = statistics.quantiles(values, n=10)[-1] if len(values) > FEW_VALUES else max(values)
         print(f"  {name:<38} {1000 * statistics.fmean(values):7.1f} {1000 * p90:7.1f}")
     starts = [w["started"] for w in windows]
     if len(starts) > 1:

@@ -47,6 +47,8 @@ from _wordcount_topology import (  # noqa: E402
 
 TOPOLOGY_NAME = "wordcount-bench"
 POLL_SECONDS = 0.5
+MIN_POLLS = 2
+"""Fewer polls than this: no statistics collected, nothing to analyse."""
 STEADY_FROM, STEADY_TO = 0.2, 0.8
 
 TARGET_PER_TUPLE_UDF_RATIO = 0.75
@@ -59,6 +61,7 @@ TARGET_MEMORY_BYTES = 2 * 1024**3
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line (``argv``, or ``sys.argv`` when None)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=42)
@@ -134,8 +137,10 @@ def conf_entries(entries: list[str]) -> dict[str, Any]:
 
 
 def make_spark(overlap: bool = True, settings: dict[str, str] | None = None) -> Any:
-    """``_references.make_local_spark``'s session (local[2], no UI, 2 shuffle partitions)
-    plus no console progress bar; made here because that is a static setting.
+    """``_references.make_local_spark``'s session, plus no console progress bar.
+
+    That session is local[2], no UI, 2 shuffle partitions; it is made here because the
+    progress bar is a static setting.
 
     With ``overlap``, local[2] gets the task slots overlapping windows need
     (``engine.session.overlap_master``: local[4]); the references run on it too.
@@ -186,8 +191,11 @@ def _component(stats: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 class Run:
-    """What the poll loop saw: (time, acked, failed, split/count executed) per poll and
-    every window record (deduplicated by window id)."""
+    """What the poll loop saw.
+
+    (time, acked, failed, split/count executed) per poll and every window record
+    (deduplicated by window id).
+    """
 
     def __init__(self) -> None:
         self.polls: list[tuple[float, int, int, int, int]] = []
@@ -206,6 +214,7 @@ class Run:
         """Whether the driver pushed verdicts to the spouts (``engine.verdict_push``)."""
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
+        """Record one poll: its counts, the window records, the latest window's p50."""
         spout = _component(stats, SPOUT)
         acked = int(spout.get("acked", 0))
         self.polls.append((now, acked, int(spout.get("failed", 0)),
@@ -222,8 +231,9 @@ class Run:
                 (now, recent[-1]["components"][SPOUT]["complete_latency_p50_ms"]))
 
 
-def run_topology(spark: Any, args: argparse.Namespace,
-                 topology: Any = TOPOLOGY) -> tuple[Run, Any]:
+def run_topology(spark: Any,  # noqa: PLR0912, PLR0915 - one if per CLI flag, then the poll loop
+                 args: argparse.Namespace, topology: Any = TOPOLOGY) -> tuple[Run, Any]:
+    """Run ``topology`` until all is acked, it fails or times out: what polls saw, peak memory."""
     from sparkstorm.testing.local_cluster import LocalCluster
 
     conf: dict[str, Any] = {"bench.sentences": args.sentences, "bench.seed": args.seed}
@@ -339,7 +349,8 @@ def _weighted_quantile(pairs: list[tuple[float, int]], q: float) -> float | None
     return pairs[-1][0]
 
 
-def analyse(run: Run, n: int, span: tuple[float, float] | None = None) -> dict[str, Any]:
+def analyse(run: Run, n: int,  # noqa: PLR0915 - one steady-state figure after another
+            span: tuple[float, float] | None = None) -> dict[str, Any]:
     """A run's steady-state figures.
 
     ``span``: the steady span as shares of the run's ``n`` acks (default
@@ -437,6 +448,7 @@ def _mark(ok: bool) -> str:
 
 
 def report(run: Run, mem: Any, res: dict[str, Any], n: int, words: int | None) -> None:
+    """Print a run's counts, checksum, throughput, latency, windows and memory vs the targets."""
     final = run.final
     spout = _component(final, SPOUT)
     split = _component(final, SPLIT)
@@ -503,7 +515,9 @@ def _line(label: str, r: dict[str, Any]) -> str:
             f"{r['words_per_sec']:>13,.0f} words/s {r['seconds']:>8.2f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in order, any may fail
+         ) -> int:
+    """Run the topology, the optional runs and the references, print them, return the exit code."""
     args = parse_args(argv)
     n = args.sentences
     print(f"sparkstorm word count benchmark: {n:,} sentences (seed {args.seed}), "
@@ -520,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
             return code
         run, mem = run_topology(spark, args)
         words = total_words(make_sentences(n, args.seed))
-        if len(run.polls) < 2:
+        if len(run.polls) < MIN_POLLS:
             print("no statistics collected", flush=True)
             return 1
         res = analyse(run, n)
@@ -626,7 +640,7 @@ def run_batch_api(spark: Any, args: argparse.Namespace, words: int | None,
           flush=True)
     run, mem = run_topology(spark, args,
                             BATCH_TOPOLOGY_PER_TUPLE_SPOUT if per_tuple else BATCH_TOPOLOGY)
-    if len(run.polls) < 2:
+    if len(run.polls) < MIN_POLLS:
         print("no statistics collected", flush=True)
         return None if keep else 1
     res = analyse(run, args.sentences)
@@ -662,7 +676,7 @@ def run_unchained(spark: Any, args: argparse.Namespace, words: int, udf_rate: fl
     print("=== the same topology, topology.window.chain false ===", flush=True)
     unchained = argparse.Namespace(**{**vars(args), "no_chain": True})
     run, mem = run_topology(spark, unchained)
-    if len(run.polls) < 2:
+    if len(run.polls) < MIN_POLLS:
         print("no statistics collected", flush=True)
         return 1
     res = analyse(run, args.sentences)
