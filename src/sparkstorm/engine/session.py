@@ -60,7 +60,11 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark_conf = SparkConf().setAppName(app_name)
     spark_conf.set("spark.ui.showConsoleProgress", "false")  # it would garble our progress
-    for key, value in session_settings(conf).items():
+    settings = session_settings(conf)
+    scratch = scratch_dir(settings)
+    if scratch is not None:  # java.io.tmpdir must exist before the JVM starts
+        os.makedirs(scratch, exist_ok=True)
+    for key, value in settings.items():
         spark_conf.set(key, value)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -140,7 +144,31 @@ def session_settings(conf: dict[str, Any]) -> dict[str, str]:
     settings = engine_spark_defaults() | spark_settings(conf)
     if conf_bool(conf, "topology.window.overlap"):
         settings["spark.master"] = overlap_master(settings["spark.master"])
+    scratch, options = scratch_dir(settings), settings["spark.driver.extraJavaOptions"]
+    if scratch is not None and "-Djava.io.tmpdir=" not in options:
+        # the JVM's own temporary files go with Spark's scratch files (a worker's folder)
+        settings["spark.driver.extraJavaOptions"] = \
+            f"{options} -Djava.io.tmpdir={scratch}".strip()
     return settings
+
+
+def scratch_dir(settings: dict[str, str]) -> str | None:
+    """``spark.local.dir``'s first folder, where the driver JVM's temporary files go too.
+
+    Spark puts its scratch files under ``spark.local.dir``, but the JVM it launches also
+    makes an empty ``spark-<uuid>`` folder in ``java.io.tmpdir`` (``/tmp``), removed only by
+    its shutdown hook. A JVM that dies by SIGKILL (a worker killed with its process group)
+    leaves it there; :func:`session_settings` points ``java.io.tmpdir`` at this folder (a
+    worker's, see ``cluster.worker``), which goes with the worker's folder. None when
+    ``spark.local.dir`` is not set.
+
+    Example:
+        >>> scratch_dir({"spark.local.dir": "/w/spark-local,/d2"})
+        '/w/spark-local'
+        >>> scratch_dir({}) is None
+        True
+    """
+    return settings.get("spark.local.dir", "").split(",")[0].strip() or None
 
 
 def engine_spark_defaults() -> dict[str, str]:

@@ -3,7 +3,8 @@
 Nimbus and a supervisor run as subprocesses on a free port and a temporary ``storm.local.dir``,
 configured through a ``sparkstorm.yaml`` named by ``SPARKSTORM_CONF_FILE``.
 :meth:`TestCluster.close` kills every process it started, the workers included (by process group),
-and waits until they are gone.
+and waits until they are gone. It also checks that their Spark JVMs, killed with their workers,
+left no temporary folder in the system's temp folder (``engine.session.scratch_dir``).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +72,7 @@ class TestCluster:
         self.supervisor_dirs: dict[str, Path] = {"supervisor": self.local}
         """Each supervisor's ``storm.local.dir`` by daemon name."""
         self.envs: dict[str, dict[str, str]] = {}
+        self._jvm_temp_before = _jvm_temp_folders()
 
     def __enter__(self) -> TestCluster:
         return self
@@ -202,6 +206,13 @@ class TestCluster:
         wait_for(lambda: not any(_group_alive(pid) for pid in pids)
                  and not any(_running(c) for c in descendants), 30,
                  message="worker processes gone")
+        left = sorted(_jvm_temp_folders() - self._jvm_temp_before)
+        for folder in left:  # removed either way: a test leaves nothing behind
+            shutil.rmtree(folder, ignore_errors=True)
+        assert not left, (
+            f"the cluster's Spark JVMs, killed with their workers, left {left}: a worker's "
+            "JVM must keep its temporary files in the worker's folder (java.io.tmpdir from "
+            "spark.local.dir, engine.session.scratch_dir)")
 
     def logs(self) -> str:
         """The daemons' and workers' logs, for failure messages (last lines of each)."""
@@ -241,6 +252,11 @@ class TestCluster:
         return subprocess.run([sys.executable, "-m", "sparkstorm.cli.main", *args], cwd=ROOT,
                               env=self.env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)
+
+
+def _jvm_temp_folders() -> set[Path]:
+    """The ``spark-<uuid>`` folders Spark JVMs made in the system's temp folder."""
+    return set(Path(tempfile.gettempdir()).glob("spark-*-*-*-*-*"))
 
 
 def _signal(pgid: int, signum: int) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.session import engine_spark_defaults, overlap_master
+from sparkstorm.engine.session import engine_spark_defaults, overlap_master, stop_spark_jvm
 from sparkstorm.testing import LocalCluster
 
 TEST_CONF = {
@@ -36,7 +36,7 @@ def spark() -> Iterator[Any]:
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
-    session.stop()
+    stop_spark_jvm()  # and its JVM, which would otherwise outlive the test run a moment
 
 
 @pytest.fixture

@@ -40,3 +40,13 @@ def test_python_workers_get_the_lean_malloc_settings(monkeypatch: pytest.MonkeyP
     # an operator's own value (in the environment the JVM and its workers inherit) wins
     monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
     assert "spark.executorEnv.MALLOC_ARENA_MAX" not in session_settings({})
+
+
+def test_the_jvm_keeps_its_temporary_files_in_spark_local_dir() -> None:
+    settings = session_settings({"spark.local.dir": "/w/spark-local,/disk2"})
+    assert settings["spark.driver.extraJavaOptions"] == \
+        f"{DRIVER_JVM_OPTIONS} -Djava.io.tmpdir=/w/spark-local"
+    # the user's own temp folder for the JVM wins; without spark.local.dir nothing is added
+    own = {"spark.local.dir": "/w", "spark.driver.extraJavaOptions": "-Djava.io.tmpdir=/t"}
+    assert session_settings(own)["spark.driver.extraJavaOptions"] == "-Djava.io.tmpdir=/t"
+    assert "java.io.tmpdir" not in session_settings({})["spark.driver.extraJavaOptions"]
