@@ -63,3 +63,26 @@ def test_without_the_push_the_acks_wait_for_the_next_window(cluster: LocalCluste
                                                             tmp_path: Path) -> None:
     started, carrier = _windows_when_all_acked(cluster, tmp_path, push=False)
     assert started == carrier + 2
+
+
+def test_acks_pushed_by_the_last_window_of_a_shutdown_are_counted(cluster: LocalCluster,
+                                                                   tmp_path: Path) -> None:
+    """The spout's statistics count the acks of the shutdown's last window.
+
+    That window completes the trees still open, and the spout acks them at once (pushed);
+    no window of the drain would follow to carry the spout's counts of them.
+    """
+    # small fixed windows: the topology is still emitting when it is killed
+    conf = {"test.dir": str(tmp_path), "test.count": 5000, "topology.window.ms": 100,
+            "topology.window.target.latency.ms": 0, "topology.spout.buffer.size": 100}
+    runner = cluster.submit_topology("drained", NumbersToSink, conf=conf)
+
+    def acks() -> int:
+        return sum(1 for e in read_events(tmp_path, "numbers") if e["event"] == "ack")
+
+    wait_for(lambda: acks() > 0, timeout=120, message="the first acks")
+    cluster.kill_topology("drained")  # trees in flight: the drain's windows complete them
+    heard = acks()
+    assert heard > 0, "the spout heard acks"
+    counted = runner.stats.summary()["components"]["numbers"]["acked"]
+    assert counted == heard, f"the spout acked {heard} ids, its statistics say {counted}"
