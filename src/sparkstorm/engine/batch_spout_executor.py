@@ -1,7 +1,7 @@
 """The executor of a :class:`~sparkstorm.topology.batch_spout.BatchSpout`.
 
-It is a spout executor whose producing thread calls ``next_batch(max_rows)`` once per hold
-of the lock instead of ``next_tuple`` up to ``PRODUCE_BURST`` times, and whose bounds count
+It is a spout executor whose producing thread calls ``next_batch(max_rows)`` once per
+burst instead of ``next_tuple`` up to ``PRODUCE_BURST`` times, and whose bounds count
 rows: the window's limit counts deliveries as for any spout, and the in-flight bounds
 (``topology.max.spout.pending``, the sizer's pending bound) count the rows of the batches
 in flight instead of their trees.
@@ -188,7 +188,7 @@ class BatchSpoutExecutor(SpoutExecutor):
 
     def _room(self, collector: TaskCollector) -> int:
         """How many rows ``collector``'s task may emit now (0: none)."""
-        room = self.limit - self.output.count
+        room = self.limit - self._buffered()
         task = collector.task
         in_flight = (self.pending_rows.get(task, 0) + len(collector.pending_roots)
                      - self.pending_batches.get(task, 0))
@@ -201,15 +201,14 @@ class BatchSpoutExecutor(SpoutExecutor):
         return self._room(collector) > 0
 
     def _produce_burst(self, task: int, instance: Any) -> bool:
-        """One ``next_batch`` call of ``task`` (under the lock); whether it emitted."""
-        collector, output = self.collectors[task], self.output
+        """One ``next_batch`` call of ``task`` (under ``calls``); whether it emitted."""
+        collector, output = self.collectors[task], self.staging
         room = min(self._room(collector), instance.max_batch_rows)
         if self.must_restart or room <= 0:
             return False
         before = output.count
         self._call(task, instance.next_batch, room)
-        self._flush_immediate_acks(task, collector)
-        return output.count != before
+        return output.count != before or bool(collector.immediate_acks)
 
     def _rows_of(self, task: int, root: int) -> int:
         """Forget root ``root`` of ``task`` as in flight; its rows (1 if unknown)."""
@@ -235,7 +234,7 @@ class BatchSpoutExecutor(SpoutExecutor):
         rows = self._rows_of(task, root)
         instance = self.instances[task]
         if acked:
-            complete_ms = (time.monotonic() - emitted_at) * 1000.0
+            complete_ms = (self._now() - emitted_at) * 1000.0
             self.latency.add(complete_ms)  # one sample per batch: its rows completed at once
             self.acked[stream] = self.acked.get(stream, 0) + rows
             self.complete_ms[stream] = self.complete_ms.get(stream, 0.0) + complete_ms * rows

@@ -101,6 +101,36 @@ class WindowOutput:
         return taken
 
 
+    def absorb(self, other: WindowOutput) -> None:
+        """Add the tuples and acker contributions of ``other`` (a taken output) to these.
+
+        A spout's producer emits into an output of its own and moves it here after each
+        burst of calls (``engine.spout_executor``): a batch for the same target, source and
+        stream gets the other's columns appended, in emit order.
+        """
+        batches, rows = self.batches, self.rows
+        for gid, gid_batches in other.rows.items():
+            for batch in gid_batches:
+                key = (batch[0], batch[1], batch[2])
+                mine = batches.get(key)
+                if mine is None:
+                    batches[key] = batch
+                    rows.setdefault(gid, []).append(batch)
+                else:
+                    for column in range(3, len(batch)):
+                        mine[column].extend(batch[column])
+        for gid, pieces in other.arrow.items():
+            self.arrow.setdefault(gid, []).extend(pieces)
+        self.count += other.count
+        xor = self.xor
+        for root, value in other.xor.items():
+            xor[root] = xor.get(root, 0) ^ value
+        self.inits.update(other.inits)
+        for root, why in other.failed.items():
+            self.failed.setdefault(root, why)
+        self.resets |= other.resets
+
+
 def mark_failed(output: WindowOutput, roots: Any, cause: str, reason: str) -> None:
     """Record ``roots`` as failed in ``output`` with their cause, unless already failed."""
     failed, why = output.failed, Failure.of(cause, reason)

@@ -6,8 +6,9 @@ window's input when the Spark task hands it over. Spout executors
 bounded buffer; the window request applies the acker's acks and fails, expires timed-out
 tuples and drains the buffer.
 
-Every call into a task instance happens under ``self.lock``, so ``next_tuple``, ``ack``,
-``fail`` and ``process`` of one instance never run concurrently, as in Storm.
+Every call into a bolt's task instance happens under ``self.lock``, so ``process`` and the
+rest of one instance never run concurrently, as in Storm (a spout has a lock of its own for
+its calls, so that a window need not wait for ``next_tuple``: ``engine.spout_executor``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
@@ -46,6 +49,18 @@ logger = logging.getLogger(__name__)
 
 class ComponentFailure(Exception):
     """A component raised; the executor process must restart after answering the window."""
+
+
+class TaskStartFailed(Exception):
+    """A task's component raised while it started (``__init__`` or ``initialize``).
+
+    Carries which component and task, so the report names them (the cause is chained).
+    """
+
+    def __init__(self, component: str, task: int, cause: BaseException) -> None:
+        super().__init__(f"component {component!r} task {task} failed to start: "
+                         f"{type(cause).__name__}: {cause}")
+        self.component, self.task, self.cause = component, task, cause
 
 
 class ExecutorHost:
@@ -82,15 +97,32 @@ class ExecutorHost:
         routes = build_routes(self.plan, self.info.component, task, self.info.index)
         collector = TaskCollector(
             task, self.info.component, routes,
-            self.plan.task_executor, self.output, tracking,
+            self.plan.task_executor, self.emit_target(), tracking,
             bool(getattr(cls, "auto_anchor", True)),
         )
         collector.error_sink = self._keep_error
         # shell components read their command from component_spec
-        self.instances[task] = start_task(
-            cls, collector, name=self.info.component, conf=self.conf,
-            context=self.plan.context_for(task), attributes={"component_spec": self.spec})
+        try:
+            self.instances[task] = start_task(
+                cls, collector, name=self.info.component, conf=self.conf,
+                context=self.plan.context_for(task), attributes={"component_spec": self.spec})
+        except Exception as exc:
+            raise TaskStartFailed(self.info.component, task, exc) from exc
         self.collectors[task] = collector
+
+    def emit_target(self) -> WindowOutput:
+        """The output the tasks' collectors emit into (a spout's differs: its staging)."""
+        return self.output
+
+    def buffers(self) -> list[WindowOutput]:
+        """Every output holding tuples for the next window (a replan refiles them)."""
+        return [self.output]
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Hold off every task call and window while the body runs (a replan)."""
+        with self.lock:
+            yield
 
     # -- checkpoints (see engine.executor_checkpoint) ------------------------------------
     def _stateful(self, instance: Any) -> Any:
@@ -210,13 +242,19 @@ class ExecutorHost:
         Called under ``self.lock``: a spout's producer thread keeps emitting meanwhile.
         """
         counters = ComponentCounters()
-        emitted, transferred = counters.emitted, counters.transferred
+        counters.emitted, counters.transferred = self.take_emit_counts()
+        return counters
+
+    def take_emit_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Tuples emitted and transferred per stream since the last call, all tasks."""
+        emitted: dict[str, int] = {}
+        transferred: dict[str, int] = {}
         for collector in self.collectors.values():
             task_emitted, task_transferred = collector.take_counts()
             for stream, n in task_emitted.items():
                 emitted[stream] = emitted.get(stream, 0) + n
                 transferred[stream] = transferred.get(stream, 0) + task_transferred[stream]
-        return counters
+        return emitted, transferred
 
     def encode_rows(self, output: WindowOutput) -> dict[int, bytes]:
         """``output``'s batches per target executor, serialized.

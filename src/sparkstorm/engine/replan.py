@@ -212,7 +212,7 @@ def replan_host(host: ExecutorHost, plan: ExecutionPlan, gid: int) -> None:
         msg = (f"executor {host.info.gid} ({host.info.component} tasks {host.info.tasks}) "
                f"cannot become executor {gid} ({info.component} tasks {info.tasks})")
         raise ValueError(msg)
-    with host.lock:
+    with host.quiet():
         host.plan = plan
         host.info = info
         for task, collector in host.collectors.items():
@@ -223,7 +223,8 @@ def replan_host(host: ExecutorHost, plan: ExecutionPlan, gid: int) -> None:
                     route.emitted, route.transferred = old.emitted, old.transferred
             collector.routes = routes
             collector.task_executor = plan.task_executor
-        refile(host.output, plan.task_executor)
+        for output in host.buffers():
+            refile(output, plan.task_executor)
 
 
 def refile(output: WindowOutput, task_executor: Mapping[int, int]) -> None:

@@ -1,15 +1,30 @@
 """The executor of a spout: produces between windows, applies acks and fails per window.
 
-``next_tuple`` runs in a background thread between windows into a buffer bounded by the
-window sizer's limit (``SpoutControl.limit``) and the in-flight bounds; each window request
-applies the acker's verdicts, expires timed-out trees and hands the buffer over. Every call
-into a task instance happens under the executor's lock, as in ``engine.executor``.
+``next_tuple`` runs in a background thread (the producer) between windows, as Storm's spout
+executor thread does. Storm's contract is that ``next_tuple``, ``ack`` and ``fail`` of one
+instance never run at the same time, and that a spout may take its time in ``next_tuple``
+(Storm's own ``TestWordSpout`` sleeps 100 ms per call; others block on a queue or a socket).
+So two locks:
+
+- :attr:`calls` is held across every call into a task instance (``next_tuple``, ``ack``,
+  ``fail``, ``activate``, a checkpoint's snapshot, ``close``): calls never overlap;
+- ``self.lock`` guards the buffer a window takes (:attr:`output`) and the statistics, and is
+  held only for short moves, never across ``next_tuple``.
+
+While ``next_tuple`` runs, the tasks emit into :attr:`staging`, which the producer moves into
+:attr:`output` after each burst of calls. A window takes :attr:`output` at once; it applies the
+acker's verdicts itself when the producer is between calls (it asks it to pause), and leaves
+them to the producer otherwise, so a window never waits for a blocked ``next_tuple``. Only a
+checkpoint window waits for the call in progress: its snapshot must match the tuples it hands
+over. Lock order: :attr:`calls` before ``self.lock``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
@@ -32,9 +47,17 @@ BLOCKED_WAIT_SECONDS = 0.05
 """How long a spout at its buffer or pending bound sleeps unless a window wakes it."""
 
 PRODUCE_BURST = 64
-"""``next_tuple`` calls per task in one hold of the executor's lock. Taking the lock per call
-was a seventh of a saturated spout executor's samples (py-spy, batch word count); 64 calls
-hold it for about 0.1-0.2 ms, which a window request waits at most."""
+"""``next_tuple`` calls per task between two moves of :attr:`SpoutExecutor.staging` into the
+window's buffer. Taking a lock per call was a seventh of a saturated spout executor's samples
+(py-spy, batch word count); 64 calls take about 0.1-0.2 ms."""
+BURST_SECONDS = 0.005
+"""A burst also ends after this long, so a slow ``next_tuple`` (one that sleeps) has its
+tuples in the window's buffer right after each call, not 64 calls later."""
+VERDICT_WAIT_SECONDS = 0.02
+"""How long a window waits for the producer to finish its ``next_tuple`` call so that it can
+apply the acker's verdicts itself; past it, the producer applies them after the call."""
+CLOSE_WAIT_SECONDS = 5.0
+"""How long ``close`` waits for a ``next_tuple`` call in progress before closing anyway."""
 
 
 class SpoutExecutor(ExecutorHost):
@@ -42,6 +65,25 @@ class SpoutExecutor(ExecutorHost):
 
     def __init__(self, plan: ExecutionPlan, gid: int, topology_name: str,
                  restore: RestorePoint | None = None) -> None:
+        self.staging = WindowOutput()
+        """Where the tasks emit; moved into :attr:`output` after each burst of calls."""
+        self.calls = threading.RLock()
+        """Held across every call into a task instance (see the module docstring)."""
+        self.pausers = 0
+        """Threads waiting for :attr:`calls` (a window, a push, a replan): while any does,
+        the producer stops at its next call's end and lets them have it."""
+        self.pausers_lock = threading.Lock()
+        self.deferred: list[tuple[SpoutControl, bool, float]] = []
+        """Windows' controls (True) and pushed verdicts (False) that came during a
+        ``next_tuple`` call, in order, with when they came, for the producer to apply
+        right after it."""
+        self.heard_at: float | None = None
+        """While deferred verdicts are applied: when they came, which ends their trees'
+        complete latency (not the end of the ``next_tuple`` call that held them up)."""
+        self.emitted: dict[str, int] = {}
+        self.transferred: dict[str, int] = {}
+        """Emit counts of the moved tuples since the last window, by stream (the routes'
+        counters are only read by the producer, which counts them while it emits)."""
         super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
@@ -60,6 +102,9 @@ class SpoutExecutor(ExecutorHost):
         self.active = False
         self.stopped = threading.Event()
         self.wakeup = threading.Condition(self.lock)
+        self.wakeups = 0
+        """Counts notifications of :attr:`wakeup`, so the producer, which checks its bounds
+        outside ``self.lock``, does not sleep through one that came meanwhile."""
         self.latency = LatencySample()
         self.acked: dict[str, int] = {}
         """Trees completed since the last window, by the stream their root was emitted on."""
@@ -75,104 +120,240 @@ class SpoutExecutor(ExecutorHost):
         self.thread = threading.Thread(target=self._produce_loop, name="spout", daemon=True)
         self.thread.start()
 
+    def emit_target(self) -> WindowOutput:
+        """The tasks emit into :attr:`staging` (see the module docstring)."""
+        return self.staging
+
+    def buffers(self) -> list[WindowOutput]:
+        """The window's buffer and the staging one (a replan refiles both)."""
+        return [self.output, self.staging]
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """No task call runs (``next_tuple`` included) and no window takes the buffer."""
+        with self._pausing():
+            self.calls.acquire()
+        try:
+            with self.lock:
+                yield
+        finally:
+            self.calls.release()
+            self._notify()
+
+    @property
+    def pause_wanted(self) -> bool:
+        """Whether a thread waits for :attr:`calls` (see :attr:`pausers`)."""
+        return self.pausers > 0
+
+    @contextmanager
+    def _pausing(self) -> Iterator[None]:
+        with self.pausers_lock:
+            self.pausers += 1
+        try:
+            yield
+        finally:
+            with self.pausers_lock:
+                self.pausers -= 1
+
+    def _notify(self) -> None:
+        with self.lock:
+            self.wakeups += 1
+            self.wakeup.notify_all()
+
+    def _sleep(self, seconds: float, seen: int) -> None:
+        """Sleep up to ``seconds`` unless :attr:`wakeup` was notified since ``seen``."""
+        with self.lock:
+            if self.wakeups == seen and not self.stopped.is_set():
+                self.wakeup.wait(seconds)
+
     def set_active(self, active: bool) -> None:
         """Activate or deactivate the spout tasks (calls their activate/deactivate once)."""
-        with self.lock:
-            if active == self.active:
-                return
-            self.active = active
-            for task, instance in self.instances.items():
-                self._call(task, instance.activate if active else instance.deactivate)
-            self.wakeup.notify_all()
+        with self.calls, self.lock:
+            self._set_active(active)
+
+    def _set_active(self, active: bool) -> None:
+        if active == self.active:
+            return
+        self.active = active
+        for task, instance in self.instances.items():
+            self._call(task, instance.activate if active else instance.deactivate)
+        self.wakeups += 1
+        self.wakeup.notify_all()
 
     def _call(self, task: int, method: Any, *args: Any) -> None:
         try:
             method(*args)
         except Exception as exc:  # noqa: BLE001 - a user error must not kill the executor
-            self.record_error(task, exc)
+            with self.lock:  # the window swaps self.errors under it
+                self.record_error(task, exc)
             self.must_restart = True
+
+    def _buffered(self) -> int:
+        """Deliveries waiting for the next window (moved or still in :attr:`staging`)."""
+        return self.output.count + self.staging.count
 
     def _can_produce(self, collector: TaskCollector) -> bool:
         if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
             return False
         if self.auto_pending is not None and len(collector.pending_roots) >= self.auto_pending:
             return False
-        return self.output.count < self.limit
+        return self._buffered() < self.limit
 
     def _produce_loop(self) -> None:
         idle = 0
         while not self.stopped.is_set():
-            emitted = called = False
-            with self.lock:
-                if not self.active or self.must_restart:
-                    self.wakeup.wait(0.05)
-                    continue
-                for task, instance in self.instances.items():
-                    if self._can_produce(self.collectors[task]):
-                        called = True
-                        emitted = self._produce_burst(task, instance) or emitted
-                if not called:
-                    # every task at a bound (buffer, pending): only a window lifts it, and
-                    # run_window notifies; polling every 1 ms meanwhile cost CPU for nothing
-                    self.wakeup.wait(BLOCKED_WAIT_SECONDS)
-                elif not emitted:
-                    self.wakeup.wait(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01)
+            seen = self.wakeups
+            if self.pause_wanted:  # a window waits for calls: let it have them
+                self._sleep(0.001, seen)
+                continue
+            with self.calls:
+                called, emitted = self._produce_round()
+            if not called:
+                # inactive, or every task at a bound (buffer, pending): only a window lifts
+                # it, and it notifies; polling every 1 ms meanwhile cost CPU for nothing
+                self._sleep(BLOCKED_WAIT_SECONDS, seen)
+            elif not emitted:
+                self._sleep(0.001 if idle < IDLE_ROUNDS_BEFORE_SLOWER_POLL else 0.01, seen)
             idle = 0 if emitted else idle + 1
 
-    def _produce_burst(self, task: int, instance: Any) -> bool:
-        """Call ``next_tuple`` of ``task`` up to :data:`PRODUCE_BURST` times (under the lock).
+    def _produce_round(self) -> tuple[bool, bool]:
+        """One burst per task that may produce (under :attr:`calls`).
 
-        Stops at the first call that emits nothing or when the task may produce no more.
+        Returns:
+            Whether any task was called, and whether anything was emitted.
+        """
+        if self.deferred:
+            with self.lock:
+                self._apply_deferred()
+        if not self.active or self.must_restart:
+            return False, False
+        called = emitted = False
+        for task, instance in self.instances.items():
+            if self.stopped.is_set() or self.pause_wanted:
+                break
+            if self._can_produce(self.collectors[task]):
+                called = True
+                emitted = self._produce_burst(task, instance) or emitted
+                with self.lock:
+                    self._move_staging()
+                    self._apply_deferred()
+        return called, emitted
+
+    def _produce_burst(self, task: int, instance: Any) -> bool:
+        """Call ``next_tuple`` of ``task`` up to :data:`PRODUCE_BURST` times.
+
+        Under :attr:`calls`, not ``self.lock``: a window takes what earlier bursts moved
+        meanwhile. Stops at the first call that emits nothing, when the task may produce no
+        more, after :data:`BURST_SECONDS`, or when a window asks for a pause.
 
         Returns:
             Whether anything was emitted.
         """
-        collector, output = self.collectors[task], self.output
+        collector, staging = self.collectors[task], self.staging
         emitted = False
+        ends = time.monotonic() + BURST_SECONDS
         for _ in range(PRODUCE_BURST):
             if self.must_restart or not self._can_produce(collector):
                 break
-            before = output.count
+            before = staging.count
             self._call(task, instance.next_tuple)
-            self._flush_immediate_acks(task, collector)
-            if output.count == before:
+            if staging.count == before and not collector.immediate_acks:
                 break
             emitted = True
+            if self.pause_wanted or time.monotonic() >= ends:
+                break
         return emitted
 
-    def _flush_immediate_acks(self, task: int, collector: TaskCollector) -> None:
-        if collector.immediate_acks:
-            acks, collector.immediate_acks = collector.immediate_acks, []
-            for tup_id, stream in acks:
-                self._call(task, self.instances[task].ack, tup_id)
-                self.acked[stream] = self.acked.get(stream, 0) + 1
+    def _move_staging(self) -> None:
+        """Move what the tasks emitted into the window's buffer (under both locks).
+
+        Untracked tuples (no ackers) are acked now, as Storm acks them at emit.
+        """
+        if self.staging.count or self.staging.inits or self.staging.arrow:
+            self.output.absorb(self.staging.take())
+        for collector in self.collectors.values():
+            emitted, transferred = collector.take_counts()
+            for stream, n in emitted.items():
+                self.emitted[stream] = self.emitted.get(stream, 0) + n
+                self.transferred[stream] = self.transferred.get(stream, 0) + transferred[stream]
+        for task, collector in self.collectors.items():
+            if collector.immediate_acks:
+                acks, collector.immediate_acks = collector.immediate_acks, []
+                for tup_id, stream in acks:
+                    self._call(task, self.instances[task].ack, tup_id)
+                    self.acked[stream] = self.acked.get(stream, 0) + 1
+
+    def _apply_deferred(self) -> None:
+        """Apply the verdicts that came during a call (under both locks)."""
+        controls, self.deferred = self.deferred, []
+        for control, whole, heard_at in controls:
+            self.heard_at = heard_at
+            try:
+                if whole:
+                    self._apply_control(control)
+                else:
+                    self._apply_verdicts(control)
+            finally:
+                self.heard_at = None
+
+    def _apply_control(self, control: SpoutControl) -> None:
+        """A window's control: verdicts, expiry, activation (under both locks)."""
+        if control.fail_all:
+            self._fail_everything()
+        self._apply_verdicts(control)
+        if self.timeouts_enabled:
+            self._expire()
+        self._set_active(control.active)
+
+    def _take_calls(self, wait: bool) -> bool:
+        """Take :attr:`calls`, asking the producer to pause after its call.
+
+        Waits as long as it takes when ``wait``, else up to :data:`VERDICT_WAIT_SECONDS`.
+
+        Returns:
+            Whether :attr:`calls` is now held (release it).
+        """
+        with self._pausing():
+            return self.calls.acquire(timeout=-1 if wait else VERDICT_WAIT_SECONDS)
 
     def run_window(self, control: SpoutControl, checkpoint: int | None = None
                    ) -> WindowOutput:
         """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer.
 
         The part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted
-        after it is emitted again by a restored spout).
+        after it is emitted again by a restored spout), so a checkpoint window waits for a
+        ``next_tuple`` call in progress; so does a window that finds the spout inactive or
+        deactivates it (a drain must see every tuple the spout emitted before it stopped,
+        and the verdicts it applies in its statistics). Any other window leaves the verdicts
+        to the producer when a call is in progress (see the module docstring).
         """
-        with self.lock:
-            if control.fail_all:
-                self._fail_everything()
-            self._apply_verdicts(control)
-            if self.timeouts_enabled:
-                self._expire()
-            self.set_active(control.active)
-            self.filled_under = self.limit
-            self.limit = min(self.max_limit, control.limit or self.buffer_bound)
-            self.auto_pending = (None if control.pending is None
-                                 else max(1, control.pending // max(1, len(self.instances))))
-            taken = self.output.take()
-            self.take_checkpoint(checkpoint)
-            self.buffered = taken.count  # the buffer's fill when the window came (vs its bound)
-            self.wakeup.notify_all()
-            if self.sample_pct:
-                log_sampled(self.component_logger, self.sample_pct, "emitted",
-                            ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
-            return taken
+        calls = self._take_calls(wait=checkpoint is not None or not control.active
+                                 or not self.active)
+        try:
+            with self.lock:
+                if calls:
+                    self._apply_deferred()
+                    self._apply_control(control)
+                    self._move_staging()  # what ack and fail emitted (a retry) goes too
+                else:
+                    self.deferred.append((control, True, time.monotonic()))
+                self.filled_under = self.limit
+                self.limit = min(self.max_limit, control.limit or self.buffer_bound)
+                self.auto_pending = (None if control.pending is None
+                                     else max(1, control.pending // max(1, len(self.instances))))
+                taken = self.output.take()
+                if calls:
+                    self.take_checkpoint(checkpoint)
+                self.buffered = taken.count  # the buffer's fill when the window came
+                self.wakeups += 1
+                self.wakeup.notify_all()
+        finally:
+            if calls:
+                self.calls.release()
+        if self.sample_pct:
+            log_sampled(self.component_logger, self.sample_pct, "emitted",
+                        ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
+        return taken
 
     def apply_verdicts(self, control: SpoutControl) -> None:
         """Apply the acker's verdicts now, between windows (the driver's ``verdicts`` push).
@@ -180,10 +361,21 @@ class SpoutExecutor(ExecutorHost):
         Only ``ack``, ``fail`` (with reasons) and ``reset`` count; the rest of ``control`` is
         the next window's. A verdict heard twice (the push and again a window's control, when
         the push's answer was lost) finds its root gone and is ignored, as a late one is.
+        During a ``next_tuple`` call the producer applies them after it (an inactive spout
+        makes no calls, so a drain's verdicts are applied at once).
         """
-        with self.lock:
-            self._apply_verdicts(control)
-            self.wakeup.notify_all()  # acked trees free room under the pending bounds
+        calls = self._take_calls(wait=not self.active)
+        try:
+            with self.lock:
+                if calls:
+                    self._apply_verdicts(control)
+                else:
+                    self.deferred.append((control, False, time.monotonic()))
+                self.wakeups += 1
+                self.wakeup.notify_all()  # acked trees free room under the pending bounds
+        finally:
+            if calls:
+                self.calls.release()
 
     def _apply_verdicts(self, control: SpoutControl) -> None:
         for root in control.reset:
@@ -192,6 +384,10 @@ class SpoutExecutor(ExecutorHost):
         reasons = control.fail_reasons
         for root in control.fail:
             self._finish(root, acked=False, why=reasons.get(root, UNKNOWN_FAILURE))
+
+    def _now(self) -> float:
+        """When the verdicts being applied came (see :attr:`heard_at`)."""
+        return time.monotonic() if self.heard_at is None else self.heard_at
 
     def _owner(self, root: int) -> TaskCollector | None:
         for collector in self.collectors.values():
@@ -214,7 +410,7 @@ class SpoutExecutor(ExecutorHost):
         task, pop = collector.task, collector.pending_roots.pop
         ack, add_latency = self.instances[task].ack, self.latency.add
         acked, complete_ms = self.acked, self.complete_ms
-        now = time.monotonic()
+        now = self._now()
         for root in roots:
             entry = pop(root, None)
             if entry is None:
@@ -237,7 +433,7 @@ class SpoutExecutor(ExecutorHost):
         tup_id, emitted_at, stream = collector.pending_roots.pop(root)
         instance = self.instances[collector.task]
         if acked:
-            complete_ms = (time.monotonic() - emitted_at) * 1000.0
+            complete_ms = (self._now() - emitted_at) * 1000.0
             self.latency.add(complete_ms)
             self.acked[stream] = self.acked.get(stream, 0) + 1
             self.complete_ms[stream] = self.complete_ms.get(stream, 0.0) + complete_ms
@@ -286,6 +482,12 @@ class SpoutExecutor(ExecutorHost):
         self.buffered_bytes = sum(map(len, encoded.values()))
         return encoded
 
+    def take_emit_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """The emit counts the producer moved since the last window (under ``self.lock``)."""
+        counts = self.emitted, self.transferred
+        self.emitted, self.transferred = {}, {}
+        return counts
+
     def take_stats(self) -> ComponentCounters:
         """Counters since the last window, for the driver's statistics."""
         counters = super().take_stats()
@@ -303,11 +505,19 @@ class SpoutExecutor(ExecutorHost):
         return counters
 
     def close(self) -> None:
-        """Stop producing and call ``close()`` on every task."""
+        """Stop producing and call ``close()`` on every task.
+
+        Waits up to :data:`CLOSE_WAIT_SECONDS` for a ``next_tuple`` call in progress (one
+        blocked for good must not keep the process from exiting).
+        """
         self.stopped.set()
-        with self.lock:
-            self.wakeup.notify_all()
-        super().close()
+        self._notify()
+        calls = self.calls.acquire(timeout=CLOSE_WAIT_SECONDS)
+        try:
+            super().close()
+        finally:
+            if calls:
+                self.calls.release()
 
 
 __all__ = ["SpoutExecutor"]

@@ -123,22 +123,22 @@ def test_a_staying_spout_routes_to_the_new_executors_and_keeps_its_buffer() -> N
         task = old.executors[0].tasks[0]
         collector = spout.collectors[task]
         relay_tasks = old.component_tasks["relay"]
-        for n in range(10):
+        for n in range(10):  # the tasks emit into the staging buffer (engine.spout_executor)
             collector.emit([n], None, None, None, False, n)
-        before = {g for g in spout.output.rows}
+        before = {g for g in spout.staging.rows}
         assert before == {old.task_executor[t] for t in relay_tasks}, "both relays"
         emitted = collector.routes["default"].emitted
 
         replan_host(spout, new, new.executors[0].gid)
 
         (relay_gid,) = [e.gid for e in new.executors if e.component == "relay"]
-        assert set(spout.output.rows) == {relay_gid}, "the buffer goes to the one relay"
-        assert sum(len(b[3]) for b in spout.output.rows[relay_gid]) == 10
+        assert set(spout.staging.rows) == {relay_gid}, "the buffer goes to the one relay"
+        assert sum(len(b[3]) for b in spout.staging.rows[relay_gid]) == 10
         assert collector.routes["default"].emitted == emitted == 10, "counters carry over"
         for n in range(10, 14):
             collector.emit([n], None, None, None, False, n)
-        assert set(spout.output.rows) == {relay_gid}
-        assert sum(len(b[3]) for b in spout.output.rows[relay_gid]) == 14
+        assert set(spout.staging.rows) == {relay_gid}
+        assert sum(len(b[3]) for b in spout.staging.rows[relay_gid]) == 14
         assert spout.info == new.executors[0] and spout.plan is new
     finally:
         spout.close()
