@@ -14,6 +14,7 @@ import argparse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sparkstorm.config import parse_cli_overrides
 from sparkstorm.errors import TopologyError
 from sparkstorm.project.layout import RESOURCES_DIR_KEY, Project, find_project
 from sparkstorm.topology.spec import TopologySpec
@@ -94,9 +95,15 @@ def resolve_target(args: argparse.Namespace, *, submitting: bool) -> Target:
     else:
         raise TopologyError(describe_unsupported(path), code="UNSUPPORTED_TOPOLOGY_FILE")
     if project is not None:
-        conf = project.topology_conf(submitting=submitting)
+        conf = project.topology_conf(submitting=submitting,
+                                     env_named=args.environment is not None)
         target.spec = replace(target.spec, config={**conf, **target.spec.config})
         target.warnings = [*project.warnings, *target.warnings]
+    # streamparse's order: command line > topology > config.json (the cluster's token is
+    # the client's credential, never part of a topology's conf)
+    overrides = {k: v for k, v in parse_cli_overrides(args.config).items()
+                 if k != "storm.cluster.token"}
+    target.spec = replace(target.spec, config={**target.spec.config, **overrides})
     return target
 
 

@@ -46,10 +46,15 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
-from sparkstorm.config import conf_float
+from sparkstorm.config import conf_float, conf_optional_str
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.endpoint import authenticated
-from sparkstorm.engine.executor import BoltExecutor, ExecutorHost, make_executor
+from sparkstorm.engine.executor import (
+    BoltExecutor,
+    ExecutorHost,
+    TaskStartFailed,
+    make_executor,
+)
 from sparkstorm.engine.executor_checkpoint import (
     ExecutorPart,
     PartWriter,
@@ -65,6 +70,7 @@ from sparkstorm.engine.stacks import dump_on_signal
 from sparkstorm.engine.window_turns import Reply, WindowTurns
 from sparkstorm.engine.wire import recv_frame, send_error_reply, send_reply, unpack
 from sparkstorm.periodic import PeriodicThread
+from sparkstorm.project.layout import RESOURCES_DIR_KEY
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -412,12 +418,54 @@ def watch_parent(parent_pid: int) -> PeriodicThread:
 
 
 def report_startup_failure(socket_path: str, component: str, exc: BaseException) -> int:
-    """Leave the traceback where the driver's pool finds it (``<socket>.error``), log it."""
+    """Leave the traceback where the driver's pool finds it (``<socket>.error``), log it.
+
+    A task's own error (:class:`TaskStartFailed`) is reported with its task and the
+    component's traceback, not the engine's frames around it.
+    """
+    task = None
+    if isinstance(exc, TaskStartFailed):
+        task, exc = exc.task, exc.cause
     text = "".join(traceback.format_exception(exc))
-    logger.error("component %s failed to start:\n%s", component, text)
+    logger.error("component %s task %s failed to start:\n%s", component, task, text)
     with open(socket_path + ".error", "w", encoding="utf-8") as handle:
-        json.dump(ComponentError.now(component, None, text).to_wire(), handle)
+        json.dump(ComponentError.now(component, task, text).to_wire(), handle)
     return EXIT_STARTUP_FAILED
+
+
+PATH_KEYS = ("storm.local.dir", "topology.checkpoint.dir", "topology.executor.log.dir",
+             RESOURCES_DIR_KEY, "topology.multilang.transcript.dir")
+"""Conf keys naming folders, which a relative value names relative to where we started."""
+
+
+def with_absolute_paths(conf: dict[str, Any]) -> dict[str, Any]:
+    """``conf`` with the relative folders of :data:`PATH_KEYS` made absolute (not URIs)."""
+    fixed = dict(conf)
+    for key in PATH_KEYS:
+        value = fixed.get(key)
+        if isinstance(value, str) and value and "://" not in value:
+            fixed[key] = os.path.abspath(value)
+    return fixed
+
+
+def enter_resources_dir(conf: dict[str, Any]) -> None:
+    """Work in ``topology.multilang.resources.dir``, where Storm runs shell components.
+
+    Under Storm and streamparse every component runs in the topology's resources folder
+    (streamparse packs ``src/`` there), so code opens ``data.txt`` relative to it; in-process
+    components here run where shell commands do: the project's ``src/``, a Flux file's
+    ``resources/`` (or its folder), the submitted code's ``resources/``. Unset (a plain
+    topology file under ``run``), the folder ``run`` started in. Relative paths this
+    process was given were made absolute before.
+    """
+    resources = conf_optional_str(conf, RESOURCES_DIR_KEY)
+    if not resources:
+        return
+    if not os.path.isdir(resources):
+        logger.warning("%s %r is not a folder; components run in %s", RESOURCES_DIR_KEY,
+                       resources, os.getcwd())
+        return
+    os.chdir(resources)
 
 
 def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
@@ -430,9 +478,10 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     parser.add_argument("--restarted", action="store_true",
                         help="this process replaces one that died (its windows are gone)")
     args = parser.parse_args(argv)
+    args.plan, args.socket = os.path.abspath(args.plan), os.path.abspath(args.socket)
     with open(args.plan, encoding="utf-8") as handle:
         data = json.load(handle)
-    sys.path[:0] = [p for p in data.get("sys_path", []) if p not in sys.path]
+    sys.path[:0] = [os.path.abspath(p) for p in data.get("sys_path", []) if p not in sys.path]
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr,
         format=f"%(asctime)s %(levelname)s [{data['name']} executor {args.gid}] %(name)s: "
@@ -440,7 +489,10 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     )
     watch_parent(os.getppid())
     dump_on_signal(args.socket)
+    data["conf"] = with_absolute_paths(data["conf"])  # before components change folder
     plan = ExecutionPlan(TopologySpec.from_dict(data["spec"]), data["conf"])
+    root = checkpoint_root(plan.conf)
+    enter_resources_dir(plan.conf)
     current = {"plan": plan, "gid": args.gid}  # a replan changes both
 
     def rebuild(point: RestorePoint | None) -> ExecutorHost:
@@ -452,7 +504,6 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
     writer: PartWriter | None = None
     checkpoint_id = data.get("checkpoint_id")
     if checkpoint_id:  # checkpoints are on
-        root = checkpoint_root(plan.conf)
         writer = PartWriter(lambda: CheckpointStore(root, checkpoint_id), args.gid)
     gc.freeze()  # what initialize() built lives long: keep it out of every collection
     gc.disable()

@@ -117,8 +117,13 @@ class Project:
         if self.env_name:
             os.environ[ENVIRONMENT_VAR] = self.env_name
 
-    def topology_conf(self, *, submitting: bool) -> dict[str, Any]:
-        """The topology conf ``config.json`` gives (see the module docstring)."""
+    def topology_conf(self, *, submitting: bool, env_named: bool = True) -> dict[str, Any]:
+        """The topology conf ``config.json`` gives (see the module docstring).
+
+        ``env_named``: the environment was named with ``-e``. A local ``run`` that did not
+        name it keeps its logs in the project (``storm-local/logs``) instead of the
+        environment's ``log.path``, a production folder it may not write to.
+        """
         conf: dict[str, Any] = dict(self.config.get("options") or {})
         env = self.env
         conf.update(env.get("options") or {})
@@ -129,7 +134,7 @@ class Project:
         if workers and "topology.workers" not in conf:
             conf["topology.workers"] = len(workers)
         log_path = (env.get("log") or {}).get("path") or env.get("log_path")
-        if log_path:
+        if log_path and (submitting or env_named):
             conf.setdefault(LOG_DIR_KEY, str(log_path))
         if submitting:  # on the worker, relative to the extracted code
             conf.setdefault(RESOURCES_DIR_KEY, SOURCE_DIR)
