@@ -161,14 +161,31 @@ class ExecutorPool:
             process = self.processes[gid]
             if process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                msg = (
-                    f"executor {gid} ({self.plan.executors[gid].component!r}) of topology "
-                    f"{self.name!r} did not start (exit code {process.returncode}); its log "
-                    f"follows:\n{self.log_tail(gid)}"
-                )
-                raise EngineError(msg, code="EXECUTOR_START_FAILED")
+                raise EngineError(self._start_failure(gid, process.returncode),
+                                  code="EXECUTOR_START_FAILED")
             time.sleep(0.02)
         self._note_port(gid)
+
+    def _start_failure(self, gid: int, code: int | None) -> str:
+        """Why executor ``gid`` did not start: its component's own error first.
+
+        The component, its task and the last line of its traceback, then the log file and
+        the traceback (an executor that never answered: the log's tail).
+        """
+        component = self.plan.executors[gid].component
+        log = self.log_path(gid)
+        report = Path(self.sockets[gid] + ".error")
+        try:
+            error = ComponentError.from_wire(json.loads(report.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError):
+            state = ("exited with code " + str(code)) if code is not None else "did not answer"
+            return (f"executor {gid} ({component!r}) of topology {self.name!r} did not start "
+                    f"({state}); its log {log} ends:\n{self.log_tail(gid)}")
+        lines = error.error.strip().splitlines() or ["(no message)"]
+        task = "" if error.task is None else f" task {error.task}"
+        return (f"component {component!r}{task} of topology {self.name!r} failed to start: "
+                f"{lines[-1]} (executor {gid}; log {log}); fix what its traceback shows:"
+                f"\n{error.error.rstrip()}")
 
     def _note_port(self, gid: int) -> None:
         """Take the TCP port executor ``gid`` reported; a changed one changes its endpoint.
@@ -495,8 +512,8 @@ class ExecutorPool:
         self.stopping.set()
         self.monitor.stop()
         for gid, process in self.processes.items():
-            if process.poll() is None:
-                # killed below if still there
+            if process.poll() is None and gid in self.endpoints:
+                # killed below if still there (one that never started has no endpoint)
                 with contextlib.suppress(ConnectionError, EngineError):
                     self.call(gid, {"cmd": "close"}, timeout=1.0)
         deadline = time.monotonic() + grace

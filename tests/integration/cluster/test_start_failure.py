@@ -95,3 +95,41 @@ def test_a_component_missing_on_the_worker_shows_failing_and_restarts_back_off(
     wait_for(lambda: "failed to start 2 time(s)" in str(
         (_row(cluster) or {}).get("workerStatusDetail")), 60,
         message="the failures are counted")
+
+
+RAISING_INITIALIZE = '''
+from sparkstorm import Spout, Topology
+
+
+class Words(Spout):
+    outputs = ["word"]
+
+    def initialize(self, conf, ctx):
+        self.words = {}["missing-setting"]
+
+    def next_tuple(self):
+        pass
+
+
+class RaisingTopology(Topology):
+    word = Words.spec()
+'''
+
+
+def test_a_raising_initialize_shows_the_components_own_error(
+        backoff_cluster: TestCluster, tmp_path: Path) -> None:
+    cluster = backoff_cluster
+    folder = tmp_path / "topology"
+    folder.mkdir()
+    (folder / "raising.py").write_text(RAISING_INITIALIZE)
+    cluster.start_nimbus()
+    cluster.start_supervisor()
+    submitted = cluster.cli("submit", str(folder / "raising.py"), "--name", "broken")
+    assert submitted.returncode == 0, submitted.stderr + cluster.logs()
+
+    wait_for(lambda: (_row(cluster) or {}).get("workerStatus") == "FAILING", 180,
+             message=f"topology shown as FAILING\n{cluster.logs()}")
+    detail = (_row(cluster) or {})["workerStatusDetail"]
+    assert "component word: EXECUTOR_START_FAILED: component 'word' task " in detail, detail
+    assert "KeyError: 'missing-setting'" in detail and "executor-0.log" in detail, detail
+    assert "KeyError: 1" not in detail

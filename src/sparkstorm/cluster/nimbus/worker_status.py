@@ -38,10 +38,26 @@ def topology_worker_status(beats: list[WorkerBeat]) -> dict[str, Any]:
     if FAILING in statuses:
         worker = beats[statuses.index(FAILING)]
         failure = worker.stats["start_failure"]
-        last_line = str(failure.get("error") or "").strip().splitlines()[-1:] or [""]
         detail = (f"worker {worker.worker_id} failed to start "
                   f"{int(failure.get('failures') or 1)} time(s): component "
-                  f"{failure.get('component')}: {failure.get('code')}: {last_line[0]}")
+                  f"{failure.get('component')}: {failure.get('code')}: "
+                  f"{_summary_line(failure)}")
         return {"workerStatus": FAILING, "workerStatusDetail": detail[:500]}
     status = RUNNING if statuses and all(s == RUNNING for s in statuses) else STARTING
     return {"workerStatus": status, "workerStatusDetail": ""}
+
+
+def _summary_line(failure: dict[str, Any]) -> str:
+    """The line of a start failure that says what went wrong.
+
+    Our errors (an upper-case code) say it in their first line (the component, its task,
+    its error and its log file), and end with the log or traceback they quote, whose last
+    line is added unless the first says it already; a Python traceback in its last.
+    """
+    lines = [line.strip() for line in
+             str(failure.get("error") or "").strip().splitlines()] or [""]
+    code = str(failure.get("code") or "")
+    if not code.isupper():
+        return lines[-1]
+    first = lines[0].removeprefix(f"[{code}] ")  # the code is in the detail already
+    return first if lines[-1] in first else f"{first} | {lines[-1]}"

@@ -533,12 +533,14 @@ def shutdown_bound(conf: dict[str, Any]) -> float:
 def _failed_component(message: str, runner: Any) -> str:
     """The component an executor start failure names, else ``__worker``.
 
-    The failure names it as ``executor 3 ('split') ...``; ``__worker`` when Spark or the plan
+    The failure names it as ``component 'split' task 3 ...`` (the component raised) or
+    ``executor 3 ('split') ...`` (its process died); ``__worker`` when Spark or the plan
     failed, not one component.
     """
     plan = getattr(runner, "plan", None)
     for executor in plan.executors if plan is not None else ():
-        if f"executor {executor.gid} ({executor.component!r})" in message:
+        if (f"component {executor.component!r} " in message
+                or f"executor {executor.gid} ({executor.component!r})" in message):
             return str(executor.component)
     return "__worker"
 
