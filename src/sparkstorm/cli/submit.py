@@ -9,6 +9,12 @@ project's root (see :mod:`sparkstorm.cli.target`). The zip holds the folder of F
 ``__pycache__`` and compiled files; components are found on the worker by the same module
 names as here, because the folder's root (and a project's ``src/`` and topologies folder,
 ``topology.code.python.paths``) go first on the worker's ``sys.path``.
+
+A project's ``virtualenvs/<topology name>.txt`` goes with the topology's conf
+(``topology.virtualenv.requirements``, :mod:`sparkstorm.project.virtualenvs`): each worker
+host builds that virtualenv (once per requirements) and runs the topology in it.
+``--wait-start SECS`` then waits until the topology's workers run, and exits 1 with the
+reason when they fail to start (``VIRTUALENV_INSTALL_FAILED``, a missing component, ...).
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ import argparse
 import getpass
 import sys
 import tempfile
+import time
 import zipfile
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.worker.virtualenv import VirtualenvSpec
 from sparkstorm.config import component_conf, load_config, parse_cli_overrides, validate_conf
+from sparkstorm.project.virtualenvs import honoured_on_submit, virtualenv_conf
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
     validate_topology,
@@ -45,6 +56,10 @@ def register(commands: Any) -> None:
     add_target_arguments(parser)
     parser.add_argument("--inactive", action="store_true",
                         help="submit deactivated (activate later with 'sparkstorm activate')")
+    parser.add_argument("--wait-start", type=float, default=None, metavar="SECS",
+                        help="wait up to SECS until the topology's workers run (its "
+                             "virtualenv built, Spark started); exit 1 with the reason "
+                             "when they fail to start, or are not running by then")
     parser.set_defaults(handler=submit_command)
 
 
@@ -68,6 +83,7 @@ def _check_locally(spec: TopologySpec, name: str, overrides: dict[str, object]) 
     for component in spec.components:
         component_conf(conf, component.config, component.name or "?")
     validate_windowed_bolts(spec, conf)  # issue 11: windows against the effective conf
+    VirtualenvSpec.from_conf(conf, name, Path())  # flags shlex can split
 
 
 def _check_name_allowed(client: NimbusClient, name: str) -> None:
@@ -93,9 +109,17 @@ def submit_command(args: argparse.Namespace) -> int:
     overrides = parse_cli_overrides(args.config)
     load_config(cli=overrides)  # fail on bad values before importing anything
     target = resolve_target(args, submitting=True)
-    for warning in target.warnings:
-        print(f"sparkstorm submit: warning: {warning}", file=sys.stderr)
     spec, name = target.spec, target.name
+    warnings = target.warnings
+    if target.project is not None:  # config.json's conf is below the topology's
+        spec = replace(spec, config={**virtualenv_conf(target.project, name), **spec.config})
+        warnings = [w for w in warnings if not honoured_on_submit(w)]
+    for warning in warnings:
+        print(f"sparkstorm submit: warning: {warning}", file=sys.stderr)
+    if spec.config.get("topology.virtualenv.requirements") is not None:
+        print("sparkstorm submit: each worker host builds the topology's virtualenv from "
+              "its requirements before the topology starts there (once; reused while "
+              "they are unchanged)", file=sys.stderr)
     nimbus = target.project.nimbus_conf() if target.project is not None else {}
     conf = load_config(cli={**nimbus, **overrides})  # -c nimbus.host=... wins over config.json
     sent = {k: v for k, v in overrides.items() if k != "storm.cluster.token"}
@@ -108,7 +132,36 @@ def submit_command(args: argparse.Namespace) -> int:
             upload_id = client.upload(archive)
         topology_id = client.submit(name, upload_id, spec.to_dict(), sent,
                                     active=not args.inactive, owner=getpass.getuser())
+        print(topology_id, flush=True)
+        if args.wait_start is not None:
+            return wait_started(client, topology_id, args.wait_start)
     finally:
         client.close()
-    print(topology_id)
     return 0
+
+
+def wait_started(client: NimbusClient, topology_id: str, secs: float,
+                 sleep: Callable[[float], None] = time.sleep) -> int:
+    """Wait until the topology's ``workerStatus`` is RUNNING (0) or FAILING (1).
+
+    Polls the topology summary every second, up to ``secs``; 1 when its workers are not
+    running by then. What went wrong goes to stderr.
+    """
+    deadline = time.monotonic() + secs
+    status = "STARTING"
+    while True:
+        row = next((r for r in client.topologies() if r.get("id") == topology_id), None)
+        status = str((row or {}).get("workerStatus") or status)
+        if status == "RUNNING":
+            print(f"sparkstorm submit: {topology_id} runs", file=sys.stderr)
+            return 0
+        if status == "FAILING" and row is not None:
+            print(f"sparkstorm submit: error: {topology_id} failed to start: "
+                  f"{row.get('workerStatusDetail')}; the whole error is in the worker's log "
+                  "(worker.log on its supervisor, or the UI)", file=sys.stderr)
+            return 1
+        if time.monotonic() >= deadline:
+            print(f"sparkstorm submit: error: {topology_id} is still {status} after "
+                  f"{secs:g} s (--wait-start)", file=sys.stderr)
+            return 1
+        sleep(1.0)

@@ -212,6 +212,53 @@ KEYS: dict[str, ConfigKey] = _declare(
         "(msgpack, pyyaml, the components' own); the driver's source folders are passed on",
     ),
     _K(
+        "topology.virtualenv.requirements",
+        str,
+        None,
+        "sparkstorm: pip requirements (a requirements file's text) of the virtualenv the "
+        "topology's workers and executors run in, built on each worker host before the "
+        "worker starts and reused while unchanged; sparkstorm submit sets it from a "
+        "streamparse project's virtualenvs/NAME.txt (unset: the host's own Python)",
+    ),
+    _K(
+        "topology.virtualenv.name",
+        str,
+        None,
+        "sparkstorm: folder name of the topology's virtualenv (streamparse's "
+        "virtualenv_name; unset: the topology's name)",
+    ),
+    _K(
+        "topology.virtualenv.root",
+        str,
+        None,
+        "sparkstorm: folder of the virtualenvs on every worker host (streamparse's "
+        "virtualenv_root; unset: <storm.local.dir>/supervisor/virtualenvs of the supervisor, "
+        "which a relative path is taken from)",
+    ),
+    _K(
+        "topology.virtualenv.flags",
+        str,
+        None,
+        "sparkstorm: extra arguments of 'python -m venv' when the virtualenv is built "
+        "(streamparse's virtualenv_flags, e.g. --system-site-packages)",
+    ),
+    _K(
+        "topology.virtualenv.install",
+        bool,
+        True,
+        "sparkstorm: build the virtualenv from topology.virtualenv.requirements "
+        "(streamparse's install_virtualenv); false: run in the existing virtualenv "
+        "<topology.virtualenv.root>/<name>, installed by hand",
+    ),
+    _K(
+        "topology.virtualenv.install.timeout.secs",
+        _NUM,
+        900,
+        "sparkstorm: longest a virtualenv's build (pip install) may take on a worker host "
+        "before it counts as failed",
+        minimum=1,
+    ),
+    _K(
         "topology.executor.log.dir",
         str,
         None,

@@ -1,6 +1,8 @@
 """Worker processes: launched in their own process group, recorded on disk, killed by group.
 
-Each worker has ``<supervisor dir>/workers/<worker id>/`` with ``worker.json`` (pid, start
+Topology virtualenvs are built by the workers in ``<supervisor dir>/virtualenvs/``
+(:mod:`sparkstorm.cluster.worker.virtualenv`). Each worker has
+``<supervisor dir>/workers/<worker id>/`` with ``worker.json`` (pid, start
 time, topology, port), ``worker.log`` (its stdout and stderr) and ``heartbeat.json`` (the
 worker's latest local heartbeat, written by the worker itself every
 ``worker.heartbeat.frequency.secs``). A restarted supervisor reads the records back and
@@ -74,7 +76,9 @@ class Launcher:
             env[TOKEN_ENV] = self.token
         command = [sys.executable, "-m", "sparkstorm.cluster.worker", "--nimbus",
                    self.nimbus_url, "--worker-id", worker_id, "--topology-id", topology_id,
-                   "--code-dir", str(code_dir)]
+                   "--code-dir", str(code_dir),
+                   # topology virtualenvs: one folder per host, shared by its workers
+                   "--virtualenvs-dir", str(self.root.parent / "virtualenvs")]
         with (folder / "worker.log").open("ab") as log:
             child = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.DEVNULL,
                                      stdout=log, stderr=subprocess.STDOUT,

@@ -29,6 +29,7 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
+from sparkstorm.cluster.worker.virtualenv import exec_worker, worker_virtualenv
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.plan import plan_tag
@@ -54,14 +55,20 @@ class ClusterWorker:
         topology_id: its topology.
         code_dir: the extracted code, put first on ``sys.path``.
         local_dir: where ``heartbeat.json`` goes (None: nowhere).
+        virtualenvs_dir: where topology virtualenvs are built on this host, unless
+            ``topology.virtualenv.root`` says (None: next to the code).
     """
 
     def __init__(self, client: NimbusClient, worker_id: str, topology_id: str,
-                 code_dir: Path, local_dir: Path | None = None) -> None:
+                 code_dir: Path, local_dir: Path | None = None,
+                 virtualenvs_dir: Path | None = None) -> None:
         self.client = client
         self.worker_id = worker_id
         self.topology_id = topology_id
         self.code_dir = code_dir
+        self.virtualenvs_dir = virtualenvs_dir or code_dir.parent / "virtualenvs"
+        self.reexec: Path | None = None
+        """The virtualenv python to run this worker again under (set by :meth:`run`)."""
         self.stop = threading.Event()
         self.started = time.monotonic()
         self.runner: Any = None
@@ -98,6 +105,12 @@ class ClusterWorker:
         self._beats = beats
         beats.start()
         try:
+            # a topology virtualenv (built here first if need be): main() runs us again in it
+            self.reexec = worker_virtualenv(context, self.virtualenvs_dir, self.code_dir)
+            if self.reexec is not None:
+                self.stop.set()
+                beats.stop(5)
+                return EXIT_OK
             self._start_runner(context)
         except Exception as exc:  # noqa: BLE001 - reported to Nimbus, then we exit failed
             self.stop.set()
@@ -552,17 +565,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker-id", required=True)
     parser.add_argument("--topology-id", required=True)
     parser.add_argument("--code-dir", required=True, type=Path)
+    parser.add_argument("--virtualenvs-dir", type=Path, default=None,
+                        help="where topology virtualenvs are built on this host")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat otherwise
     client = NimbusClient(args.nimbus, os.environ.get(TOKEN_ENV) or None)
+    worker = ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir,
+                           Path.cwd(), args.virtualenvs_dir)
     try:
-        return ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir,
-                             Path.cwd()).run()
+        code = worker.run()
     finally:
         client.close()
         if "pyspark" in sys.modules:  # exit only once Spark's JVM is gone
             from sparkstorm.engine.session import stop_spark_jvm
 
             stop_spark_jvm()
+    if worker.reexec is not None:
+        exec_worker(worker.reexec, sys.argv[1:] if argv is None else argv)
+    return code
