@@ -89,6 +89,9 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         token: the topology's token, shared with those workers (None: a new one).
     """
 
+    _pushed = False
+    """Whether the last window's verdict push carried acks or fails (see ``_drain``)."""
+
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any],
                  topology_id: str | None = None, *, hosted: set[int] | None = None,
                  token: str | None = None) -> None:
@@ -380,8 +383,12 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
             self.run_window()
         if self.pushes_verdicts:
             # the spouts acked the last window's trees when its verdicts were pushed: one
-            # more window brings their counts to the statistics (none would follow)
+            # more window brings their counts to the statistics (none would follow); again
+            # while that window completed trees too (a shell spout's emits that came in
+            # after it was deactivated), whose verdicts were pushed after it
             self.run_window()
+            while self._pushed and time.monotonic() < deadline:
+                self.run_window()
 
     def _in_flight(self) -> bool:
         """Whether trees are open or verdicts and deliveries still wait for a window."""
@@ -462,8 +469,10 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         if job.flags.get("checkpoint") and results and not self._rollback_due():
             self._take_checkpoint(window)
         if self.pushes_verdicts:  # now, not with the next window (engine.verdict_push)
+            verdicts = self._verdicts
+            self._pushed = bool(verdicts.ack or verdicts.fail)
             self._verdicts = push_verdicts(self.pool.call, self.plan, self._stages[0].gids,
-                                           self._verdicts)
+                                           verdicts)
 
     def _job_result(self, job: WindowJob) -> tuple[list[Any], float]:
         """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.

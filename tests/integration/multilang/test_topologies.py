@@ -14,7 +14,7 @@ from sparkstorm import Grouping, Topology
 from sparkstorm.multilang import ShellBolt, ShellSpout, python_command
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
-from tests.integration.multilang.components import UpperBolt, WordSink
+from tests.integration.multilang.components import AckCountingSpout, UpperBolt, WordSink
 from tests.integration.spark.components import NumberSpout, RecordingBolt, read_events
 
 RESOURCES = Path(__file__).resolve().parents[3] / "examples" / "multilang" / "resources"
@@ -168,3 +168,22 @@ def test_a_spout_hanging_in_next_does_not_stall_the_topology(cluster: LocalClust
     per_two = [_acks_between(tmp_path, hang_end - s - 2, hang_end - s)
                for s in range(1, HANG_SECS - 2, 2)]
     assert all(per_two), f"acks per 2 seconds while the child hung: {per_two}"
+
+
+class AckCounting(Topology):
+    sentences = ShellSpout.spec(command=[*python_command(AckCountingSpout), "--path", ROOT],
+                                outputs=["n"])
+    sink = WordSink.spec(inputs=[sentences])
+
+
+def test_a_shell_spout_hears_every_ack_before_it_is_closed(cluster: LocalCluster,
+                                                           tmp_path: Path) -> None:
+    acks = tmp_path / "acks.txt"
+    runner = cluster.submit_topology("ack-counting", AckCounting, conf={
+        "test.dir": str(tmp_path), "test.acks.file": str(acks)})
+    wait_for(lambda: _stats(cluster, "ack-counting", "sentences")["acked"] >= 40, timeout=120,
+             message="40 acked")
+    cluster.kill_topology("ack-counting")  # drains: the last acks are sent before close
+    acked = runner.stats.summary()["components"]["sentences"]["acked"]
+    heard = acks.read_text().split()
+    assert len(heard) == len(set(heard)) == acked, "the child heard every ack, once"
