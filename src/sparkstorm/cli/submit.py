@@ -124,7 +124,10 @@ def submit_command(args: argparse.Namespace) -> int:
     conf = load_config(cli={**nimbus, **overrides})  # -c nimbus.host=... wins over config.json
     sent = {k: v for k, v in overrides.items() if k != "storm.cluster.token"}
     _check_locally(spec, name, sent)
-    client = NimbusClient.from_conf(conf)
+    from_project = target.project is not None and not {"nimbus.host", "nimbus.port"} & set(
+        overrides)
+    client = NimbusClient.from_conf(conf, origin=target.project.nimbus_origin()
+                                    if from_project and target.project is not None else None)
     try:
         _check_name_allowed(client, name)
         with tempfile.TemporaryDirectory(prefix="sparkstorm-submit-") as tmp:

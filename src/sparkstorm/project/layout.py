@@ -5,7 +5,7 @@ The layout (``sparse quickstart``'s)::
     config.json            {"topology_specs": "topologies/", "virtualenv_specs": ..., "envs": ...}
     topologies/NAME.py     a Topology subclass; NAME names the topology (sparse run -n NAME)
     src/                   bolts and spouts, importable as top-level modules (bolts.wordcount)
-    virtualenvs/NAME.txt   requirements (sparkstorm builds no virtualenvs: install them)
+    virtualenvs/NAME.txt   requirements: ``submit`` runs the topology in a virtualenv of them
 
 What ``config.json`` means here (the environment is ``-e NAME``, or the only one):
 
@@ -16,9 +16,10 @@ What ``config.json`` means here (the environment is ``-e NAME``, or the only one
   sets it (recorded: a topology runs in one worker here).
 - ``envs.<env>.log.path``: the folder of the executors' logs (``topology.executor.log.dir``).
 - ``serializer``: the wire format of shell components (``topology.multilang.serializer``).
-- Any other environment key with a value (``user``, ``virtualenv_root``, ``log.level``, ...)
-  is ignored with a warning naming it: sparkstorm does not ssh into machines or build
-  virtualenvs.
+- The virtualenv keys (``use_virtualenv``, ``virtualenv_root``, ...) are ``submit``'s
+  (:mod:`sparkstorm.project.virtualenvs`); ``run`` uses the Python it runs in and warns.
+- Any other environment key with a value (``user``, ``log.level``, ...) is ignored with a
+  warning naming it: sparkstorm does not ssh into machines.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ RESOURCES_DIR_KEY = "topology.multilang.resources.dir"
 PYTHON_PATHS_KEY = "topology.code.python.paths"
 
 _HONOURED_ENV_KEYS = {"nimbus", "workers", "options", "log"}
-_IGNORED_WHY = ("sparkstorm does not ssh into machines or build virtualenvs; install the "
-                "requirements (virtualenvs/*.txt) into the Python environment of every machine")
+_IGNORED_WHY = ("sparkstorm does not ssh into machines; virtualenvs/*.txt and the virtualenv "
+                "keys are used by sparkstorm submit (each worker host builds the virtualenv), "
+                "while sparkstorm run uses the Python it runs in")
 _LOG_IGNORED_WHY = ("component logs go to the run's console and the executors' log files "
                     "(see the README); only log.path is used")
 
@@ -148,6 +150,11 @@ class Project:
             return self.topologies_dir.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return "topologies"
+
+    def nimbus_origin(self) -> str | None:
+        """Where :meth:`nimbus_conf` comes from, for errors (None: no ``nimbus`` set)."""
+        nimbus = str(self.env.get("nimbus") or "")
+        return f"config.json envs.{self.env_name}.nimbus = {nimbus!r}" if nimbus else None
 
     def nimbus_conf(self) -> dict[str, Any]:
         """``nimbus.host``/``nimbus.port`` from the environment's ``nimbus`` (host[:port])."""

@@ -131,3 +131,36 @@ def test_outside_a_project_a_file_is_needed(tmp_path: Path,
     with pytest.raises(TopologyError) as error:
         resolve_target(args(), submitting=False)
     assert error.value.code == "NO_TOPOLOGY_GIVEN"
+
+
+def test_an_unreachable_nimbus_from_config_json_names_its_environment_and_key(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from sparkstorm.cli.main import main
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = json.loads((project / "config.json").read_text())
+    config["envs"]["prod"]["nimbus"] = f"127.0.0.1:{port}"
+    (project / "config.json").write_text(json.dumps(config))
+    assert main(["submit", "-e", "prod"]) == 2
+    err = capsys.readouterr().err
+    assert "NIMBUS_UNAVAILABLE" in err
+    assert f"config.json envs.prod.nimbus = '127.0.0.1:{port}'" in err, err
+    assert main(["submit", "-e", "prod", "-c", f"nimbus.port={port}"]) == 2
+    assert "config.json" not in capsys.readouterr().err, "-c names the address: no origin"
+
+
+def test_command_line_options_beat_the_topology_and_config_json(project: Path) -> None:
+    config = json.loads((project / "config.json").read_text())
+    config["options"] = {"topology.message.timeout.secs": 111, "x.json": "json"}
+    (project / "config.json").write_text(json.dumps(config))
+    for submitting in (False, True):
+        conf = resolve_target(args(config=["topology.message.timeout.secs=5"]),
+                              submitting=submitting).spec.config
+        assert (conf["topology.message.timeout.secs"], conf["x.json"]) == (5, "json")
+    conf = resolve_target(args(config=["storm.cluster.token=secret"]),
+                          submitting=True).spec.config
+    assert "storm.cluster.token" not in conf, "a credential never joins the topology's conf"

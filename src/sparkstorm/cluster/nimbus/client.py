@@ -35,17 +35,22 @@ class NimbusClient:
         url: Nimbus's base URL.
         token: the cluster token (None: send none; mutating calls then fail).
         timeout: seconds per request.
+        origin: where the address came from, for the error when it cannot be reached
+            (e.g. ``config.json envs.prod.nimbus = 'host:6627'``; None: nimbus.host/port).
     """
 
-    def __init__(self, url: str, token: str | None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: str | None, timeout: float = 30.0,
+                 origin: str | None = None) -> None:
         self.url = url.rstrip("/")
+        self.origin = origin
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     @classmethod
-    def from_conf(cls, conf: Mapping[str, object]) -> NimbusClient:
-        """A client for the Nimbus and token that ``conf`` names."""
-        return cls(nimbus_url(conf), read_token(conf))
+    def from_conf(cls, conf: Mapping[str, object], *, timeout: float = 30.0,
+                  origin: str | None = None) -> NimbusClient:
+        """A client for the Nimbus and token that ``conf`` names (see the class)."""
+        return cls(nimbus_url(conf), read_token(conf), timeout, origin)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -64,8 +69,10 @@ class NimbusClient:
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
+            where = (f"the address is {self.origin}: fix it there, or give -c nimbus.host=HOST"
+                     if self.origin else "do nimbus.host/nimbus.port point at it?")
             msg = (f"cannot reach Nimbus at {self.url} ({type(exc).__name__}: {exc}); is "
-                   "'sparkstorm nimbus' running, and do nimbus.host/nimbus.port point at it?")
+                   f"'sparkstorm nimbus' running, and {where}")
             raise NimbusError(msg, code="NIMBUS_UNAVAILABLE") from exc
         if response.status_code >= HTTPStatus.BAD_REQUEST:
             raise _error_from(response)
