@@ -4,7 +4,11 @@ Nimbus and a supervisor run as subprocesses on a free port and a temporary ``sto
 configured through a ``sparkstorm.yaml`` named by ``SPARKSTORM_CONF_FILE``.
 :meth:`TestCluster.close` kills every process it started, the workers included (by process group),
 and waits until they are gone. It also checks that their Spark JVMs, killed with their workers,
-left no temporary folder in the system's temp folder (``engine.session.scratch_dir``).
+left no temporary folder behind (``engine.session.scratch_dir``): every JVM the cluster starts
+gets a ``java.io.tmpdir`` of the test's own (``JAVA_TOOL_OPTIONS``), where a JVM that ignores
+the worker's scratch folder would leave its ``spark-<uuid>`` folder. Only that folder is
+checked, so another Spark application on the machine, which makes its folders in ``/tmp``,
+cannot fail (or lose its folders to) a test.
 """
 
 from __future__ import annotations
@@ -12,12 +16,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,13 +68,16 @@ class TestCluster:
                      "ui.port": self.ui_port, **conf}
         self.conf_file = tmp / "sparkstorm.yaml"
         self.conf_file.write_text(yaml.safe_dump(self.conf))
-        self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file)}
+        self.java_tmp = tmp / "java-tmp"
+        """``java.io.tmpdir`` of the cluster's JVMs unless they set their own (see close)."""
+        self.java_tmp.mkdir()
+        self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file),
+                    "JAVA_TOOL_OPTIONS": _with_java_tmpdir(self.java_tmp)}
         self.url = f"http://127.0.0.1:{self.port}"
         self.daemons: dict[str, subprocess.Popen[bytes]] = {}
         self.supervisor_dirs: dict[str, Path] = {"supervisor": self.local}
         """Each supervisor's ``storm.local.dir`` by daemon name."""
         self.envs: dict[str, dict[str, str]] = {}
-        self._jvm_temp_before = _jvm_temp_folders()
 
     def __enter__(self) -> TestCluster:
         return self
@@ -206,9 +211,8 @@ class TestCluster:
         wait_for(lambda: not any(_group_alive(pid) for pid in pids)
                  and not any(_running(c) for c in descendants), 30,
                  message="worker processes gone")
-        left = sorted(_jvm_temp_folders() - self._jvm_temp_before)
-        for folder in left:  # removed either way: a test leaves nothing behind
-            shutil.rmtree(folder, ignore_errors=True)
+        # only this cluster's JVMs use java_tmp: Spark elsewhere on the machine cannot fail this
+        left = sorted(self.java_tmp.glob("spark-*"))
         assert not left, (
             f"the cluster's Spark JVMs, killed with their workers, left {left}: a worker's "
             "JVM must keep its temporary files in the worker's folder (java.io.tmpdir from "
@@ -254,9 +258,14 @@ class TestCluster:
                               stdin=subprocess.DEVNULL)
 
 
-def _jvm_temp_folders() -> set[Path]:
-    """The ``spark-<uuid>`` folders Spark JVMs made in the system's temp folder."""
-    return set(Path(tempfile.gettempdir()).glob("spark-*-*-*-*-*"))
+def _with_java_tmpdir(folder: Path) -> str:
+    """``JAVA_TOOL_OPTIONS`` with ``java.io.tmpdir`` set to ``folder``.
+
+    The JVM reads these options before its command line, so a ``-Djava.io.tmpdir`` that the
+    engine passes (the worker's scratch folder) still wins; only a JVM without one uses
+    ``folder``, where :meth:`TestCluster.close` looks for what it left.
+    """
+    return f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={folder}".strip()
 
 
 def _signal(pgid: int, signum: int) -> None:
