@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -60,12 +59,18 @@ def _component(runner: Any, name: str) -> dict[str, Any]:
     ("no_heartbeat", "MULTILANG_HEARTBEAT_TIMEOUT"),
 ])
 def test_a_faulty_shell_bolt_is_reported_restarted_and_replayed(
-        cluster: LocalCluster, tmp_path: Path, fault: str, code: str) -> None:
+        cluster: LocalCluster, tmp_path: Path, fault: str, code: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     marker = tmp_path / "fault.marker"
-    pid_dirs = set(Path(tempfile.gettempdir()).glob("sparkstorm-pids-*"))
+    # the temp folder the executors would inherit, were their own (the driver's folder) not
+    # set: this test's alone, so that pid dirs others make in /tmp cannot fail it
+    inherited_tmp = tmp_path / "tmp"
+    inherited_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(inherited_tmp))
     # a long message timeout: only the host failing what the child held replays in time
     runner = cluster.submit_topology("faults", _topology(fault, marker), conf={
         "test.dir": str(tmp_path), "test.count": COUNT, "topology.message.timeout.secs": 300})
+    workdir = runner.pool.workdir
     others_gid = runner.plan.task_executor[runner.plan.component_tasks["others"][0]]
     sink_gid = runner.plan.task_executor[runner.plan.component_tasks["other_sink"][0]]
     pids = runner.pool.pids()
@@ -83,7 +88,8 @@ def test_a_faulty_shell_bolt_is_reported_restarted_and_replayed(
     os.kill(pids_after[shell_gid], signal.SIGKILL)  # no clean-up of its own
     cluster.kill_topology("faults")
     # the children's pid dirs went with the driver's folder, those of killed executors too
-    assert set(Path(tempfile.gettempdir()).glob("sparkstorm-pids-*")) <= pid_dirs
+    assert not workdir.exists()
+    assert list(inherited_tmp.glob("sparkstorm-pids-*")) == []
 
     assert marker.exists(), "the fault happened"
     # the fault's own error is among the shell bolt's; on a loaded machine the restart that
