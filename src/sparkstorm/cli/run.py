@@ -5,6 +5,12 @@ project's root (see :mod:`sparkstorm.cli.target`). Shows a live progress line an
 executors' log lines (kept in a folder it names, see :mod:`sparkstorm.cli.logs`), stops
 after ``--time`` seconds or at Ctrl-C with a clean shutdown, then prints a table per
 component.
+
+streamparse's ``-a/--ackers``, ``-w/--workers`` and ``-d/--debug`` are spellings of ``-o``
+options (:mod:`sparkstorm.cli.streamparse_flags`). With ``topology.debug: true`` each tuple a
+spout emits or a bolt receives is written to the executor's log, from the first one on: the
+topology starts deactivated, gets the debug sampling at 100 % (Storm UI's Debug), then is
+activated.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ from rich.live import Live
 from rich.table import Table
 
 from sparkstorm.cli.logs import LOG_DIR_KEY, LogFollower, executor_logs, run_log_dir
+from sparkstorm.cli.streamparse_flags import DEBUG_KEY, add_streamparse_flags
 from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.config import load_config, parse_cli_overrides
-from sparkstorm.errors import SparkstormError, TopologyError
+from sparkstorm.errors import EngineError, SparkstormError, TopologyError
 from sparkstorm.topology.topology import Topology
 
 
@@ -38,6 +45,7 @@ def register(commands: Any) -> None:
     add_target_arguments(parser)
     parser.add_argument("-t", "--time", type=float, default=None,
                         help="stop after this many seconds (default: at Ctrl-C)")
+    add_streamparse_flags(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -118,14 +126,21 @@ def run_command(args: argparse.Namespace) -> int:
     for warning in target.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False,
                       soft_wrap=True)
-    log_dir = run_log_dir(load_config(cli=cli_conf, topology=target.spec.config), name)
+    conf = load_config(cli=cli_conf, topology=target.spec.config)
+    log_dir = run_log_dir(conf, name)
+    debug = bool(conf.get(DEBUG_KEY))
     follower = LogFollower(log_dir)
     stop = threading.Event()
     with LocalCluster(conf=cli_conf) as cluster:
         console.print(f"[bold]sparkstorm[/] running [cyan]{name}[/] "
                       f"({target.label}) on Spark local mode ...")
         runner = cluster.submit_topology(name, replace(target.spec, config={
-            **target.spec.config, LOG_DIR_KEY: str(log_dir)}))
+            **target.spec.config, LOG_DIR_KEY: str(log_dir)}), active=not debug)
+        if debug:
+            _log_every_tuple(runner)
+            cluster.activate(name)
+            console.print(f"{DEBUG_KEY}: each tuple a spout emits or a bolt receives goes "
+                          "to its executor's log", markup=False, highlight=False)
         console.print(f"executor logs (components' self.logger lines) in {log_dir}:",
                       markup=False, highlight=False, soft_wrap=True)
         for line in executor_logs(log_dir, runner.plan.executors):
@@ -157,6 +172,16 @@ def run_command(args: argparse.Namespace) -> int:
         console.print(f"[red]the topology stopped with an error: {runner.failure}[/]")
         return 1
     return 0
+
+
+def _log_every_tuple(runner: Any) -> None:
+    """Debug sampling at 100 % for every executor, kept for its restarts."""
+    for executor in runner.plan.executors:
+        try:
+            runner.pool.log_control(executor.gid, {}, 100.0)
+        except (OSError, EngineError) as exc:  # it reads the setting when it starts again
+            print(f"warning: executor {executor.gid} has no debug logging yet: {exc}",
+                  file=sys.stderr)
 
 
 def _print_log_lines(console: Console, follower: LogFollower) -> None:
