@@ -14,6 +14,7 @@ from sparkstorm.cli import (
     run,
     submit,
     topology_actions,
+    visualize,
 )
 from sparkstorm.errors import SparkstormError
 from sparkstorm.web import cli as ui
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     quickstart.register(commands)
     topology_actions.register(commands)
     monitor.register(commands)
+    visualize.register(commands)
     daemons.register(commands)
     dev_zookeeper.register(commands)
     ui.register(commands)

@@ -1,0 +1,20 @@
+"""Errors of the command line itself: what was asked for cannot be done as asked.
+
+Errors of what a command reaches (Nimbus, a topology file, the configuration) keep their own
+classes and codes; these are the command line's own conditions.
+"""
+
+from __future__ import annotations
+
+from sparkstorm.errors import SparkstormError
+
+CODES = (
+    "GRAPHVIZ_FAILED",
+    "GRAPHVIZ_NOT_INSTALLED",
+    "VISUALIZE_BAD_FORMAT",
+)
+"""Every code a :class:`CliError` carries; kept sorted and unique (a unit test checks)."""
+
+
+class CliError(SparkstormError, RuntimeError):
+    """A command that cannot do what its arguments ask, with the reason and the fix."""
