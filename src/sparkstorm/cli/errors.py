@@ -9,8 +9,12 @@ from __future__ import annotations
 from sparkstorm.errors import SparkstormError
 
 CODES = (
+    "ENVIRONMENT_NIMBUS_INVALID",
+    "ENVIRONMENT_NIMBUS_UNSET",
+    "ENVIRONMENT_WITHOUT_PROJECT",
     "GRAPHVIZ_FAILED",
     "GRAPHVIZ_NOT_INSTALLED",
+    "TOPOLOGY_NAME_REQUIRED",
     "VISUALIZE_BAD_FORMAT",
 )
 """Every code a :class:`CliError` carries; kept sorted and unique (a unit test checks)."""

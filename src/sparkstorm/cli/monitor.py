@@ -1,7 +1,7 @@
 """``sparkstorm monitor``: Storm's ``storm monitor``, a component's throughput.
 
 ``sparkstorm monitor NAME [-m COMPONENT] [-i SECS] [-s STREAM] [-w emitted|transferred] [--count
-N]`` prints it every interval.
+N] [-e ENV]`` prints it every interval (Nimbus found as :mod:`sparkstorm.cli.cluster_args` says).
 
 It reads Nimbus's REST API only: the id from ``/api/v1/topology/summary``, the components
 from ``/api/v1/topology/{id}`` and, every interval, the component's all-time count on the
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from sparkstorm.cli.cluster_args import add_cluster_arguments, nimbus_client
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.config import load_config, parse_cli_overrides
 from sparkstorm.errors import ConfigError
 
 WATCHED = ("emitted", "transferred")
@@ -49,8 +49,7 @@ def register(commands: Any) -> None:
                         help="which count to follow (default: emitted)")
     parser.add_argument("--count", type=int, default=None, metavar="N",
                         help="stop after N lines (default: run until Ctrl-C)")
-    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="configuration override (nimbus.host, nimbus.port, ...)")
+    add_cluster_arguments(parser)
     parser.set_defaults(handler=monitor_command)
 
 
@@ -173,19 +172,15 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def monitor_command(args: argparse.Namespace) -> int:
     """Print the header, then one line every interval until ``--count`` lines or Ctrl-C."""
-    from sparkstorm.cluster.nimbus.client import NimbusClient
-
     _check_options(args)
-    client = NimbusClient.from_conf(load_config(cli=parse_cli_overrides(args.config)))
     try:
-        monitor = Monitor(client, args.name, args.component, args.stream, args.watch)
-        monitor.resolve()
-        print(monitor.header(), flush=True)
-        _loop(monitor, args.interval, args.count)
+        with nimbus_client(args) as client:
+            monitor = Monitor(client, args.name, args.component, args.stream, args.watch)
+            monitor.resolve()
+            print(monitor.header(), flush=True)
+            _loop(monitor, args.interval, args.count)
     except KeyboardInterrupt:
         return 0
-    finally:
-        client.close()
     return 0
 
 

@@ -1,7 +1,11 @@
 """Storm's topology commands: list, kill, activate, deactivate and rebalance.
 
-``sparkstorm list``, ``kill NAME``, ``activate NAME``, ``deactivate NAME`` and ``rebalance NAME [-w
-secs] [-n workers] [-e component=n]``.
+``sparkstorm list``, ``kill [NAME] [-n NAME] [-w secs]``, ``activate NAME``, ``deactivate NAME``
+and ``rebalance NAME [-w secs] [-n workers] [-e component=n]``. Each finds Nimbus as
+:mod:`sparkstorm.cli.cluster_args` says: ``-c nimbus.host=...``, streamparse's ``-e ENV``
+(``--environment ENV`` for ``rebalance``, whose ``-e`` is Storm's ``--executor``), or the
+configuration. ``kill`` without a name kills the streamparse project's only topology, as
+``sparse kill`` does.
 """
 
 from __future__ import annotations
@@ -9,21 +13,29 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sparkstorm.config import load_config, parse_cli_overrides
+from sparkstorm.cli.cluster_args import (
+    add_cluster_arguments,
+    nimbus_client,
+    nimbus_target,
+    topology_name,
+)
 from sparkstorm.errors import ConfigError
 
 
 def register(commands: Any) -> None:
-    """Add the ``list``, ``kill``, ``activate`` and ``deactivate`` subcommands."""
+    """Add the ``list``, ``kill``, ``rebalance``, ``activate`` and ``deactivate`` subcommands."""
     parser = commands.add_parser("list", help="list the topologies Nimbus runs")
-    _common(parser)
+    add_cluster_arguments(parser)
     parser.set_defaults(handler=list_command)
     parser = commands.add_parser("kill", help="kill a topology (deactivate, wait, remove)")
-    parser.add_argument("name", help="topology name")
+    parser.add_argument("topology_name", nargs="?", metavar="NAME",
+                        help="topology name (default: -n, else the streamparse project's "
+                             "only topology)")
+    parser.add_argument("-n", "--name", help="topology name (streamparse's spelling)")
     parser.add_argument("-w", "--wait", type=int, default=None,
                         help="seconds between deactivation and removal "
                              "(default: the topology's topology.message.timeout.secs)")
-    _common(parser)
+    add_cluster_arguments(parser)
     parser.set_defaults(handler=kill_command)
     parser = commands.add_parser("rebalance", help="change a topology's executors per "
                                  "component (up to its task count) and restart its worker")
@@ -35,33 +47,19 @@ def register(commands: Any) -> None:
                         help="number of worker processes to spread the executors over")
     parser.add_argument("-e", "--executor", action="append", default=[],
                         metavar="COMPONENT=N", help="new executor count of a component")
-    _common(parser)
+    add_cluster_arguments(parser, environment_flags=("--environment",))
     parser.set_defaults(handler=rebalance_command)
     for action in ("activate", "deactivate"):
         parser = commands.add_parser(action, help=f"{action} a topology's spouts")
         parser.add_argument("name", help="topology name")
-        _common(parser)
+        add_cluster_arguments(parser)
         parser.set_defaults(handler=action_command, action=action)
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="configuration override (nimbus.host, nimbus.port, ...)")
-
-
-def _client(args: argparse.Namespace) -> Any:
-    from sparkstorm.cluster.nimbus.client import NimbusClient
-
-    return NimbusClient.from_conf(load_config(cli=parse_cli_overrides(args.config)))
 
 
 def list_command(args: argparse.Namespace) -> int:
     """Print one line per topology, as ``storm list`` does."""
-    client = _client(args)
-    try:
+    with nimbus_client(args) as client:
         rows = client.topologies()
-    finally:
-        client.close()
     if not rows:
         print("No topologies running.")
         return 0
@@ -77,25 +75,21 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def kill_command(args: argparse.Namespace) -> int:
-    """Kill the named topology."""
-    client = _client(args)
-    try:
-        topology_id = client.topology_id(args.name)
+    """Kill the named topology (positional, ``-n``, or the project's only one)."""
+    target = nimbus_target(args)
+    name = topology_name(args, target.project, "kill")
+    with nimbus_client(args, target) as client:
+        topology_id = client.topology_id(name)
         client.action(topology_id, "kill" if args.wait is None else f"kill/{args.wait}")
-    finally:
-        client.close()
-    print(f"Killed topology: {args.name} ({topology_id})")
+    print(f"Killed topology: {name} ({topology_id})")
     return 0
 
 
 def action_command(args: argparse.Namespace) -> int:
     """Activate or deactivate the named topology."""
-    client = _client(args)
-    try:
+    with nimbus_client(args) as client:
         topology_id = client.topology_id(args.name)
         client.action(topology_id, args.action)
-    finally:
-        client.close()
     print(f"{args.action.capitalize()}d topology: {args.name} ({topology_id})")
     return 0
 
@@ -119,11 +113,8 @@ def parse_executors(pairs: list[str]) -> dict[str, int]:
 def rebalance_command(args: argparse.Namespace) -> int:
     """Rebalance the named topology."""
     executors = parse_executors(args.executor)
-    client = _client(args)
-    try:
+    with nimbus_client(args) as client:
         topology_id = client.topology_id(args.name)
         client.rebalance(topology_id, args.wait, args.num_workers, executors)
-    finally:
-        client.close()
     print(f"Topology {args.name} ({topology_id}) is rebalancing")
     return 0
