@@ -31,6 +31,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -251,7 +252,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
 
     def _note_refreshed(self, window: int, gid: int, call: Any) -> None:
         """Log a call of window ``window`` that followed executor ``gid`` to a new address."""
-        refreshed = call[2:][0] if call is not None and call[2:] else None
+        refreshed = call.refreshed if call is not None else None
         if refreshed:
             logger.warning("topology %s: window %d: executor %d was not at the window's "
                            "address; its call was retried at the refreshed one (%s)",
@@ -440,7 +441,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
             self._stages = self._stage_infos()
         flags = self._window_flags(window)
         if overlapped:
-            flags["after"] = window - 1
+            flags = replace(flags, after=window - 1)
         first = self._stages[0]
         spout_tasks, first_stage = spout_stage_counter(sc, len(first.gids))
         rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
@@ -466,7 +467,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
         self._absorb(window, job.started, results, jobs, finished)
         # not when an executor restarted meanwhile: it answered this window from scratch
-        if job.flags.get("checkpoint") and results and not self._rollback_due():
+        if job.flags.checkpoint and results and not self._rollback_due():
             self._take_checkpoint(window)
         if self.pushes_verdicts:  # now, not with the next window (engine.verdict_push)
             verdicts = self._verdicts

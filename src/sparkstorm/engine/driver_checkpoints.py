@@ -22,6 +22,7 @@ from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.protocol import WindowFlags
 from sparkstorm.engine.replan import PartLayouts
 from sparkstorm.engine.rollback_calls import restore_executor
 from sparkstorm.engine.topology_stats import TopologyStats
@@ -56,16 +57,13 @@ class DriverCheckpoints:
         return CheckpointCoordinator(every, store, [part_name(e.gid)
                                                     for e in self.plan.executors])
 
-    def _window_flags(self, window: int) -> dict[str, Any]:
+    def _window_flags(self, window: int) -> WindowFlags:
         """What every executor's request of ``window`` carries about checkpoints."""
         if self.checkpoints is None:
-            return {}
+            return WindowFlags()
         # the commit is announced first: executors commit it before taking the next part
         committed = self.checkpoints.take_announcement()
-        flags: dict[str, Any] = {"checkpoint": self.checkpoints.due(window)}
-        if committed is not None:
-            flags["committed"] = committed
-        return flags
+        return WindowFlags(checkpoint=self.checkpoints.due(window), committed=committed)
 
     def _take_checkpoint(self, window: int) -> None:
         """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""

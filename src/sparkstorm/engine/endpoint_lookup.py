@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sparkstorm.engine.endpoint import Endpoint, authenticated
+from sparkstorm.engine.protocol import WhereRequest, decode_request
 from sparkstorm.engine.wire import pack, recv_frame, send_frame, unpack
 
 logger = logging.getLogger(__name__)
@@ -115,9 +116,11 @@ class EndpointLookup:
         if not authenticated(conn, self.token):
             return
         try:
-            request = unpack(recv_frame(conn))
-            gid = int(request["gid"])
-            found = self.where(gid)
+            request = decode_request(unpack(recv_frame(conn)))
+            if not isinstance(request, WhereRequest):
+                msg = f"the endpoint lookup answers only {WhereRequest.TAG!r} requests"
+                raise ValueError(msg)
+            found = self.where(request.gid)
             reply: Any = None
             if found is not None:
                 version, endpoint, pid = found
@@ -143,7 +146,7 @@ def look_up(address: tuple[str, int], token: str, gid: int, timeout: float) -> L
     try:
         with socket.create_connection(address, timeout) as sock:
             send_frame(sock, token.encode())
-            send_frame(sock, pack({"cmd": "where", "gid": gid}))
+            send_frame(sock, pack(WhereRequest(gid).to_wire()))
             reply = unpack(recv_frame(sock))
     except (OSError, ValueError) as exc:
         logger.debug("endpoint lookup at %s did not answer for executor %d: %s", address,

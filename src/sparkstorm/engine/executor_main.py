@@ -64,6 +64,19 @@ from sparkstorm.engine.executor_checkpoint import (
 from sparkstorm.engine.log_control import LogLevels
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import (
+    OK,
+    CloseRequest,
+    LogControlRequest,
+    PingRequest,
+    ReplanRequest,
+    Request,
+    RestoreRequest,
+    SkipRequest,
+    VerdictsRequest,
+    WindowRequest,
+    decode_request,
+)
 from sparkstorm.engine.replan import replan_host
 from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.engine.stacks import dump_on_signal
@@ -176,7 +189,7 @@ class ExecutorServer:
         request: Any = None
         try:
             request = unpack(frame)
-            payload, body = self._handle(request)
+            payload, body = self._handle(decode_request(request))
         except ConnectionAbortedError:
             raise  # no reply: see _window
         except Exception as exc:  # noqa: BLE001 - answered and restarted, never dropped
@@ -190,31 +203,34 @@ class ExecutorServer:
             return
         send_reply(conn, payload, body)
 
-    def _handle(self, request: dict[str, Any]) -> tuple[Any, bytes]:
-        cmd = request.get("cmd")
-        if cmd == "window":
-            return self._window(request)
-        if cmd == "ping":  # a liveness check while a long window runs: no window lock
-            return "ok", b""
-        if cmd == "log_control":  # dynamic log levels and debug sampling (log_control)
-            self.apply_log_control(request)
-            return "ok", b""
-        if cmd == "verdicts":  # the acker's verdicts as soon as a window ended
-            self._verdicts(request)
-            return "ok", b""
-        if cmd in ("restore", "replan", "skip"):
-            self._between_windows(cmd, request)
-            return "ok", b""
-        if cmd == "close":
-            if self.writer is not None:
-                self.writer.close()
-            self.host.close()
-            self.exit_requested = True
-            return "ok", b""
-        msg = f"unknown command {cmd!r}"
-        raise ValueError(msg)
+    def _handle(self, request: Request) -> tuple[Any, bytes]:
+        """Serve one request (``engine.protocol``); every reply but a window's is OK."""
+        match request:
+            case WindowRequest():
+                return self._window(request)
+            case PingRequest():  # a liveness check while a long window runs: no window lock
+                pass
+            case LogControlRequest():  # dynamic log levels and debug sampling
+                self.apply_log_control(request)
+            case VerdictsRequest():  # the acker's verdicts as soon as a window ended
+                self._verdicts(request)
+            case RestoreRequest(window=window, resume=resume, parts=parts):
+                self._restore(window, resume, parts)
+            case ReplanRequest(spec=spec, gid=gid):
+                self._replan(spec, gid)
+            case SkipRequest(window=window):
+                self.turns.skip(window)
+            case CloseRequest():
+                if self.writer is not None:
+                    self.writer.close()
+                self.host.close()
+                self.exit_requested = True
+            case _:
+                msg = f"executor {self.host.info.gid} does not answer {request.TAG!r} requests"
+                raise ValueError(msg)
+        return OK, b""
 
-    def _verdicts(self, request: dict[str, Any]) -> None:
+    def _verdicts(self, request: VerdictsRequest) -> None:
         """Apply a spout executor's verdicts between windows (``engine.verdict_push``).
 
         Not under the window turns: a spout applies them under its own lock, before or
@@ -224,23 +240,12 @@ class ExecutorServer:
         if not isinstance(host, SpoutExecutor):
             msg = f"executor {host.info.gid} runs no spout: it has no verdicts to apply"
             raise TypeError(msg)
-        host.apply_verdicts(SpoutControl.from_wire(request["control"]))
+        host.apply_verdicts(SpoutControl.from_wire(request.control))
 
-    def _between_windows(self, cmd: str, request: dict[str, Any]) -> None:
-        """The commands that change what the next windows run on (the driver's orders)."""
-        if cmd == "restore":
-            self._restore(request.get("window"), int(request.get("resume") or 0),
-                          request.get("parts"))
-        elif cmd == "replan":
-            self._replan(request["spec"], int(request["gid"]))
-        else:  # skip
-            self.turns.skip(int(request["w"]))
-
-    def _window(self, request: dict[str, Any]) -> Reply:
-        window = int(request["w"])
-        after = request.get("after")
+    def _window(self, request: WindowRequest) -> Reply:
+        window, flags = request.window, request.flags
         with self.turns as turns:
-            turns.wait_turn(window, None if after is None else int(after))
+            turns.wait_turn(window, flags.after)
             remembered = turns.remembered(window)
             if remembered is not None:
                 return remembered  # a retried Spark task: never run components twice
@@ -259,10 +264,9 @@ class ExecutorServer:
                 msg = (f"executor {self.host.info.gid} restarts; window {window} goes to "
                        "its successor")
                 raise ConnectionAbortedError(msg)
-            committed = request.get("committed")
-            if committed is not None:
-                self.host.commit_state(int(committed))
-            checkpoint = window if request.get("checkpoint") else None
+            if flags.committed is not None:
+                self.host.commit_state(flags.committed)
+            checkpoint = window if flags.checkpoint else None
             output = self._run(request, checkpoint)
             host = self.host
             rows = host.encode_rows(output)  # first: a value it refuses is this window's error
@@ -277,10 +281,10 @@ class ExecutorServer:
                 self.exit_requested = True
             return reply
 
-    def apply_log_control(self, control: dict[str, Any]) -> None:
+    def apply_log_control(self, control: LogControlRequest) -> None:
         """Apply log levels and this executor's debug sampling percentage."""
-        self.log_levels.apply(dict(control.get("levels") or {}))
-        self.host.sample_pct = float(control.get("sample_pct") or 0.0)
+        self.log_levels.apply(control.levels)
+        self.host.sample_pct = control.sample_pct
 
     def apply_saved_log_control(self) -> None:
         """Start with the log control the pool kept for this executor (``<socket>.control``).
@@ -294,7 +298,7 @@ class ExecutorServer:
         except (OSError, ValueError):
             return
         if isinstance(control, dict):
-            self.apply_log_control(control)
+            self.apply_log_control(LogControlRequest.from_wire(control))
 
     def _with_parts(self, meta: WindowMeta, window: int) -> WindowMeta:
         """``meta`` with this window's checkpoint part queued and the parts written reported.
@@ -359,13 +363,16 @@ class ExecutorServer:
             self.replan(spec, gid)
             logger.info("executor %d is executor %d of the new plan", old, gid)
 
-    def _run(self, request: dict[str, Any], checkpoint: int | None) -> WindowOutput:
+    def _run(self, request: WindowRequest, checkpoint: int | None) -> WindowOutput:
         host = self.host
         if isinstance(host, SpoutExecutor):
-            return host.run_window(SpoutControl.from_wire(request["control"]), checkpoint)
+            if request.control is None:
+                msg = f"spout executor {host.info.gid} got window {request.window} without control"
+                raise ValueError(msg)
+            return host.run_window(SpoutControl.from_wire(request.control), checkpoint)
         assert isinstance(host, BoltExecutor)
         try:
-            return host.run_window(request.get("rows", []), checkpoint)
+            return host.run_window(request.rows or [], checkpoint)
         except Exception:  # noqa: BLE001 - ComponentFailure: answer what was done, then restart
             return host.output.take()
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from sparkstorm.engine.protocol import WindowFlags
 from sparkstorm.engine.stage import (
     ANCHOR,
     StageInfo,
@@ -91,7 +92,7 @@ class Placement:
         """How many placements were built (a new one per change of hosts)."""
 
     def window_rdd(self, sc: Any, stages: Sequence[StageInfo], payloads: list[Any],
-                   window: int, flags: dict[str, Any],
+                   window: int, flags: WindowFlags,
                    wrap_spout: Callable[[Any], Any] | None = None) -> Any:
         """The RDD whose ``collect()`` runs window ``window`` (one job over every stage).
 

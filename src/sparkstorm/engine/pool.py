@@ -26,6 +26,7 @@ from sparkstorm.engine.executor_python import (
 from sparkstorm.engine.messages import ComponentError
 from sparkstorm.engine.plan import ExecutionPlan, plan_tag
 from sparkstorm.engine.process_memory import lean_malloc_environment
+from sparkstorm.engine.protocol import CloseRequest, LogControlRequest, ReplanRequest, Request
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.errors import EngineError
 from sparkstorm.periodic import PeriodicThread
@@ -352,7 +353,7 @@ class ExecutorPool:
         spec = plan.spec.to_dict()
         for gid in sorted(self.sockets):
             try:
-                self.call(gid, {"cmd": "replan", "spec": spec, "gid": gid}, self.start_timeout)
+                self.call(gid, ReplanRequest(spec, gid), self.start_timeout)
             except (ConnectionError, EngineError, KeyError) as exc:
                 logger.error("topology %s: executor %d did not take the new plan (%s); "
                              "restarting it", self.name, gid, exc)
@@ -406,7 +407,7 @@ class ExecutorPool:
             return
         if process.poll() is None and endpoint is not None:
             with contextlib.suppress(ConnectionError, EngineError):
-                call_executor(endpoint, self.token, {"cmd": "close"}, 1.0, answer_timeout=1.0)
+                call_executor(endpoint, self.token, CloseRequest(), 1.0, answer_timeout=1.0)
         try:
             process.wait(grace)
         except subprocess.TimeoutExpired:
@@ -481,7 +482,7 @@ class ExecutorPool:
         """Current process id of each executor."""
         return {gid: p.pid for gid, p in self.processes.items()}
 
-    def call(self, gid: int, request: dict[str, Any], timeout: float = 10.0) -> Any:
+    def call(self, gid: int, request: Request, timeout: float = 10.0) -> Any:
         """Send one request to an executor (used to close it); returns the reply's payload.
 
         Raises:
@@ -500,10 +501,10 @@ class ExecutorPool:
             ConnectionError: the executor did not answer (it gets the setting when it
                 starts again).
         """
-        control = {"cmd": "log_control", "levels": levels, "sample_pct": sample_pct}
+        control = LogControlRequest(levels, sample_pct)
         path = Path(self.sockets[gid] + ".control")
         staging = path.with_name(path.name + ".tmp")
-        staging.write_text(json.dumps(control), encoding="utf-8")
+        staging.write_text(json.dumps(control.to_wire()), encoding="utf-8")
         os.replace(staging, path)
         self.call(gid, control, timeout=2.0)
 
@@ -515,7 +516,7 @@ class ExecutorPool:
             if process.poll() is None and gid in self.endpoints:
                 # killed below if still there (one that never started has no endpoint)
                 with contextlib.suppress(ConnectionError, EngineError):
-                    self.call(gid, {"cmd": "close"}, timeout=1.0)
+                    self.call(gid, CloseRequest(), timeout=1.0)
         deadline = time.monotonic() + grace
         for process in self.processes.values():
             try:

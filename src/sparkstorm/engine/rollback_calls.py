@@ -27,6 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.protocol import RestoreRequest
 from sparkstorm.engine.stage import call_executor
 
 logger = logging.getLogger(__name__)
@@ -83,9 +84,7 @@ def restore_executor(endpoint_of: Callable[[], Endpoint], token: str, window: in
         EngineError: the executor answered that it could not restore.
     """
     deadline = clock() + timeout
-    request: dict[str, Any] = {"cmd": "restore", "window": window, "resume": resume}
-    if parts is not None:
-        request["parts"] = parts
+    request = RestoreRequest(window, resume, parts)
     while True:
         endpoint = endpoint_of()
         attempt = max(0.0, min(RESTORE_ATTEMPT_SECONDS, deadline - clock()))

@@ -31,13 +31,20 @@ import select
 import socket
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.endpoint_lookup import look_up, refresh_decision
 from sparkstorm.engine.failures import FAIL_CRASH, Failure
 from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.protocol import (
+    CallRecord,
+    PingRequest,
+    Request,
+    WindowFlags,
+    WindowRequest,
+)
 from sparkstorm.engine.wire import pack, recv_reply, send_frame
 from sparkstorm.engine.worker_heap import freeze_spark_worker_heap
 from sparkstorm.errors import EngineError
@@ -95,7 +102,7 @@ REFRESH_SLICE_SECONDS = 0.25
 address is used about this long after the driver learns it: ``benchmarks/RESULTS.md``)."""
 
 
-def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeout: float,
+def call_executor(endpoint: Endpoint, token: str, request: Request, timeout: float,
                   answer_timeout: float | None = None, sizes: list[int] | None = None
                   ) -> tuple[Any, bytes]:
     """Send ``request`` to the executor at ``endpoint``; return its reply's payload and body.
@@ -114,7 +121,7 @@ def call_executor(endpoint: Endpoint, token: str, request: dict[str, Any], timeo
             :class:`ExecutorUnresponsive` (``EXECUTOR_UNRESPONSIVE``) when it stopped
             answering pings.
     """
-    body = pack(request)
+    body = pack(request.to_wire())
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
@@ -157,14 +164,14 @@ def ping(endpoint: Endpoint, token: str, bound: float) -> bool:
     """Whether the executor at ``endpoint`` answers a ping within ``bound`` seconds."""
     try:
         with endpoint.connect(token, bound) as sock:
-            send_frame(sock, pack({"cmd": "ping"}))
+            send_frame(sock, pack(PingRequest().to_wire()))
             recv_reply(sock)
     except (OSError, EngineError):
         return False
     return True
 
 
-def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
+def run_spout_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
                     partition: Iterable[tuple[list[Any], list[tuple[int, Any]]]]
                     ) -> Iterator[tuple[int, Any]]:
     """The spout stage's partition function.
@@ -176,7 +183,7 @@ def run_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any], index:
         yield from _call_stage(stage, window, flags, index, records, control)
 
 
-def run_located_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any],
+def run_located_spout_stage(stage: StageInfo, window: int, flags: WindowFlags,
                             payloads: list[tuple[list[Any], list[tuple[int, Any]]]],
                             index: int, partition: Iterable[int]) -> Iterator[tuple[int, Any]]:
     """The spout stage's partition function over a placement's located RDD.
@@ -191,13 +198,13 @@ def run_located_spout_stage(stage: StageInfo, window: int, flags: dict[str, Any]
     yield from _call_stage(stage, window, flags, index, records, control)
 
 
-def run_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
+def run_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
               records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
     """A bolt stage's partition function: its executor gets the records keyed to it."""
     yield from _call_stage(stage, window, flags, index, records, None)
 
 
-def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int,
+def _call_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
                 records: Iterable[tuple[int, Any]], control: list[Any] | None
                 ) -> Iterator[tuple[int, Any]]:
     """Hand this partition's input to its executor, forward its output.
@@ -229,7 +236,7 @@ def _call_stage(stage: StageInfo, window: int, flags: dict[str, Any], index: int
                                  control if gid == first else None)
 
 
-def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: list[int],
+def call_refreshing(stage: StageInfo, gid: int, request: WindowRequest, sizes: list[int],
                     refreshed: list[str]) -> tuple[tuple[Any, bytes], Endpoint]:
     """Call executor ``gid`` with ``request``, following it if its worker moved it.
 
@@ -283,14 +290,14 @@ def call_refreshing(stage: StageInfo, gid: int, request: dict[str, Any], sizes: 
                 continue
         decision = refresh_decision(endpoint, pid, found)
         if decision == "replaced":
-            request = {k: v for k, v in request.items() if k != "after"}
+            request = replace(request, flags=request.flags.without_after())
         # the new address gets the whole bound again
         endpoint, pid = found.endpoint, found.pid
         deadline = time.monotonic() + stage.answer_timeout
         refreshed.append(f"{decision} {endpoint.host}:{endpoint.port}")
 
 
-def _call_and_route(stage: StageInfo, window: int, flags: dict[str, Any], gid: int,
+def _call_and_route(stage: StageInfo, window: int, flags: WindowFlags, gid: int,
                   inputs: dict[int, list[bytes]], control: list[Any] | None
                   ) -> Iterator[tuple[int, Any]]:
     """Call executor ``gid`` with ``inputs[gid]``; feed the executors chained to it.
@@ -301,11 +308,8 @@ def _call_and_route(stage: StageInfo, window: int, flags: dict[str, Any], gid: i
     are called with what else they have.
     """
     mine = inputs[gid]
-    request: dict[str, Any] = {"cmd": "window", "w": window, **flags}
-    if control is None:
-        request["rows"] = mine
-    else:
-        request["control"] = control
+    request = WindowRequest(window, flags, rows=mine if control is None else None,
+                            control=control)
     sizes: list[int] = []
     refreshed: list[str] = []
     try:
@@ -315,7 +319,7 @@ def _call_and_route(stage: StageInfo, window: int, flags: dict[str, Any], gid: i
         return
     # checked after the call: a restarted executor's socket may appear meanwhile
     local = endpoint.local()
-    call = (local, 0 if local else sum(sizes), refreshed or None)
+    call = CallRecord(local, 0 if local else sum(sizes), refreshed or None)
     partners = stage.chained.get(gid, ())
     deliveries = {}
     for target, blob in outputs.items():

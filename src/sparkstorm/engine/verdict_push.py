@@ -38,6 +38,7 @@ from typing import Any
 from sparkstorm.engine.acking import Verdicts
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import Request, VerdictsRequest
 from sparkstorm.engine.window_counts import joined_roots
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ PUSH_TIMEOUT_SECONDS = 2.0
 """Bound on one spout executor's answer to a push. It answers once its lock is free: after
 at most one produce burst or the window it is serving, which normally takes milliseconds."""
 
-Call = Callable[[int, dict[str, Any], float], Any]
+Call = Callable[[int, Request, float], Any]
 """``ExecutorPool.call``: one request to executor ``gid`` with a timeout."""
 
 
@@ -85,7 +86,7 @@ def push_verdicts(call: Call, plan: ExecutionPlan, spout_gids: Iterable[int],
         if not (control.ack or control.fail or control.reset):
             continue
         try:
-            call(gid, {"cmd": "verdicts", "control": control.to_wire()}, timeout)
+            call(gid, VerdictsRequest(control.to_wire()), timeout)
         except Exception as exc:  # noqa: BLE001 - the next window's control carries them
             logger.info("spout executor %d did not take its verdicts now (%s); they go with "
                         "the next window", gid, exc)

@@ -17,6 +17,8 @@ from typing import Any
 
 from pyspark.accumulators import AccumulatorParam
 
+from sparkstorm.engine.protocol import WindowFlags
+
 FIRST_STAGE_POLL_SECONDS = 0.1
 """How often the driver, waiting for a window's first stage, also looks at a stop request.
 
@@ -47,7 +49,7 @@ class WindowJob:
     started: float
     began: float
     group: str
-    flags: dict[str, Any]
+    flags: WindowFlags
     spout_tasks: Any
     """Counts the spout stage's finished tasks (a PySpark accumulator)."""
     spout_partitions: int

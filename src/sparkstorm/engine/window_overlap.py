@@ -18,6 +18,7 @@ from sparkstorm.config import conf_bool
 from sparkstorm.engine.checkpointing import CheckpointCoordinator
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.protocol import SkipRequest
 from sparkstorm.engine.stage import StageInfo
 from sparkstorm.engine.window_job import (
     FIRST_STAGE_POLL_SECONDS,
@@ -133,13 +134,13 @@ class OverlappingWindows:
         next may already be running after it.
         """
         job = self._in_flight_job
-        return job is not None and job.window != window and job.flags.get("after") == window
+        return job is not None and job.window != window and job.flags.after == window
 
     def _skip_failed(self, window: int) -> None:
         """Tell every executor that ``window`` failed, so that the next one waits not for it."""
         for executor in self.plan.executors:
             try:
-                self.pool.call(executor.gid, {"cmd": "skip", "w": window}, SKIP_TIMEOUT_SECONDS)
+                self.pool.call(executor.gid, SkipRequest(window), SKIP_TIMEOUT_SECONDS)
             except Exception as exc:  # noqa: BLE001 - its next window waits bounded instead
                 logger.warning("topology %s: executor %d did not hear that window %d failed: "
                                "%s", self.name, executor.gid, window, exc)

@@ -11,6 +11,7 @@ from sparkstorm import Topology
 from sparkstorm.config import load_config
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.protocol import WindowRequest
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.wire import pack
 from sparkstorm.testing.polling import wait_for
@@ -43,7 +44,7 @@ def test_a_retried_window_is_answered_from_memory_not_run_twice(pool: ExecutorPo
     gid = plan.task_executor[sink_task]
     batch = pack([[sink_task, spout_task, "default", [[1, "k1"], [2, "k2"]], [None, None],
                    [None, None]]])
-    request = {"cmd": "window", "w": 5, "rows": [batch]}
+    request = WindowRequest(5, rows=[batch])
 
     first = call_executor(pool.endpoints[gid], pool.token, request, 10)
     retried = call_executor(pool.endpoints[gid], pool.token, request, 10)
@@ -51,7 +52,7 @@ def test_a_retried_window_is_answered_from_memory_not_run_twice(pool: ExecutorPo
     received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
     assert received == [[1, "k1"], [2, "k2"]], "each tuple processed once"
 
-    call_executor(pool.endpoints[gid], pool.token, {**request, "w": 6}, 10)
+    call_executor(pool.endpoints[gid], pool.token, WindowRequest(6, rows=[batch]), 10)
     received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
     assert len(received) == 4, "a new window is processed"
 
@@ -67,7 +68,7 @@ def test_a_restarted_executor_starts_with_its_log_control(pool: ExecutorPool) ->
     wait_for(lambda: pool.pids()[gid] != before and Path(pool.sockets[gid]).exists(), 30,
              message="the executor restarted")
     batch = pack([[sink_task, spout_task, "default", [[7, "k0"]], [None], [None]]])
-    call_executor(pool.endpoints[gid], pool.token, {"cmd": "window", "w": 1, "rows": [batch]},
+    call_executor(pool.endpoints[gid], pool.token, WindowRequest(1, rows=[batch]),
                   10)
     log = pool.log_path(gid).read_text()
     assert "sampled received tuple on stream default: [7, 'k0']" in log, log[-2000:]

@@ -20,6 +20,7 @@ from sparkstorm.config import load_config
 from sparkstorm.engine.executor_python import executor_sys_path
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.protocol import WindowRequest
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.wire import pack
 from sparkstorm.errors import EngineError
@@ -64,7 +65,7 @@ def test_executors_run_under_the_configured_interpreter(tmp_path: Path) -> None:
         batch = pack([[sink_task, plan.component_tasks["numbers"][0], "default", [[1, "k1"]],
                        [None], [None]]])
         call_executor(pool.endpoints[gid], pool.token,
-                      {"cmd": "window", "w": 1, "rows": [batch]}, 30)
+                      WindowRequest(1, rows=[batch]), 30)
         received = [e["values"] for e in read_events(tmp_path, "sink") if e["event"] == "tuple"]
         assert received == [[1, "k1"]]
     finally:

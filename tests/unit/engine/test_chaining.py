@@ -22,6 +22,7 @@ from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import WindowFlags
 from sparkstorm.engine.routing import build_routes
 from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
@@ -227,7 +228,7 @@ def test_the_task_feeds_the_first_executors_output_to_its_partner(
     source = plan.component_tasks["numbers"][0]
     first_task = plan.component_tasks["first"][0]
     rows = pack([batch_of(first_task, source, "default", [[1], [2]], [{11: 5}, {12: 6}])])
-    records = list(run_stage(stage, 1, {}, 0, [(gid["first"], rows), (77, b"passing")]))
+    records = list(run_stage(stage, 1, WindowFlags(), 0, [(gid["first"], rows), (77, b"passing")]))
 
     assert (77, b"passing") in records, "records for other stages pass through"
     metas = [WindowMeta.decode(v[0]) for k, v in records if k == DRIVER]
@@ -256,7 +257,7 @@ def test_a_lost_first_executor_fails_its_trees_and_its_partner_is_still_called(
         source = plan.component_tasks["numbers"][0]
         rows = pack([batch_of(plan.component_tasks["first"][0], source, "default", [[1]],
                               [{11: 5}])])
-        records = list(run_stage(stage, 1, {}, 0, [(gid["first"], rows)]))
+        records = list(run_stage(stage, 1, WindowFlags(), 0, [(gid["first"], rows)]))
     finally:
         listener.close()
     metas = [WindowMeta.decode(v[0]) for k, v in records if k == DRIVER]

@@ -27,6 +27,7 @@ from sparkstorm.engine.endpoint_lookup import (
 )
 from sparkstorm.engine.failures import FAIL_CRASH
 from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.protocol import WindowFlags, WindowRequest
 from sparkstorm.engine.stage import (
     DRIVER,
     ExecutorUnreachable,
@@ -155,11 +156,12 @@ def test_a_moved_executor_gets_the_same_request_at_its_new_address(
         lookup: tuple[EndpointLookup, Map], gone: Endpoint, moved: MovedExecutor) -> None:
     server, endpoints = lookup
     endpoints.entries[4] = (2, moved.endpoint, 11)  # the same process, another address
-    request = {"cmd": "window", "w": 9, "after": 8, "rows": []}
+    request = WindowRequest(9, WindowFlags(after=8), rows=[])
     refreshed: list[str] = []
     _, endpoint = call_refreshing(_stage(server, gone, 11), 4, request, [], refreshed)
     assert endpoint == moved.endpoint
-    assert moved.requests == [request], "the window's request, unchanged (answered from memory)"
+    assert moved.requests == [request.to_wire()], \
+        "the window's request, unchanged (answered from memory)"
     assert refreshed == [f"moved 127.0.0.1:{moved.endpoint.port}"]
 
 
@@ -169,7 +171,7 @@ def test_a_new_process_gets_the_window_without_waiting_for_one_it_never_saw(
     endpoints.entries[4] = (2, moved.endpoint, 12)  # restarted: a new pid
     refreshed: list[str] = []
     call_refreshing(_stage(server, gone, 11), 4,
-                    {"cmd": "window", "w": 9, "after": 8, "rows": []}, [], refreshed)
+                    WindowRequest(9, WindowFlags(after=8), rows=[]), [], refreshed)
     assert moved.requests == [{"cmd": "window", "w": 9, "rows": []}]
     assert refreshed == [f"replaced 127.0.0.1:{moved.endpoint.port}"]
 
@@ -187,7 +189,7 @@ def test_the_task_waits_for_the_new_address_to_be_reported(
     arrival = threading.Thread(target=heartbeat_arrives, daemon=True)
     arrival.start()
     refreshed: list[str] = []
-    call_refreshing(_stage(server, gone, 11), 4, {"cmd": "window", "w": 3, "rows": []}, [],
+    call_refreshing(_stage(server, gone, 11), 4, WindowRequest(3, rows=[]), [],
                     refreshed)
     arrival.join(5)
     assert len(moved.requests) == 1 and len(refreshed) == 1
@@ -200,12 +202,12 @@ def test_an_executor_nobody_moved_is_given_up_on_after_the_answer_timeout(
     stage = _stage(server, gone, 11, answer_timeout=1.0)
     started = time.monotonic()
     with pytest.raises(ExecutorUnreachable) as caught:
-        call_refreshing(stage, 4, {"cmd": "window", "w": 3, "rows": []}, [], [])
+        call_refreshing(stage, 4, WindowRequest(3, rows=[]), [], [])
     assert caught.value.code == "EXECUTOR_UNREACHABLE"
     assert "topology.executor.answer.timeout.secs" in str(caught.value)
     assert time.monotonic() - started < 10
     rows = pack([batch_of(7, 3, "default", [["a"], ["b"]], [{100: 1}, {200: 2}])])
-    ((key, (blob, _, call)),) = list(run_stage(stage, 3, {}, 0, [(4, rows)]))
+    ((key, (blob, _, call)),) = list(run_stage(stage, 3, WindowFlags(), 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and call is None and meta.lost
     assert set(meta.failed) == {100, 200}, "only then do the trees of its input fail"
@@ -226,7 +228,7 @@ def test_an_executor_silent_mid_call_is_followed_if_its_worker_moved_it(
     endpoints.entries[4] = (2, moved.endpoint, 12)
     refreshed: list[str] = []
     call_refreshing(_stage(server, silent, 11, answer_timeout=0.5), 4,
-                    {"cmd": "window", "w": 3, "rows": []}, [], refreshed)
+                    WindowRequest(3, rows=[]), [], refreshed)
     assert len(moved.requests) == 1 and refreshed[0].startswith("replaced")
 
 
@@ -236,14 +238,14 @@ def test_a_hung_executor_nobody_moved_is_still_given_up_on(
     endpoints.entries[4] = (1, silent, 11)
     with pytest.raises(ExecutorUnresponsive):
         call_refreshing(_stage(server, silent, 11, answer_timeout=0.5), 4,
-                        {"cmd": "window", "w": 3, "rows": []}, [], [])
+                        WindowRequest(3, rows=[]), [], [])
 
 
 def test_the_drivers_own_executors_are_never_looked_up(
         lookup: tuple[EndpointLookup, Map], gone: Endpoint) -> None:
     server, endpoints = lookup
     with pytest.raises(ConnectionError):
-        call_refreshing(_stage(server, gone, None), 4, {"cmd": "window", "w": 1, "rows": []},
+        call_refreshing(_stage(server, gone, None), 4, WindowRequest(1, rows=[]),
                         [], [])
     assert endpoints.asked == 0, "a restarting executor of its own comes back where it was"
 
@@ -252,7 +254,7 @@ def test_a_refreshed_call_is_reported_to_the_driver(
         lookup: tuple[EndpointLookup, Map], gone: Endpoint, moved: MovedExecutor) -> None:
     server, endpoints = lookup
     endpoints.entries[4] = (2, moved.endpoint, 12)
-    records = list(run_stage(_stage(server, gone, 11), 5, {}, 0, [(4, pack([]))]))
+    records = list(run_stage(_stage(server, gone, 11), 5, WindowFlags(), 0, [(4, pack([]))]))
     ((key, (_, _, call)),) = records
     local, crossed, refreshed = call
     assert key == DRIVER and not local and crossed > 0

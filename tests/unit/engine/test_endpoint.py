@@ -19,6 +19,7 @@ from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import PingRequest, WindowRequest
 from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import call_executor, ping
 from sparkstorm.engine.wire import pack, recv_frame, send_frame
@@ -60,10 +61,10 @@ def served(tmp_path: Path) -> Iterator[tuple[ExecutionPlan, ExecutorServer, int]
     thread.join(5)
 
 
-def _window(plan: ExecutionPlan, window: int) -> dict[str, Any]:
+def _window(plan: ExecutionPlan, window: int) -> WindowRequest:
     double, spout = plan.component_tasks["double"][0], plan.component_tasks["numbers"][0]
-    return {"cmd": "window", "w": window,
-            "rows": [pack([[double, spout, "default", [[1], [2]], [7, 8], [1, 2]]])]}
+    return WindowRequest(window, rows=[
+        pack([[double, spout, "default", [[1], [2]], [7, 8], [1, 2]]])])
 
 
 def test_a_caller_on_another_host_reaches_the_executor_over_tcp(
@@ -89,7 +90,7 @@ def test_a_tcp_caller_without_the_token_gets_no_answer(
     assert not ping(elsewhere, "wrong-token", 2)
     with socket.create_connection(("127.0.0.1", port), 5) as sock:  # no token frame at all
         sock.settimeout(5)
-        send_frame(sock, pack({"cmd": "ping"}))  # taken as a (wrong) token
+        send_frame(sock, pack(PingRequest().to_wire()))  # taken as a (wrong) token
         with pytest.raises(ConnectionError):
             recv_frame(sock)
     with pytest.raises(ConnectionError):

@@ -21,6 +21,7 @@ from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.failures import FAIL_ERROR
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import WindowRequest
 from sparkstorm.engine.row_encoding import encode_rows
 from sparkstorm.engine.row_wire import unpack_rows
 from sparkstorm.engine.stage import call_executor
@@ -160,8 +161,7 @@ def test_the_executor_answers_a_window_with_an_unencodable_emit(
     plan, served = server
     emitter, spout = plan.component_tasks["emitter"][0], plan.component_tasks["numbers"][0]
     batch = pack([[emitter, spout, "default", [[1], [2], [3]], [11, 12, 13], [5, 6, 7]]])
-    rows, body = call_executor(_local(served), "", {"cmd": "window", "w": 1, "rows": [batch]},
-                               5)
+    rows, body = call_executor(_local(served), "", WindowRequest(1, rows=[batch]), 5)
 
     (blob,) = rows.values()
     ((_, _, _, values, _, _),) = unpack_rows(blob)
@@ -177,8 +177,10 @@ def test_the_executor_answers_a_window_with_an_unencodable_emit(
 def test_a_request_the_executor_cannot_handle_gets_an_error_reply(
         server: tuple[ExecutionPlan, ExecutorServer]) -> None:
     _, served = server
-    with pytest.raises(EngineError) as caught:
-        call_executor(_local(served), "", {"cmd": "window"}, 5)  # no window number
+    # no window number: not a request of the protocol
+    with pytest.raises(EngineError) as caught, _local(served).connect("", 5) as sock:
+        send_frame(sock, pack({"cmd": "window"}))
+        recv_reply(sock)
     assert caught.value.code == "EXECUTOR_REQUEST_FAILED"
     assert "could not answer request 'window' of window None" in str(caught.value)
     assert served.host.must_restart, "an executor in an unknown state restarts"

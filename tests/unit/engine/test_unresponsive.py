@@ -24,6 +24,7 @@ from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.failures import FAIL_CRASH
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import WindowFlags, WindowRequest
 from sparkstorm.engine.stage import (
     DRIVER,
     ExecutorUnresponsive,
@@ -48,7 +49,7 @@ def frozen(tmp_path: Path) -> Iterator[Endpoint]:
 def test_a_silent_executor_is_given_up_on_after_the_bound(frozen: Endpoint) -> None:
     started = time.monotonic()
     with pytest.raises(ExecutorUnresponsive) as caught:
-        call_executor(frozen, "", {"cmd": "window", "w": 1, "rows": []}, 10, answer_timeout=0.3)
+        call_executor(frozen, "", WindowRequest(1, rows=[]), 10, answer_timeout=0.3)
     assert caught.value.code == "EXECUTOR_UNRESPONSIVE"
     assert time.monotonic() - started < 5
 
@@ -57,7 +58,7 @@ def test_the_stage_reports_it_lost_and_fails_the_trees_it_was_sent(frozen: Endpo
     stage = StageInfo(1, (4,), {4: 1}, {4: frozen}, "", 10.0, 0.3, {4: "count"})
     rows = pack([batch_of(7, 3, "default", [["a"], ["b"], ["c"]],
                           [{100: 1}, None, {200: 2, 300: 3}])])
-    ((key, (blob, deliveries, call)),) = list(run_stage(stage, 9, {}, 0, [(4, rows)]))
+    ((key, (blob, deliveries, call)),) = list(run_stage(stage, 9, WindowFlags(), 0, [(4, rows)]))
     meta = WindowMeta.decode(blob)
     assert key == DRIVER and deliveries == {}
     assert call is None, "a call given up on is not counted as one"
@@ -93,7 +94,7 @@ def test_a_slow_window_is_waited_for_while_the_executor_answers_pings(tmp_path: 
         task, src = plan.component_tasks["sleepy"][0], plan.component_tasks["numbers"][0]
         batch = pack([[task, src, "default", [[1]], [5], [1]]])
         _, body = call_executor(Endpoint(server.path, "127.0.0.1", 1), "",
-                                {"cmd": "window", "w": 1, "rows": [batch]}, 10,
+                                WindowRequest(1, rows=[batch]), 10,
                                 answer_timeout=0.3)
     finally:
         server._shutdown()
@@ -125,6 +126,6 @@ def test_an_answer_that_arrives_as_the_executor_exits_is_taken(tmp_path: Path) -
     server = threading.Thread(target=answer_then_exit, daemon=True)
     server.start()
     payload, body = call_executor(Endpoint(path, "127.0.0.1", 1), "",
-                                  {"cmd": "window", "w": 1, "rows": []}, 10, answer_timeout=0.3)
+                                  WindowRequest(1, rows=[]), 10, answer_timeout=0.3)
     server.join(5)
     assert payload == {"answered": True} and body == b"meta"

@@ -20,6 +20,7 @@ from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.failures import FAIL_EXPLICIT, Failure
 from sparkstorm.engine.messages import SpoutControl
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import Request, VerdictsRequest
 from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.verdict_push import push_verdicts
@@ -49,7 +50,7 @@ class Servers:
         self.acked: dict[int, list[Any]] = {gid: [] for gid in self.spouts}
         self.failed: dict[int, list[Any]] = {gid: [] for gid in self.spouts}
 
-    def call(self, gid: int, request: dict[str, Any], timeout: float) -> Any:
+    def call(self, gid: int, request: Request, timeout: float) -> Any:
         endpoint = Endpoint(str(self.tmp_path / f"{gid}.sock"), "127.0.0.1", 1)
         return call_executor(endpoint, "", request, timeout, answer_timeout=timeout)[0]
 
@@ -154,5 +155,4 @@ def test_an_executor_without_a_spout_refuses_verdicts_and_keeps_them_for_later(
 
     assert dict(left.ack) == dict(verdicts.ack)  # not an executor of that task: kept
     with pytest.raises(Exception, match="runs no spout"):
-        servers.call(servers.bolt, {"cmd": "verdicts",
-                                    "control": SpoutControl(ack=[5]).to_wire()}, 2.0)
+        servers.call(servers.bolt, VerdictsRequest(SpoutControl(ack=[5]).to_wire()), 2.0)

@@ -21,6 +21,7 @@ from sparkstorm.engine.executor import BoltExecutor
 from sparkstorm.engine.executor_main import ExecutorServer
 from sparkstorm.engine.messages import WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.protocol import RestoreRequest, SkipRequest, WindowFlags, WindowRequest
 from sparkstorm.engine.stage import call_executor
 from sparkstorm.engine.window_turns import WindowTurns
 from sparkstorm.engine.wire import pack
@@ -62,9 +63,7 @@ class Served:
     def send(self, window: int, n: int, after: int | None) -> Future[tuple[Any, bytes]]:
         """Send window ``window`` carrying number ``n`` from a thread of its own."""
         rows = pack([[self.task, self.source, "default", [[n]], [None], [None]]])
-        request: dict[str, Any] = {"cmd": "window", "w": window, "rows": [rows]}
-        if after is not None:
-            request["after"] = after
+        request = WindowRequest(window, WindowFlags(after=after), rows=[rows])
         return self.senders.submit(call_executor, self.endpoint, "", request, 10, 5.0)
 
 
@@ -106,7 +105,7 @@ def test_a_skipped_window_releases_the_one_after_it(served: Served) -> None:
     later = served.send(5, 15, after=4)
     wait_for(lambda: served.server.turns.waiting == 1, timeout=10,
              message="window 5 waiting for window 4")
-    call_executor(served.endpoint, "", {"cmd": "skip", "w": 4}, 10)
+    call_executor(served.endpoint, "", SkipRequest(4), 10)
     later.result(10)
     assert PROCESSED == [15]
 
@@ -142,9 +141,9 @@ def test_a_window_begun_before_a_rollback_is_refused_after_it(tmp_path: Path) ->
     thread.start()
     try:
         one.send(3, 13, after=None).result(10)
-        call_executor(one.endpoint, "", {"cmd": "restore", "window": None, "resume": 6}, 10)
-        stale = {"cmd": "window", "w": 4, "after": 3, "rows": [pack(
-            [[one.task, one.source, "default", [[14]], [None], [None]]])]}
+        call_executor(one.endpoint, "", RestoreRequest(None, 6), 10)
+        stale = WindowRequest(4, WindowFlags(after=3), rows=[pack(
+            [[one.task, one.source, "default", [[14]], [None], [None]]])])
         with pytest.raises(ConnectionError):  # never answered: tried again until the bound
             call_executor(one.endpoint, "", stale, 1, 5.0)
         one.send(6, 16, after=5).result(10)  # window 5 never comes: refused, not awaited

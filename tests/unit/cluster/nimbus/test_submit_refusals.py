@@ -111,7 +111,7 @@ def cli_nimbus(nimbus: Nimbus, monkeypatch: pytest.MonkeyPatch) -> list[str]:
         begun.append(begin())
         return begun[-1]
 
-    def client(_conf: object) -> NimbusClient:
+    def client(_conf: object, **_kwargs: object) -> NimbusClient:
         answer = NimbusClient("http://testserver", "secret")
         answer.http = TestClient(create_app(nimbus, "secret"),
                                  headers={"Authorization": "Bearer secret"})
