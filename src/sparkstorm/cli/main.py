@@ -7,12 +7,16 @@ import logging
 import sys
 
 from sparkstorm.cli import (
+    cluster_usage,
     daemons,
     dev_zookeeper,
     monitor,
     quickstart,
+    remove_logs,
     run,
+    stats,
     submit,
+    tail,
     topology_actions,
     visualize,
 )
@@ -30,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     quickstart.register(commands)
     topology_actions.register(commands)
     monitor.register(commands)
+    stats.register(commands)
+    tail.register(commands)
+    remove_logs.register(commands)
+    cluster_usage.register(commands)
     visualize.register(commands)
     daemons.register(commands)
     dev_zookeeper.register(commands)

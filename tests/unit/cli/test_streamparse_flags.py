@@ -67,7 +67,7 @@ def test_kill_takes_a_positional_name_n_or_the_project_s_only_topology(
 def test_without_a_project_a_name_is_required(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    for command in ("kill",):
+    for command in ("kill", "tail", "remove_logs"):
         with pytest.raises(CliError) as missing:
             topology_name(build_parser().parse_args([command]), None, command)
         assert missing.value.code == "TOPOLOGY_NAME_REQUIRED"
@@ -75,8 +75,9 @@ def test_without_a_project_a_name_is_required(tmp_path: Path,
 
 
 @pytest.mark.parametrize("command", [["list"], ["kill", "x"], ["activate", "x"],
-                                     ["deactivate", "x"], ["monitor", "x"],
-                                     ["rebalance", "x", "--environment"]])
+                                     ["deactivate", "x"], ["monitor", "x"], ["stats"],
+                                     ["tail"], ["remove_logs"], ["slot_usage"],
+                                     ["worker_uptime"], ["rebalance", "x", "--environment"]])
 def test_every_cluster_command_finds_nimbus_in_config_json_with_e(
         project: Path, command: list[str]) -> None:
     _envs(project, prod={"nimbus": "nimbus.example.com:7000"}, beta={"nimbus": "beta"})
@@ -115,7 +116,8 @@ def test_nimbus_precedence_and_refusals(project: Path, tmp_path: Path,
     assert outside.value.code == "ENVIRONMENT_WITHOUT_PROJECT"
 
 
-@pytest.mark.parametrize("command", [["list"], ["kill"]])
+@pytest.mark.parametrize("command", [["list"], ["kill"], ["stats"], ["slot_usage"],
+                                     ["worker_uptime"], ["tail"]])
 def test_an_unreachable_nimbus_names_the_environment_and_key(
         project: Path, command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     port = _free_port()
