@@ -1,6 +1,7 @@
 """Spark's Python workers freeze their heap once they run a stage (``engine.worker_heap``).
 
-Real local Spark: the function runs in PySpark's own (daemon-forked, reused) workers.
+Real local Spark: the function runs in PySpark's own (daemon-forked, reused) workers. That
+the driver process is not frozen is a unit test (``tests/unit/engine/test_worker_heap.py``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,3 @@ def test_a_worker_that_imported_the_stages_has_frozen_its_heap(spark: Any) -> No
     states = spark.sparkContext.parallelize(range(4), 4).mapPartitions(_worker_state).collect()
     assert states == [(True, True)] * 4
 
-
-def test_the_driver_process_is_not_frozen() -> None:
-    import gc
-
-    import sparkstorm.engine.stage  # noqa: F401
-    from sparkstorm.engine.worker_heap import freeze_spark_worker_heap, in_spark_worker
-
-    assert not in_spark_worker()
-    assert freeze_spark_worker_heap() is False
-    assert gc.get_freeze_count() == 0

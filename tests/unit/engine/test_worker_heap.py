@@ -28,3 +28,13 @@ def test_spark_workers_are_told_by_their_main_module(
 
 def test_pytest_is_not_frozen() -> None:
     assert freeze_spark_worker_heap() is False
+
+
+def test_the_driver_process_is_not_frozen_by_importing_the_stages() -> None:
+    import gc
+
+    import sparkstorm.engine.stage  # noqa: F401 - what every stage function imports
+
+    assert not in_spark_worker()
+    assert freeze_spark_worker_heap() is False
+    assert gc.get_freeze_count() == 0
