@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SECONDS ?= 30
 TEST_MARKERS ?= not slow
 
-.PHONY: help demo test test-all install lint bench bench-chaos bench-pypy clean services
+.PHONY: help demo test test-all install lint docs bench bench-chaos bench-pypy clean services
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -34,8 +34,11 @@ test-all: $(STAMP) services  ## run every test, the slow chaos suite (tests/chao
 	$(PY) -m pytest -q
 
 lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
+
+docs: $(STAMP)  ## regenerate docs/configuration.md (a unit test checks it is current)
+	$(PY) scripts/config_reference.py
 
 bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -416,7 +416,7 @@ KEYS: dict[str, ConfigKey] = _declare(
         None,
         "stream a windowed bolt emits late tuples on (unset: they are logged and acked)",
     ),
-    # --- topology: checkpoints and state (issue 11) --------------------------------------------
+    # --- topology: checkpoints and state ---------------------------------------------------------
     _K(
         "topology.checkpoint.windows",
         int,
