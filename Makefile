@@ -37,8 +37,9 @@ lint: $(STAMP)  ## ruff, then mypy strict (pyproject's [tool.mypy])
 	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 
-docs: $(STAMP)  ## regenerate docs/configuration.md (a unit test checks it is current)
+docs: $(STAMP)  ## regenerate docs/configuration.md and docs/errors.md (a unit test checks they are current)
 	$(PY) scripts/config_reference.py
+	$(PY) scripts/error_reference.py
 
 bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)
 	$(PY) -m pip install --quiet -e '.[bench]'
