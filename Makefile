@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SECONDS ?= 30
 TEST_MARKERS ?= not slow
 
-.PHONY: help demo test test-all install lint docs bench bench-chaos bench-pypy clean services
+.PHONY: help demo test test-unit test-all install lint docs bench bench-chaos bench-pypy clean services
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -29,6 +29,13 @@ services:  ## install the services the tests run for real (Debian's zookeeper, r
 
 test: $(STAMP) services  ## run the test suite but the slow tests (exit code 5, no tests collected, counts as failure)
 	$(PY) -m pytest -q -m "$(TEST_MARKERS)" --durations=25
+
+# the tests that need no service, no Spark and no browser: tests/unit, the benchmarks' own
+# tests and the doctests of src/ (a Spark test outside tests/integration/ carries @pytest.mark.spark)
+UNIT_PATHS ?= tests/unit tests/benchmarks src/sparkstorm
+
+test-unit: $(STAMP)  ## the unit tests only: no services, no Spark, no browser (a few minutes at most)
+	$(PY) -m pytest -q -m "not spark and not browser and not slow" --durations=10 $(UNIT_PATHS)
 
 test-all: $(STAMP) services  ## run every test, the slow chaos suite (tests/chaos/) included
 	$(PY) -m pytest -q
