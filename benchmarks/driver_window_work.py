@@ -3,13 +3,13 @@
 Runs the word count (``--spouts`` spout executors sharing the sentences, as
 ``wordcount.py --spouts``) with timers around the driver's per-window steps:
 
-- ``start``: ``TopologyDriver._start_window`` (the spouts' payloads, the window's RDD built
+- ``start``: ``TopologyDriver.start_window`` (the spouts' payloads, the window's RDD built
   over py4j, the job submitted): on the window's critical path, the next window's job
   cannot run before it;
 - ``absorb``: ``TopologyDriver._absorb`` (the acker's ledger, statistics): with overlapping
   windows it runs while the next window's job runs, so it delays a window only when it
   outlasts that job's first stage;
-- ``job ids``: ``statusTracker().getJobIdsForGroup`` (py4j), in ``_end_window``.
+- ``job ids``: ``statusTracker().getJobIdsForGroup`` (py4j), in ``end_window``.
 
 Prints each step's mean and p90 per window and its share of the mean window period, in
 the same run, so the shares survive a loaded machine.
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from sparkstorm.engine.driver import TopologyDriver
     from sparkstorm.testing.local_cluster import LocalCluster
 
-    TopologyDriver._start_window = timed("start", TopologyDriver._start_window)  # type: ignore[method-assign]
+    TopologyDriver.start_window = timed("start", TopologyDriver.start_window)  # type: ignore[method-assign]
     TopologyDriver._absorb = timed("absorb", TopologyDriver._absorb)  # type: ignore[method-assign]
     spark = make_spark()
     tracker_class = type(spark.sparkContext.statusTracker())

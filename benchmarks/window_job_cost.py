@@ -4,9 +4,9 @@ Runs the word count (per-tuple API) with its spout throttled to ``--rate`` sente
 that the windows carry little and their jobs are mostly the fixed cost, and times, per
 steady window (after ``--skip`` windows):
 
-- **driver before submit**: ``_start_window`` (the spouts' payloads, the window's RDD built
+- **driver before submit**: ``start_window`` (the spouts' payloads, the window's RDD built
   over py4j, the job handed to the job thread), and within it the RDD build alone;
-- **submit to Spark job**: from ``_start_window``'s start to the JVM's job submission time
+- **submit to Spark job**: from ``start_window``'s start to the JVM's job submission time
   (the job thread's ``collect()``: pickling the closures, py4j, the DAG scheduler);
 - per **stage** (from Spark's status store): submission to first task launch, the tasks'
   scheduler delay, deserialisation and run time, and the gap from one stage's end to the
@@ -118,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, then
 
     from _wordcount_topology import TOPOLOGY
 
-    from sparkstorm.engine import driver as driver_module
+    from sparkstorm.engine.driver import loop as driver_module
     from sparkstorm.engine.driver import TopologyDriver
     from sparkstorm.testing.local_cluster import LocalCluster
 
-    TopologyDriver._start_window = timed("start", TopologyDriver._start_window, _window_of)  # type: ignore[method-assign]
+    TopologyDriver.start_window = timed("start", TopologyDriver.start_window, _window_of)  # type: ignore[method-assign]
     placement_rdd = driver_module.Placement.window_rdd
     def rdd_window(args_: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
         return int(args_[4])
@@ -185,7 +185,7 @@ def report(windows: list[dict[str, Any]],  # noqa: PLR0912 - a row per part, whe
         job = jobs[-1]
         began = TIMES["start.at"][w]
         rows["job (driver record)"].append(record["seconds"])
-        rows["driver: _start_window"].append(TIMES["start"][w])
+        rows["driver: start_window"].append(TIMES["start"][w])
         rows["  of which: RDD build"].append(TIMES["rdd"].get(w, 0.0))
         if job["submitted"]:
             rows["start -> JVM job submitted"].append(job["submitted"] - began)

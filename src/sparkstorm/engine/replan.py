@@ -13,7 +13,7 @@ new ranges *arrive* (started fresh, as restarted executors that join windows mid
 the task instances of a regrouped component start afresh, as they do in Storm when a
 rebalance moves them. Trees in flight in a leaving executor time out and replay.
 
-Protocol (one between-windows step, driven by the driver's window loop, ``engine.driver``):
+Protocol (one between-windows step, driven by the driver's window loop, ``engine.driver.replans``):
 
 1. the window in flight ends (nothing is in flight while the plan changes);
 2. the pool writes the new spec to its plan file (a restarted executor reads the new plan),
@@ -29,7 +29,7 @@ executor in its slot, and places the arriving ones on those workers
 each worker's executors. The driver drives the step, through the heartbeats it already
 exchanges with Nimbus:
 
-1. the driver's worker takes the counts with its executor list (:meth:`Replanning.replan`);
+1. the driver's worker takes the counts with its executor list (``TopologyDriver.replan``);
    its window loop ends the window in flight and replans its own executors as above; the
    other workers' endpoints are forgotten (their gids changed, and their staying executors
    have not taken the new plan yet);
@@ -72,31 +72,21 @@ Example: ``split`` from two executors to one; ``sentences`` and ``count`` stay:
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from sparkstorm.engine.collector import WindowOutput
 from sparkstorm.engine.executor import ExecutorHost
 from sparkstorm.engine.executor_checkpoint import part_name
 from sparkstorm.engine.plan import ExecutionPlan, plan_tag
-from sparkstorm.engine.pool import ExecutorPool
 from sparkstorm.engine.routing import build_routes
-from sparkstorm.engine.topology_stats import ExecutorRange
 from sparkstorm.errors import EngineError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import executor_count_problem
 
-if TYPE_CHECKING:
-    from sparkstorm.engine.driver import TopologyDriver
-
 logger = logging.getLogger(__name__)
 
-MISSING_WARN_SECONDS = 30.0
-"""How often the driver says it still waits for other workers to follow a replan."""
-HEARTBEAT_NOW_SECONDS = 0.25
-"""While it waits for them, how often the driver's worker heartbeats (not once a period)."""
 
 
 @dataclass(frozen=True)
@@ -297,153 +287,6 @@ class PartLayouts:
         return filed
 
 
-class Replanning:
-    """The driver's side of ``rebalance -e`` (mixed into ``engine.driver.TopologyDriver``)."""
-
-    name: str
-    plan: ExecutionPlan
-    pool: ExecutorPool
-    _replan_wanted: dict[str, int] | None
-    _replan_executors: list[Any] | None = None
-    """The executor ids this driver's worker hosts under the wanted counts (None: all)."""
-    heartbeat_now: Callable[[], object] | None = None
-    """Sends the worker's next heartbeat now (set by the cluster worker): the other workers
-    learn the new plan, and the driver their endpoints, a heartbeat period sooner."""
-
-    if TYPE_CHECKING:  # the driver's own (engine.window_overlap), for the type checker only
-        def _finish_in_flight(self) -> None: ...
-
-    def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:
-        """Take new executor counts in place from the next window on (``rebalance -e``).
-
-        Checked now; the window loop applies them between windows (``engine.replan``): the
-        executors of unchanged components keep their processes, the rebalanced components'
-        tasks are regrouped into the new count of executors.
-
-        Args:
-            counts: component id -> executors, for the components that change.
-            executors: the executor ids (``[first, last]`` task) the new assignment gives
-                this driver's worker, when other workers run some executors (they follow
-                the driver's plan: module docstring); None: this process runs them all.
-
-        Raises:
-            EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or
-                ``PARALLELISM_ABOVE_TASKS``; ``REBALANCE_NOT_IN_PLACE`` when other workers
-                run some executors and ``executors`` does not say which ones this process
-                runs under the new counts. Nothing changes then.
-        """
-        checked = check_counts(self.plan, counts, self.name)
-        if executors is None and len(self.pool.sockets) != len(self.plan.executors):
-            msg = (f"topology {self.name} runs executors in other workers, and the new "
-                   f"counts {checked} came without the executors this worker hosts under "
-                   "them; rebalance it through Nimbus (sparkstorm rebalance NAME -e "
-                   "component=N), whose assignment says where every executor runs")
-            raise EngineError(msg, code="REBALANCE_NOT_IN_PLACE")
-        self._replan_wanted = {**(self._replan_wanted or {}), **checked}
-        self._replan_executors = executors
-
-    def _follow_replan(self) -> None:
-        """Apply wanted executor counts: end the window in flight, regroup, await endpoints.
-
-        With other workers, the next window waits until each has replanned its executors
-        and reported their endpoints under the new plan (module docstring); it stops
-        waiting for newer counts (replanned again at once) or a stop.
-        """
-        wanted, self._replan_wanted = self._replan_wanted, None
-        if wanted is None:
-            return
-        driver = cast("TopologyDriver", self)
-        self._finish_in_flight()
-        if replan_driver(driver, wanted, self._replan_executors) is None:
-            return
-        began = warned = time.monotonic()
-        while (self.pool.missing() and self._replan_wanted is None
-               and not driver.stop_requested.wait(HEARTBEAT_NOW_SECONDS)):
-            if self.heartbeat_now is not None:
-                self.heartbeat_now()
-            if time.monotonic() - warned > MISSING_WARN_SECONDS:
-                warned = time.monotonic()
-                logger.warning("topology %s: executors %s of the new plan (%s) have not "
-                               "reported where they answer for %.0f s; see their workers' "
-                               "logs", self.name, self.pool.missing(), self.pool.plan_tag,
-                               warned - began)
-        if not self.pool.missing():
-            logger.info("topology %s: every worker runs the new plan (%s) %.2f s after the "
-                        "switch", self.name, self.pool.plan_tag, time.monotonic() - began)
-
-    @property
-    def replan_pending(self) -> bool:
-        """Whether new executor counts wait for the window loop."""
-        return self._replan_wanted is not None
-
-    @property
-    def replans(self) -> int:
-        """New executor counts taken in place so far."""
-        return self.pool.replans
-
-
-def replan_driver(driver: TopologyDriver, counts: Mapping[str, int],
-                  executors: list[Any] | None = None) -> Regrouping | None:
-    """Switch a running driver to new executor counts, between windows.
-
-    Called by the window loop with no window in flight. The pool regroups the executors
-    (:meth:`~sparkstorm.engine.pool.ExecutorPool.replan`); the driver's stages, tick
-    schedule, window sizer, statistics and cycle deliveries follow the new gids. With
-    checkpoints on, the topology then rolls back to its committed checkpoint under the
-    new layout (the regrouped tasks restore from the parts that held them), so stateful
-    tasks stay consistent; without, the staying executors go on and the trees held by the
-    leaving ones time out and replay.
-
-    Args:
-        driver: the driver, its window loop between windows.
-        counts: component id -> executors.
-        executors: the executor ids the driver's process hosts under the new counts
-            (:meth:`Replanning.replan`); None: all of them.
-
-    Returns:
-        How the executors were regrouped; None when the counts change nothing, or the
-        executor ids are not those of the new counts (logged; the worker passes the next
-        heartbeat's).
-    """
-    old = driver.plan
-    merged = {**executor_counts(old), **counts}
-    if merged == executor_counts(old):
-        return None
-    began = time.monotonic()
-    new = ExecutionPlan(with_counts(old.spec, merged), driver.conf)
-    hosted = hosted_gids(new, executors) if executors is not None else None
-    if executors is not None and hosted is None:
-        logger.warning("topology %s: the assignment's executors %s are not those of the new "
-                       "counts %s yet; waiting for the next heartbeat", driver.name,
-                       executors, merged)
-        return None
-    regrouping = regroup(old, new)
-    driver.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving,
-                       hosted=hosted)
-    # the trees of regrouped spout tasks: their new instances know nothing of them
-    driver.acker.forget_spout_tasks({t for g in regrouping.leaving for t in old.executors[g].tasks
-                                     if old.components[old.executors[g].component].kind
-                                     == "spout"})
-    driver.plan = new
-    driver.ticks.plan = new
-    driver.window_size = driver._window_sizer()
-    driver.window_seconds = driver.window_size.period_seconds
-    driver.stats.executor_ranges = _ranges(new)
-    driver._deliveries = {regrouping.staying[g]: blobs
-                          for g, blobs in driver._deliveries.items() if g in regrouping.staying}
-    if driver.checkpoints is not None:
-        driver.checkpoints.replace_parts([part_name(e.gid) for e in new.executors])
-        driver._needs_rollback = True
-    driver._stages = driver._stage_infos()
-    driver._stages_version = driver._endpoints_state()
-    driver.overlapping = driver._may_overlap()
-    logger.warning("topology %s: executors per component now %s (in place: %d stay, %d left, "
-                   "%d started, in %.2f s)", driver.name, executor_counts(new),
-                   len(regrouping.staying), len(regrouping.leaving), len(regrouping.arriving),
-                   time.monotonic() - began)
-    return regrouping
-
-
 def follow_driver_plan(runner: Any, counts: Mapping[str, Any], executors: Any) -> bool:
     """Replan a worker's hosted executors to the plan its driver runs now (step 2 above).
 
@@ -477,8 +320,3 @@ def follow_driver_plan(runner: Any, counts: Mapping[str, Any], executors: Any) -
     logger.warning("topology %s: this worker follows its driver to %s: it runs executors "
                    "%s", runner.name, plan_tag(new), sorted(hosted))
     return True
-
-
-def _ranges(plan: ExecutionPlan) -> dict[int, ExecutorRange]:
-    return {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
-            for e in plan.executors}

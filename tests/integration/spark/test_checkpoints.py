@@ -22,6 +22,7 @@ from sparkstorm import Grouping, Topology
 from sparkstorm.checkpoint import CheckpointError
 from sparkstorm.checkpoint.snapshot import read_snapshot
 from sparkstorm.engine.driver import TopologyDriver
+from sparkstorm.engine.driver.checkpoints import WindowCheckpoints
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, part_name
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
@@ -58,8 +59,8 @@ def _committed(runner: TopologyDriver) -> tuple[int | None, set[int], dict[str, 
 
 
 def _read_committed(runner: TopologyDriver) -> tuple[int | None, set[int], dict[str, int]]:
-    assert runner.checkpoints is not None
-    store = runner.checkpoints.store
+    assert isinstance(runner.checkpointing, WindowCheckpoints)
+    store = runner.checkpointing.store
     window = store.latest_committed()
     acked: set[int] = set()
     counts: dict[str, int] = {}
@@ -183,7 +184,8 @@ def test_an_unpicklable_attribute_is_a_clear_error_at_the_first_checkpoint(
                      message="the sink's checkpoint error")["error"]
     assert "CHECKPOINT_UNPICKLABLE" in error and "'record'" in error, error
     assert "sink" in error and "Recorder" in error, error
-    assert runner.checkpoints is not None and runner.checkpoints.store.latest_committed() is None
+    assert isinstance(runner.checkpointing, WindowCheckpoints)
+    assert runner.checkpointing.store.latest_committed() is None
 
 
 def _spark_python_workers() -> list[psutil.Process]:
@@ -262,7 +264,7 @@ def test_windowed_bolt_contents_survive_a_rollback(cluster: LocalCluster,
 
     def windows() -> list[list[int]] | None:
         try:
-            store = runner.checkpoints.store  # type: ignore[union-attr]
+            store = runner.checkpointing.store  # type: ignore[attr-defined]
             window = store.latest_committed()
             if window is None:
                 return None

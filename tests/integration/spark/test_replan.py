@@ -23,6 +23,7 @@ from sparkstorm import Topology
 from sparkstorm.checkpoint import CheckpointError
 from sparkstorm.checkpoint.snapshot import read_snapshot
 from sparkstorm.engine.driver import TopologyDriver
+from sparkstorm.engine.driver.checkpoints import WindowCheckpoints
 from sparkstorm.engine.executor_checkpoint import ExecutorPart, part_name
 from sparkstorm.engine.replan import executor_counts
 from sparkstorm.errors import EngineError
@@ -130,7 +131,7 @@ def test_a_bad_rebalance_is_refused_and_changes_nothing(cluster: LocalCluster,
         with pytest.raises(EngineError) as excinfo:
             cluster.rebalance("refused", counts)
         assert excinfo.value.code == code
-    assert runner._replan_wanted is None
+    assert runner.replan_requests.wanted is None
     assert executor_counts(runner.plan) == {"numbers": 1, "relay": 2, "sink": 2}
 
 
@@ -140,8 +141,8 @@ def _complete(runner: TopologyDriver) -> tuple[set[int], dict[str, int]] | None:
     Its parts are read as the driver's rollback reads them: the ones that held each
     executor's tasks when it was taken (a replan regroups them).
     """
-    assert runner.checkpoints is not None
-    store = runner.checkpoints.store
+    assert isinstance(runner.checkpointing, WindowCheckpoints)
+    store = runner.checkpointing.store
     try:
         window = store.latest_committed()
         if window is None:
@@ -149,7 +150,7 @@ def _complete(runner: TopologyDriver) -> tuple[set[int], dict[str, int]] | None:
         acked: set[int] = set()
         counts: dict[str, int] = {}
         for executor in runner.plan.executors:
-            names = (runner.part_layouts.parts_for(window, executor.tasks)
+            names = (runner.checkpointing.part_layouts.parts_for(window, executor.tasks)
                      or [part_name(executor.gid)])
             for name in names:
                 part = ExecutorPart.decode(store.read_part(window, name))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from sparkstorm.engine.driver import window_counters
 from sparkstorm.engine.failures import FAIL_ERROR, FAIL_TIMEOUT, REASON_LIMIT, Failure
 from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.engine.stats import ComponentCounters
+from sparkstorm.engine.window_counts import window_counters
 from sparkstorm.engine.wire import pack, unpack
 from tests.unit.engine.helpers import pipeline
 

@@ -189,13 +189,13 @@ def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_c
         assert not driver.replan_pending
         spout = driver.plan.executors[0]
         driver.replan({"relay": 1}, [[min(spout.tasks), max(spout.tasks)]])  # Nimbus's list
-        assert driver.replan_pending and driver._replan_executors is not None
+        assert driver.replan_pending and driver.replan_requests.executors is not None
         everything = TopologyDriver("chain", Chain.topology_spec, dict(CONF))
         try:
             everything.replan({"relay": 1})
             everything.replan({"sink": 4})
             assert everything.replan_pending
-            assert everything._replan_wanted == {"relay": 1, "sink": 4}, "taken together"
+            assert everything.replan_requests.wanted == {"relay": 1, "sink": 4}, "taken together"
         finally:
             everything._job_threads.shutdown()
             shutil.rmtree(everything.workdir, ignore_errors=True)

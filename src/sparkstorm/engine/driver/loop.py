@@ -9,27 +9,29 @@ and feeds window ``w+1``; the verdicts are also sent to the spout executors as s
 result is absorbed (``engine.verdict_push``), so a spout hears them before window ``w+1``'s
 spout stage when it can. The driver also hosts the acker and the executor pool.
 
-With ``topology.window.overlap`` (the default), window ``w+1``'s job starts once window
-``w``'s spout stage is done and the minimum window length has passed, so two windows run at
-once (``engine.window_overlap``); results are still absorbed in window order, so verdicts
-and cycle deliveries reach a window one later than without, and every executor serves its
-windows in order (``engine.window_turns``).
+The loop owns its state and composes three parts, each chosen once:
 
-With ``topology.checkpoint.windows`` set, the driver takes checkpoints at window
-boundaries and rolls the whole topology back to the last committed one when an executor
-restarts, is lost or a window's job fails for good (``engine.driver_checkpoints``); without,
-a failure fails the trees it touched and the spouts replay them (at least once).
+- when windows start (:mod:`~sparkstorm.engine.driver.scheduling`): one after another, or,
+  with ``topology.window.overlap`` (the default), window ``w+1``'s job once window ``w``'s
+  spout stage is done, results still absorbed in window order;
+- checkpoints (:mod:`~sparkstorm.engine.driver.checkpoints`): with
+  ``topology.checkpoint.windows`` set, taken at window boundaries, and the whole topology
+  rolled back to the last committed one when an executor restarts, is lost or a window's
+  job fails for good; without (a null object), a failure fails the trees it touched and the
+  spouts replay them (at least once);
+- ``rebalance -e`` in place (:mod:`~sparkstorm.engine.driver.replans`): new executor counts
+  taken between windows, as a switch the loop applies.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -37,7 +39,15 @@ from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.driver_checkpoints import DriverCheckpoints
+from sparkstorm.engine.checkpointing import EngineState
+from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
+from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
+from sparkstorm.engine.driver.scheduling import (
+    SequentialWindows,
+    WindowScheduler,
+    choose_scheduler,
+    skip_failed,
+)
 from sparkstorm.engine.endpoint import Endpoint
 from sparkstorm.engine.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.locality import CallLocality
@@ -45,7 +55,7 @@ from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.placement import Placement
 from sparkstorm.engine.plan import ExecutionPlan
 from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.replan import PartLayouts, Replanning
+from sparkstorm.engine.replan import executor_counts
 from sparkstorm.engine.rollback_calls import await_window
 from sparkstorm.engine.session import cache_jvm_lookups, get_spark
 from sparkstorm.engine.stacks import executor_stacks, own_stacks
@@ -62,7 +72,6 @@ from sparkstorm.engine.window_job import (
     spout_stage_counter,
     submit_window_job,
 )
-from sparkstorm.engine.window_overlap import OverlappingWindows
 from sparkstorm.engine.window_size import WindowSizer
 from sparkstorm.engine.workdirs import new_workdir
 from sparkstorm.errors import EngineError, shorten_error
@@ -73,9 +82,13 @@ logger = logging.getLogger(__name__)
 
 MOVED_WARN_SECONDS = 30.0
 """How often the driver says it still waits for moved executors' new endpoints."""
+MISSING_WARN_SECONDS = 30.0
+"""How often the driver says it still waits for other workers to follow a replan."""
+HEARTBEAT_NOW_SECONDS = 0.25
+"""While it waits for them, how often the driver's worker heartbeats (not once a period)."""
 
 
-class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
+class TopologyDriver:
     """Runs one topology: executor processes, the window loop and its statistics.
 
     Args:
@@ -102,10 +115,13 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         self.workdir = new_workdir()
         self._one_off = topology_id is None
         self.checkpoint_id = topology_id or f"{name}-{time.time_ns()}"
-        self.checkpoints = self._coordinator()
-        self.pool = ExecutorPool(self.plan, name, self.workdir,
-                                 self.checkpoint_id if self.checkpoints else None,
-                                 hosted=hosted, token=token)
+
+        def pool_of(checkpoint_id: str | None) -> ExecutorPool:
+            self.pool = ExecutorPool(self.plan, name, self.workdir, checkpoint_id,
+                                     hosted=hosted, token=token)
+            return self.pool
+        self.checkpointing: Checkpointing = WindowCheckpoints.from_conf(
+            conf, self.plan, self.checkpoint_id, pool_of, name)
         self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            conf_float(conf, "topology.message.timeout.secs"))
@@ -128,11 +144,8 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         self._thread: threading.Thread | None = None
         # two: with overlap, a window's job and the next one's run at once
         self._job_threads = ThreadPoolExecutor(2, thread_name_prefix=f"window-{name}")
-        self._in_flight_job: WindowJob | None = None
-        self.overlapping = False
-        """Whether windows overlap (decided at :meth:`start`: ``_may_overlap``)."""
-        self.overlapped_windows = 0
-        """Windows whose job started while the previous window's job still ran."""
+        self.scheduler: WindowScheduler = SequentialWindows()
+        """When windows start (chosen at :meth:`start`, again after a replan)."""
         self._spark: Any = None
         self._owns_spark = False
         self.lookup: EndpointLookup | None = None
@@ -142,18 +155,15 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         self._stages_version = self._endpoints_state()
         self.placement = Placement(str(conf.get("spark.master") or "local"))
         """Where each window's Spark tasks should run (set again from the session at start)."""
-        # a driver restarted on a cluster resumes from its topology's committed checkpoint
-        self._needs_rollback = (self.checkpoints is not None
-                                and self.checkpoints.store.latest_committed() is not None)
-        self._seen_restarts = 0
         self._rehost_wanted: set[int] | None = None
         """Executors a rebalance wants this process to run (:meth:`rehost`)."""
         self._rehost_cancelled: set[int] | None = None
         """The rehost whose windows in flight were cancelled already."""
-        # new executor counts the window loop takes before its next window (replan), and
-        # which executor held each task at each checkpoint taken (engine.replan)
-        self._replan_wanted: dict[str, int] | None = None
-        self.part_layouts = PartLayouts()
+        self.replan_requests = Replans()
+        """New executor counts the window loop takes before its next window."""
+        self.heartbeat_now: Callable[[], object] | None = None
+        """Sends the worker's next heartbeat now (set by the cluster worker): the other
+        workers learn a new plan, and the driver their endpoints, a heartbeat period sooner."""
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
         self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -165,7 +175,35 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
     def pushes_verdicts(self) -> bool:
         """Whether spouts hear a window's verdicts right after it (``engine.verdict_push``)."""
         return (conf_bool(self.conf, "topology.window.verdicts.push")
-                and self.checkpoints is None)
+                and not self.checkpointing.enabled)
+
+    @property
+    def overlapping(self) -> bool:
+        """Whether windows overlap (``topology.window.overlap``, decided at start)."""
+        return self.scheduler.overlapping
+
+    @property
+    def overlapped_windows(self) -> int:
+        """Windows whose job started while the previous window's job still ran."""
+        return self.scheduler.overlapped_windows
+
+    @property
+    def period_seconds(self) -> float:
+        """The minimum length of the next window (the window sizer's)."""
+        return self.window_size.period_seconds
+
+    def overlap_wait(self, elapsed: float) -> float:
+        """How long to wait for a job ``elapsed`` seconds old (``WindowSizer``)."""
+        return self.window_size.overlap_wait(elapsed)
+
+    def _choose_scheduler(self) -> None:
+        """Overlapping windows where they can overlap (``scheduling.choose_scheduler``)."""
+        slots = int(self._spark.sparkContext.defaultParallelism)
+        finishing = self.scheduler
+        self.scheduler = choose_scheduler(self.conf, self.checkpointing.enabled, slots,
+                                          self._stages, self.name)
+        self.scheduler.overlapped_windows += finishing.overlapped_windows
+        self.window_size.overlapping = self.scheduler.overlapping
 
     def _window_sizer(self) -> WindowSizer:
         spouts = [e.gid for e in self.plan.executors
@@ -273,7 +311,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         except BaseException:
             self._close()  # the pool stopped its executors; the folder and Spark go too
             raise
-        self.overlapping = self.window_size.overlapping = self._may_overlap()
+        self._choose_scheduler()
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
@@ -321,7 +359,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         wanted, self._rehost_wanted = self._rehost_wanted, None
         if wanted is None or wanted == set(self.pool.sockets):
             return
-        self._finish_in_flight()
+        self.scheduler.finish_in_flight(self)
         self.pool.rehost(wanted)
         waited, warned = time.monotonic(), 0.0
         while self.pool.missing() and not self.stop_requested.wait(0.1):
@@ -353,21 +391,15 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
     def _loop(self) -> None:
         try:
             while not self.stop_requested.is_set():
-                if self._rollback_due() and not self._roll_back():
+                if self.checkpointing.rollback_due() and not self._roll_back():
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
                 self._follow_rehost()
                 self._follow_replan()
-                if self._rollback_due():  # a replan with checkpoints rolls back
+                if self.checkpointing.rollback_due():  # a replan with checkpoints rolls back
                     continue
-                if self.overlapping:
-                    self._run_overlapped()
-                    continue
-                started = time.monotonic()
-                self.run_window()
-                self.stop_requested.wait(self.window_size.period_seconds
-                                         - (time.monotonic() - started))
-            self._finish_in_flight()
+                self.scheduler.step(self)
+            self.scheduler.finish_in_flight(self)
             self._drain()
         except BaseException as exc:
             self.failure = exc
@@ -405,9 +437,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         if self._owns_spark and self._spark is not None:
             self._spark.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
-        if self.checkpoints is not None and self._one_off:  # nobody resumes a one-off run
-            with contextlib.suppress(OSError):
-                self.checkpoints.store.fs.rm(self.checkpoints.store.base, recursive=True)
+        self.checkpointing.close(self._one_off)
         self.stopped.set()
 
     def stop(self, timeout: float | None = None) -> None:
@@ -423,9 +453,9 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
     # -- one window -------------------------------------------------------------------
     def run_window(self) -> None:
         """Run window ``self.window`` as one Spark job and absorb its result."""
-        self._end_window(self._start_window())
+        self.end_window(self.start_window())
 
-    def _start_window(self, overlapped: bool = False) -> WindowJob:
+    def start_window(self, overlapped: bool = False) -> WindowJob:
         """Submit window ``self.window``'s Spark job; it runs in one of the job threads.
 
         Args:
@@ -439,7 +469,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         if self._stages_version != self._endpoints_state():  # an executor moved
             self._stages_version = self._endpoints_state()
             self._stages = self._stage_infos()
-        flags = self._window_flags(window)
+        flags = self.checkpointing.flags(window)
         if overlapped:
             flags = replace(flags, after=window - 1)
         first = self._stages[0]
@@ -452,23 +482,24 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
                          len(first.gids), future, first_stage)
 
-    def _end_window(self, job: WindowJob) -> None:
+    def end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""
         window = job.window
         try:
             results, finished = self._job_result(job)
         except Exception as exc:  # noqa: BLE001 - a failed job fails its trees, we go on
             self._job_failed(window, exc)
-            if self._waited_for(window):
-                self._skip_failed(window)
+            if self.scheduler.waited_for(window):
+                skip_failed(self.pool, window, self.name)
             results, finished = [], time.time()
         # the window's Spark job(s), so that the UI links each chart point to its job
         sc = self._spark.sparkContext
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
         self._absorb(window, job.started, results, jobs, finished)
         # not when an executor restarted meanwhile: it answered this window from scratch
-        if job.flags.checkpoint and results and not self._rollback_due():
-            self._take_checkpoint(window)
+        if job.flags.checkpoint and results and not self.checkpointing.rollback_due():
+            self.checkpointing.take(window, EngineState.of(self.acker, self._verdicts,
+                                                           self._deliveries), self.plan)
         if self.pushes_verdicts:  # now, not with the next window (engine.verdict_push)
             verdicts = self._verdicts
             self._pushed = bool(verdicts.ack or verdicts.fail)
@@ -486,11 +517,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
             logger.warning("topology %s: an executor's state is gone; cancelling window %d "
                            "to roll back", self.name, job.window)
             self._spark.sparkContext.cancelJobGroup(job.group)
-        return await_window(job.future, self._window_doomed, cancel)
-
-    def _window_doomed(self) -> bool:
-        """Whether the window in flight should be cancelled (see :meth:`_job_result`)."""
-        return self.checkpoints is not None and self._rollback_due()
+        return await_window(job.future, self.checkpointing.rollback_due, cancel)
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
@@ -520,10 +547,9 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1
-        if self.checkpoints is not None:
+        if self.checkpointing.request_rollback():
             logger.error("topology %s: window %d failed for good; rolling back: %s",
                          self.name, window, exc)
-            self._needs_rollback = True
             return
         logger.error("topology %s: window %d failed for good; failing its open tuple trees: %s",
                      self.name, window, exc)
@@ -548,7 +574,10 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
                 self._deliveries.setdefault(gid, []).append(blob)
         # merged: two windows may end before the next takes them (windows that overlap)
         self._verdicts.merge(self.acker.process_window(metas))
-        self._parts_arrived(metas)
+        committed = self.checkpointing.parts_arrived(metas)
+        if committed is not None:
+            self.stats.committed_window = committed.window
+            self.stats.checkpoint_ms = committed.milliseconds
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
         duration = (finished or time.time()) - started
@@ -564,7 +593,7 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
         """
         info = self.plan.executors[meta.gid]
         self.pool.kill(meta.gid)
-        self._needs_rollback = self.checkpoints is not None
+        self.checkpointing.request_rollback()
         if self.plan.components[info.component].kind == "spout":
             self.acker.forget_spout_tasks(set(info.tasks))
         fate = ("it was killed and is restarted" if meta.gid in self.pool.sockets
@@ -590,6 +619,123 @@ class TopologyDriver(OverlappingWindows, DriverCheckpoints, Replanning):
             for task in self.acker.tasks:
                 task.executed = 0
         return counters, executors
+
+
+    # -- checkpoints and rebalances, applied between windows -----------------------------
+    def _roll_back(self) -> bool:
+        """Roll every executor and the engine back to the newest committed checkpoint.
+
+        Returns:
+            False when an executor could not restore (tried again before the next window).
+        """
+        rollback = self.checkpointing.roll_back(self.acker, self.window)
+        if rollback is None:
+            return False
+        self._verdicts, self._deliveries = rollback.verdicts, rollback.deliveries
+        self._fail_all = False
+        self.window = max(self.window, rollback.window)
+        self.stats.committed_window = rollback.target
+        self.stats.rollbacks += 1
+        return True
+
+    def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:
+        """Take new executor counts in place from the next window on (``rebalance -e``).
+
+        Checked now; the window loop applies them between windows (``engine.replan``): the
+        executors of unchanged components keep their processes, the rebalanced components'
+        tasks are regrouped into the new count of executors.
+
+        Args:
+            counts: component id -> executors, for the components that change.
+            executors: the executor ids (``[first, last]`` task) the new assignment gives
+                this driver's worker, when other workers run some executors (they follow
+                the driver's plan); None: this process runs them all.
+
+        Raises:
+            EngineError: see :meth:`~sparkstorm.engine.driver.replans.Replans.ask`.
+        """
+        self.replan_requests.ask(self.plan,
+                                 len(self.pool.sockets) == len(self.plan.executors),
+                                 counts, executors, self.name)
+
+    @property
+    def replan_pending(self) -> bool:
+        """Whether new executor counts wait for the window loop."""
+        return self.replan_requests.pending
+
+    @property
+    def replans(self) -> int:
+        """New executor counts taken in place so far."""
+        return self.pool.replans
+
+    def _follow_replan(self) -> None:
+        """Apply wanted executor counts: end the window in flight, regroup, await endpoints.
+
+        With other workers, the next window waits until each has replanned its executors
+        and reported their endpoints under the new plan (``engine.replan``); it stops
+        waiting for newer counts (replanned again at once) or a stop.
+        """
+        taken = self.replan_requests.take()
+        if taken is None:
+            return
+        self.scheduler.finish_in_flight(self)
+        began = time.monotonic()
+        switch = plan_switch(self.plan, self.conf, taken[0], taken[1], self.name)
+        if switch is None:
+            return
+        self._apply_switch(switch)
+        logger.warning("topology %s: executors per component now %s (in place: %d stay, %d "
+                       "left, %d started, in %.2f s)", self.name, executor_counts(switch.plan),
+                       len(switch.regrouping.staying), len(switch.regrouping.leaving),
+                       len(switch.regrouping.arriving), time.monotonic() - began)
+        self._await_other_workers()
+
+    def _apply_switch(self, switch: PlanSwitch) -> None:
+        """Run ``switch``'s plan: the pool regroups, and what follows the gids follows.
+
+        The driver's stages, tick schedule, window sizer, statistics and cycle deliveries
+        follow the new gids. With checkpoints on, the topology then rolls back to its
+        committed checkpoint under the new layout (the regrouped tasks restore from the
+        parts that held them); without, the staying executors go on and the trees held by
+        the leaving ones time out and replay.
+        """
+        old, new, regrouping = self.plan, switch.plan, switch.regrouping
+        self.pool.replan(new, regrouping.staying, regrouping.leaving, regrouping.arriving,
+                         hosted=switch.hosted)
+        # the trees of regrouped spout tasks: their new instances know nothing of them
+        self.acker.forget_spout_tasks({
+            t for g in regrouping.leaving for t in old.executors[g].tasks
+            if old.components[old.executors[g].component].kind == "spout"})
+        self.plan = new
+        self.ticks.plan = new
+        self.window_size = self._window_sizer()
+        self.window_seconds = self.window_size.period_seconds
+        self.stats.executor_ranges = {e.gid: ExecutorRange(e.component, min(e.tasks),
+                                                           max(e.tasks))
+                                      for e in new.executors}
+        self._deliveries = {regrouping.staying[g]: blobs for g, blobs
+                            in self._deliveries.items() if g in regrouping.staying}
+        self.checkpointing.replanned(new)
+        self._stages = self._stage_infos()
+        self._stages_version = self._endpoints_state()
+        self._choose_scheduler()
+
+    def _await_other_workers(self) -> None:
+        """Wait until every executor of the new plan has reported where it answers."""
+        began = warned = time.monotonic()
+        while (self.pool.missing() and not self.replan_requests.pending
+               and not self.stop_requested.wait(HEARTBEAT_NOW_SECONDS)):
+            if self.heartbeat_now is not None:
+                self.heartbeat_now()
+            if time.monotonic() - warned > MISSING_WARN_SECONDS:
+                warned = time.monotonic()
+                logger.warning("topology %s: executors %s of the new plan (%s) have not "
+                               "reported where they answer for %.0f s; see their workers' "
+                               "logs", self.name, self.pool.missing(), self.pool.plan_tag,
+                               warned - began)
+        if not self.pool.missing():
+            logger.info("topology %s: every worker runs the new plan (%s) %.2f s after the "
+                        "switch", self.name, self.pool.plan_tag, time.monotonic() - began)
 
 
 def _counted(accumulator: Any, function: Any) -> Any:
