@@ -5,7 +5,7 @@ out afterwards for any span (the steady state is only known once the run is over
 
 - ``/proc/<pid>/stat`` (utime + stime, every thread of the process) of every process in
   the benchmark's tree, every ``interval_s``, each process classed by its command line:
-  executors (``sparkstorm.engine.executor_main``), Spark's Python workers
+  executors (``sparkstorm.engine.executor.main``), Spark's Python workers
   (``pyspark.daemon`` / ``pyspark.worker``), the JVM (``java``), the driver (the root pid:
   the benchmark's own process, less its sampler threads: :data:`SAMPLER_THREADS`), the
   profiler (``py-spy``), and anything else.
@@ -79,7 +79,7 @@ def classify_process(pid: int, root_pid: int, cmdline: list[str]) -> str:
     return next((name for mark, name in _COMMAND_MARKS if mark in joined), OTHER)
 
 
-_COMMAND_MARKS = (("sparkstorm.engine.executor_main", EXECUTOR),
+_COMMAND_MARKS = (("sparkstorm.engine.executor.main", EXECUTOR),
                   ("pyspark.daemon", PYSPARK_WORKER), ("pyspark.worker", PYSPARK_WORKER),
                   (PROBE_MARK, SAMPLERS))
 """Substrings of a command line and the class they name (first match wins)."""

@@ -32,7 +32,7 @@ CLASSES = (
     ("org.apache.spark.deploy", "spark master/worker JVM"),
     ("pyspark.daemon", "spark python workers"),
     ("pyspark.worker", "spark python workers"),
-    ("sparkstorm.engine.executor_main", "sparkstorm executors"),
+    ("sparkstorm.engine.executor.main", "sparkstorm executors"),
     ("sparkstorm.testing.spread driver", "driver (python)"),
     ("sparkstorm.testing.spread host", "host process (python)"),
 )

@@ -29,8 +29,8 @@ from typing import Any
 
 from _spark_hosting import SparkHosting
 
-from sparkstorm.engine.placement import live_executor_hosts
-from sparkstorm.engine.session import get_spark
+from sparkstorm.engine.spark.placement import live_executor_hosts
+from sparkstorm.engine.spark.session import get_spark
 from sparkstorm.testing import spread
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def wait_for_spark_hosts(spark: Any, count: int, seconds: float) -> list[str]:
 
 def run(args: argparse.Namespace) -> None:
     """Start the executors the chosen way, then the window loop (see the module docs)."""
-    from sparkstorm.engine.driver import TopologyDriver
+    from sparkstorm.engine.driver.loop import TopologyDriver
 
     spec = spread.load_spec(args.topology)
     conf = spread._conf(args, spec)

@@ -2,7 +2,7 @@
 
 A spout's tuple is emitted into its executor's buffer, handed over at its window's spout
 stage, processed by that window's job, and acked when the driver pushes the acker's verdict
-to its spout once that job has ended (``engine.verdict_push``), or, with the push off, when
+to its spout once that job has ended (``engine.driver.verdict_push``), or, with the push off, when
 a later window's spout stage brings the verdict back. From the window records of a run
 (``started``: the job's submit, ``seconds``: submit to job end, the spout's ``buffered``:
 tuples it handed over), per window ``w`` weighted by the tuples it carried:
@@ -14,7 +14,7 @@ tuples it handed over), per window ``w`` weighted by the tuples it carried:
 - **verdict wait**: from ``w``'s end to the submit of the first window started after it,
   the one whose spout stage carries ``w``'s verdicts (with overlapping windows, the one
   submitted while ``w`` ran does not: it left before ``w``'s verdicts existed); 0 when the
-  driver pushes the verdicts as soon as it absorbs ``w`` (``engine.verdict_push``,
+  driver pushes the verdicts as soon as it absorbs ``w`` (``engine.driver.verdict_push``,
   ``pushed``), which it does when ``w``'s job ends;
 - **rest**: the measured mean complete latency minus these three: the verdict window's
   submit-to-spout-stage delay (pushed: the absorb and the push) and the spout's ack

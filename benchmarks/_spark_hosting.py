@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.wire import recv_frame, send_frame
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.frames import recv_frame, send_frame
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def host_share(topology: str, name: str, conf: dict[str, Any], token: str,
     reference (module-level; ``benchmarks`` is on the Spark executors' ``PYTHONPATH``).
     """
     from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
-    from sparkstorm.engine.plan import ExecutionPlan
+    from sparkstorm.engine.plan.execution import ExecutionPlan
     from sparkstorm.testing.spread import load_spec, share_of
 
     for _ in records:  # drained, or PySpark discards the Python worker after the task
@@ -114,7 +114,7 @@ class SparkHosting:
 
     def start(self, hosts: list[str]) -> None:
         """Submit the hosting job: share ``i`` prefers ``hosts[i]``; return at once."""
-        from sparkstorm.engine.placement import located_rdd
+        from sparkstorm.engine.spark.placement import located_rdd
 
         report_to = self._listener.getsockname()[:2]
         shares = len(hosts)

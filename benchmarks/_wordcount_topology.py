@@ -254,7 +254,7 @@ def shared_spout_topology(spouts: int, batch_api: bool = False,
     ``WordCountBench``'s bolts, or ``WordCountBatchBench``'s with ``batch_api`` (fed by
     ``ColumnarSentenceSpout`` unless ``columnar_spout`` is false). Run with
     ``bench.share``. With two, spout -> split is a same-parallelism shuffle, which the engine
-    chains (``engine.chaining``): split runs in the spouts' Spark tasks.
+    chains (``engine.plan.chaining``): split runs in the spouts' Spark tasks.
     """
     split_bolt, count_bolt = (ArrowSplitBolt, ArrowCountBolt) if batch_api \
         else (SplitBolt, CountBolt)

@@ -28,9 +28,9 @@ if _HERE not in sys.path:
 from _sentences import make_sentences  # noqa: E402
 from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 
-from sparkstorm.engine.executor import make_executor  # noqa: E402
-from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
-from sparkstorm.engine.wire import pack  # noqa: E402
+from sparkstorm.engine.executor.factory import make_executor  # noqa: E402
+from sparkstorm.engine.plan.execution import ExecutionPlan  # noqa: E402
+from sparkstorm.engine.wire.frames import pack  # noqa: E402
 
 
 def executors(topology: Any, wire: bool = True) -> tuple[ExecutionPlan, Any, list[Any]]:

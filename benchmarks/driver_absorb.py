@@ -33,11 +33,11 @@ if _HERE not in sys.path:
 from _wordcount_topology import TOPOLOGY  # noqa: E402
 
 from sparkstorm.config.loader import load_config  # noqa: E402
-from sparkstorm.engine.driver import TopologyDriver  # noqa: E402
-from sparkstorm.engine.messages import WindowMeta  # noqa: E402
-from sparkstorm.engine.stage import DRIVER  # noqa: E402
-from sparkstorm.engine.stats import ComponentCounters  # noqa: E402
-from sparkstorm.engine.wire import pack, unpack  # noqa: E402
+from sparkstorm.engine.driver.loop import TopologyDriver  # noqa: E402
+from sparkstorm.engine.spark.stage import DRIVER  # noqa: E402
+from sparkstorm.engine.wire.frames import pack, unpack  # noqa: E402
+from sparkstorm.engine.wire.messages import WindowMeta  # noqa: E402
+from sparkstorm.engine.wire.stats import ComponentCounters  # noqa: E402
 from sparkstorm.testing.local_cluster import topology_spec_of  # noqa: E402
 
 WORDS_PER_SENTENCE = 8.5

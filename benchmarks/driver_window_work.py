@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-chain", action="store_true")
     args = parser.parse_args(argv)
 
-    from sparkstorm.engine.driver import TopologyDriver
+    from sparkstorm.engine.driver.loop import TopologyDriver
     from sparkstorm.testing.local_cluster import LocalCluster
 
     TopologyDriver.start_window = timed("start", TopologyDriver.start_window)  # type: ignore[method-assign]

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from profile_executor import Pipeline
 
-from sparkstorm.engine.row_wire import unpack_rows as unpack
+from sparkstorm.engine.wire.row_wire import unpack_rows as unpack
 
 SENTENCES_PER_WINDOW = 4000
 """Spout buffer: each of the two split executors gets about half of it."""

@@ -39,13 +39,13 @@ if _HERE not in sys.path:
 from _wordcount_topology import BATCH_TOPOLOGY, COUNT, SPLIT, SPOUT, TOPOLOGY  # noqa: E402
 
 from sparkstorm.config import load_config  # noqa: E402
-from sparkstorm.engine.acking import Acker  # noqa: E402
-from sparkstorm.engine.arrow_batch import decode_blob  # noqa: E402
-from sparkstorm.engine.executor import make_executor  # noqa: E402
-from sparkstorm.engine.messages import SpoutControl, WindowMeta  # noqa: E402
-from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
-from sparkstorm.engine.spout_executor import SpoutExecutor  # noqa: E402
-from sparkstorm.engine.wire import pack, unpack  # noqa: E402
+from sparkstorm.engine.columnar.arrow_batch import decode_blob  # noqa: E402
+from sparkstorm.engine.driver.acker import Acker  # noqa: E402
+from sparkstorm.engine.executor.factory import make_executor  # noqa: E402
+from sparkstorm.engine.executor.spout import SpoutExecutor  # noqa: E402
+from sparkstorm.engine.plan.execution import ExecutionPlan  # noqa: E402
+from sparkstorm.engine.wire.frames import pack, unpack  # noqa: E402
+from sparkstorm.engine.wire.messages import SpoutControl, WindowMeta  # noqa: E402
 
 PHASES = ("spout emit", "spout window", "wire spout->split", "split", "wire split->count",
           "count", "meta", "acker")

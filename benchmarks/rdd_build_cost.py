@@ -1,7 +1,7 @@
 """What building a window-shaped RDD chain costs the driver and the JVM.
 
 With and without the JVM view that remembers its class lookups
-(``engine.session.cache_jvm_lookups``).
+(``engine.spark.session.cache_jvm_lookups``).
 
 The chain is a 3-stage window's: ``parallelize``, a Python stage, two ``partitionBy`` each
 followed by a Python stage, and the last RDD's ``_jrdd`` (which ``collect()`` would build).
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from pyspark import SparkContext
 
-    from sparkstorm.engine.session import cache_jvm_lookups
+    from sparkstorm.engine.spark.session import cache_jvm_lookups
 
     spark = make_spark()
     sc = spark.sparkContext

@@ -2,7 +2,7 @@
 
 One real executor process (the chaos topology's relay, hosted by an ``ExecutorPool`` as a
 worker hosts it) and the driver's real endpoint lookup. Each trial starts a task's call
-(``engine.stage.call_refreshing``) at an address where nothing listens any more, as a
+(``engine.spark.stage.call_refreshing``) at an address where nothing listens any more, as a
 window in flight after its executor moved; the lookup first says "where it was" (the
 driver has not heard yet), then, after a random delay, the executor's real address (the
 heartbeat arrived). Measured: from that update to the reply (the refresh latency), against
@@ -29,11 +29,16 @@ import time
 from pathlib import Path
 
 from sparkstorm.config import load_config
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.endpoint_lookup import EndpointLookup
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.stage import ExecutorUnreachable, StageInfo, call_executor, call_refreshing
+from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import (
+    ExecutorUnreachable,
+    StageInfo,
+    call_executor,
+    call_refreshing,
+)
+from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.testing.spread import load_spec
 
 TOPOLOGY = "tests.chaos.topology.chaos:ChaosTopology"

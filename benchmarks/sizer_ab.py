@@ -25,7 +25,7 @@ if _HERE not in sys.path:
 from latency_curve import SPEED, _cells, measure  # noqa: E402
 from wordcount import make_spark  # noqa: E402
 
-from sparkstorm.engine import window_size  # noqa: E402
+from sparkstorm.engine.driver import window_sizer as window_size  # noqa: E402
 
 BEFORE = {"INITIAL_LIMIT": 1000, "OVERLAP_WAIT_SHARE": 0.0}
 AFTER = {"INITIAL_LIMIT": window_size.INITIAL_LIMIT,

@@ -27,7 +27,7 @@ if _HERE not in sys.path:
 from latency_curve import SPEED, _cells, measure  # noqa: E402
 from wordcount import make_spark  # noqa: E402
 
-from sparkstorm.engine import window_size  # noqa: E402
+from sparkstorm.engine.driver import window_sizer as window_size  # noqa: E402
 
 TRACE: list[dict[str, Any]] = []
 """One entry per observed window of the traced run."""

@@ -32,9 +32,9 @@ from _wordcount_topology import (  # noqa: E402
     SPOUT,
 )
 
-from sparkstorm.engine.executor import make_executor  # noqa: E402
-from sparkstorm.engine.messages import SpoutControl  # noqa: E402
-from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
+from sparkstorm.engine.executor.factory import make_executor  # noqa: E402
+from sparkstorm.engine.plan.execution import ExecutionPlan  # noqa: E402
+from sparkstorm.engine.wire.messages import SpoutControl  # noqa: E402
 
 
 def one_run(topology: Any, sentences: int) -> float:

@@ -25,8 +25,8 @@ if _HERE not in sys.path:
 from _wordcount_topology import SPOUT, TOPOLOGY  # noqa: E402
 
 from sparkstorm.config import load_config  # noqa: E402
-from sparkstorm.engine.plan import ExecutionPlan  # noqa: E402
-from sparkstorm.engine.spout_executor import SpoutExecutor  # noqa: E402
+from sparkstorm.engine.executor.spout import SpoutExecutor  # noqa: E402
+from sparkstorm.engine.plan.execution import ExecutionPlan  # noqa: E402
 
 
 def best_of(repeats: int, fn: Callable[[], object]) -> float:

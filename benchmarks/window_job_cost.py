@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, then
     from _wordcount_topology import TOPOLOGY
 
     from sparkstorm.engine.driver import loop as driver_module
-    from sparkstorm.engine.driver import TopologyDriver
+    from sparkstorm.engine.driver.loop import TopologyDriver
     from sparkstorm.testing.local_cluster import LocalCluster
 
     TopologyDriver.start_window = timed("start", TopologyDriver.start_window, _window_of)  # type: ignore[method-assign]

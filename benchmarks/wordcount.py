@@ -109,10 +109,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "JVM's own); repeatable")
     parser.add_argument("--no-overlap", action="store_true",
                         help="topology.window.overlap false: one window at a time on local[2] "
-                             "(else windows overlap on local[4]: see engine.session)")
+                             "(else windows overlap on local[4]: see engine.spark.session)")
     parser.add_argument("--spouts", type=int, default=1,
                         help="spout executors, sharing the sentences (bench.share); with 2, "
-                             "spout -> split is chained (engine.chaining)")
+                             "spout -> split is chained (engine.plan.chaining)")
     parser.add_argument("--no-chain", action="store_true",
                         help="topology.window.chain false: one Spark stage per DAG level")
     parser.add_argument("--compare-chain", action="store_true",
@@ -143,8 +143,8 @@ def make_spark(overlap: bool = True, settings: dict[str, str] | None = None) -> 
     progress bar is a static setting.
 
     With ``overlap``, local[2] gets the task slots overlapping windows need
-    (``engine.session.overlap_master``: local[4]); the references run on it too.
-    The engine's Spark defaults (``engine.session.engine_spark_defaults``: the driver JVM's
+    (``engine.spark.session.overlap_master``: local[4]); the references run on it too.
+    The engine's Spark defaults (``engine.spark.session.engine_spark_defaults``: the driver JVM's
     options) apply as they would to a topology's own session, but for the heap (Spark's
     default, fair to the references), unless ``settings`` (``--spark``) set the same keys.
     """
@@ -152,7 +152,7 @@ def make_spark(overlap: bool = True, settings: dict[str, str] | None = None) -> 
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from sparkstorm.engine.session import engine_spark_defaults, overlap_master
+    from sparkstorm.engine.spark.session import engine_spark_defaults, overlap_master
 
     builder = (
         SparkSession.builder.master(overlap_master("local[2]") if overlap else "local[2]")
@@ -211,7 +211,7 @@ class Run:
         self.overlap: tuple[bool, int] = (False, 0)
         """Whether windows overlapped, and how many started while the previous one ran."""
         self.pushed = True
-        """Whether the driver pushed verdicts to the spouts (``engine.verdict_push``)."""
+        """Whether the driver pushed verdicts to the spouts (``engine.driver.verdict_push``)."""
 
     def observe(self, now: float, stats: dict[str, Any]) -> None:
         """Record one poll: its counts, the window records, the latest window's p50."""

@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _sentences import make_sentences
 from _wordcount_topology import BATCH_TOPOLOGY, SPOUT, shared_spout_topology
 
-from sparkstorm.engine.executor import make_executor
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.executor.factory import make_executor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.messages import SpoutControl
 from sparkstorm.testing.polling import wait_for
 
 

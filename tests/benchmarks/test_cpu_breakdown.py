@@ -26,7 +26,7 @@ from _cpu_speed import _PROBE
 def test_processes_are_classed_by_command_line() -> None:
     root = os.getpid()
     assert cb.classify_process(root, root, ["python", "bench.py"]) == cb.DRIVER
-    assert cb.classify_process(2, root, [sys.executable, "-m", "sparkstorm.engine.executor_main",
+    assert cb.classify_process(2, root, [sys.executable, "-m", "sparkstorm.engine.executor.main",
                                          "--plan", "x"]) == cb.EXECUTOR
     assert cb.classify_process(3, root, ["python3", "-m", "pyspark.daemon"]) == cb.PYSPARK_WORKER
     assert cb.classify_process(4, root, ["/usr/lib/jvm/bin/java", "-cp", "x"]) == cb.JVM
@@ -103,7 +103,7 @@ def _write_child(folder: Path) -> Path:
 def test_py_spy_splits_a_real_executor_by_where_its_samples_are(tmp_path: Path) -> None:
     main = _write_child(tmp_path)
     # the argument only makes classify_process see an executor
-    child = subprocess.Popen([sys.executable, str(main), "sparkstorm.engine.executor_main"])
+    child = subprocess.Popen([sys.executable, str(main), "sparkstorm.engine.executor.main"])
     try:
         sampler = cb.CpuBreakdownSampler(interval_s=0.2, chunk_s=1.0,
                                          user_dirs=(str(tmp_path / "user") + os.sep,))

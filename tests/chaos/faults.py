@@ -144,7 +144,7 @@ def _cmdline(process: psutil.Process) -> str:
 
 def _sink_executor(run: Run) -> psutil.Process:
     """One sink executor (the executor with the highest gid)."""
-    executors = [p for p in _descendants(run) if "sparkstorm.engine.executor_main" in _cmdline(p)]
+    executors = [p for p in _descendants(run) if "sparkstorm.engine.executor.main" in _cmdline(p)]
     return max(executors, key=lambda p: int(_cmdline(p).split("--gid")[1].split()[0]))
 
 

@@ -50,8 +50,8 @@ def _serve(server: Any) -> None:
 def nimbus_command(args: argparse.Namespace) -> int:
     """Serve Nimbus until SIGINT/SIGTERM."""
     from sparkstorm.cluster.nimbus.server import build_server
-    from sparkstorm.cluster.state import open_store
-    from sparkstorm.cluster.state.cluster_state import ClusterState
+    from sparkstorm.cluster.store import open_store
+    from sparkstorm.cluster.store.cluster_state import ClusterState
 
     conf = _conf(args)
     with open_store(conf) as store:
@@ -82,8 +82,8 @@ def _wait_for_token(conf: dict[str, object]) -> str:
 def supervisor_command(args: argparse.Namespace) -> int:
     """Run a supervisor until SIGINT/SIGTERM; its workers keep running after it."""
     from sparkstorm.cluster.nimbus.client import NimbusClient, nimbus_url
-    from sparkstorm.cluster.state import open_store
-    from sparkstorm.cluster.state.cluster_state import ClusterState
+    from sparkstorm.cluster.store import open_store
+    from sparkstorm.cluster.store.cluster_state import ClusterState
     from sparkstorm.cluster.supervisor.supervisor import Supervisor
 
     conf = _conf(args)
@@ -136,8 +136,8 @@ def cluster_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.nimbus.client import NimbusClient, nimbus_url
     from sparkstorm.cluster.nimbus.server import build_server
     from sparkstorm.cluster.nimbus.token import load_or_create_token
-    from sparkstorm.cluster.state import open_store
-    from sparkstorm.cluster.state.cluster_state import ClusterState
+    from sparkstorm.cluster.store import open_store
+    from sparkstorm.cluster.store.cluster_state import ClusterState
     from sparkstorm.cluster.supervisor.supervisor import Supervisor
 
     conf = _conf(args)

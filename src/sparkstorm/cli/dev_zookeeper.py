@@ -35,7 +35,7 @@ def dev_zookeeper_command(args: argparse.Namespace) -> int:
     Raises:
         DevZooKeeperError: Java or ZooKeeper missing, or the server failed to start.
     """
-    from sparkstorm.cluster.state.devzookeeper import DevZooKeeper, dev_settings
+    from sparkstorm.cluster.store.devzookeeper import DevZooKeeper, dev_settings
 
     settings = dev_settings(load_config(cli=parse_cli_overrides(args.config)))
     stop = threading.Event()

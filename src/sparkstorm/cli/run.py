@@ -16,15 +16,11 @@ activated.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import signal
 import sys
 import threading
 import time
-import traceback
 from dataclasses import replace
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from rich.console import Console
@@ -35,8 +31,7 @@ from sparkstorm.cli.logs import LOG_DIR_KEY, LogFollower, executor_logs, run_log
 from sparkstorm.cli.streamparse_flags import DEBUG_KEY, add_streamparse_flags
 from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.config import load_config, parse_cli_overrides
-from sparkstorm.errors import EngineError, SparkstormError, TopologyError
-from sparkstorm.topology.topology import Topology
+from sparkstorm.errors import EngineError
 
 
 def register(commands: Any) -> None:
@@ -49,73 +44,9 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run_command)
 
 
-def load_topology_file(path: str, class_name: str | None) -> type[Topology]:
-    """Import ``path`` as a module named after the file and return its Topology class.
-
-    The file's folder goes first on ``sys.path`` so that executor processes, which get our
-    ``sys.path``, import its components by the same module name.
-
-    Raises:
-        TopologyError: ``TOPOLOGY_FILE_NOT_FOUND``, ``NO_TOPOLOGY_IN_FILE`` or
-            ``AMBIGUOUS_TOPOLOGY``.
-    """
-    file = Path(path).resolve()
-    if not file.is_file():
-        msg = f"topology file {path!r} does not exist; give the path of a .py file"
-        raise TopologyError(msg, code="TOPOLOGY_FILE_NOT_FOUND")
-    module = _import_file(file)
-    found = {n: c for n, c in vars(module).items()
-             if isinstance(c, type) and issubclass(c, Topology) and c is not Topology
-             and c.__module__ == module.__name__}
-    if class_name is not None:
-        if class_name not in found:
-            msg = (f"{path}: no Topology subclass named {class_name!r}; "
-                   f"found {sorted(found) or 'none'}")
-            raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
-        return found[class_name]
-    if not found:
-        msg = f"{path}: defines no Topology subclass; declare one (class T(Topology): ...)"
-        raise TopologyError(msg, code="NO_TOPOLOGY_IN_FILE")
-    if len(found) > 1:
-        msg = f"{path} defines several topologies {sorted(found)}; pick one with --topology"
-        raise TopologyError(msg, code="AMBIGUOUS_TOPOLOGY")
-    return next(iter(found.values()))
-
-
-def _import_file(file: Path) -> ModuleType:
-    """Import ``file``; a broken file is a ``TopologyError`` naming where, not a traceback.
-
-    Raises:
-        TopologyError: ``TOPOLOGY_FILE_SYNTAX_ERROR`` or ``TOPOLOGY_FILE_IMPORT_FAILED``.
-    """
-    sys.path.insert(0, str(file.parent))
-    spec = importlib.util.spec_from_file_location(file.stem, file)
-    if spec is None or spec.loader is None:  # not a Python source file
-        from sparkstorm.cli.target import describe_unsupported
-
-        raise TopologyError(describe_unsupported(file), code="UNSUPPORTED_TOPOLOGY_FILE")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[file.stem] = module
-    try:
-        spec.loader.exec_module(module)
-    except SparkstormError:
-        raise  # already says what and where (e.g. a BasicBolt that turns acking off)
-    except SyntaxError as exc:
-        msg = (f"{exc.filename or file}:{exc.lineno}: {exc.msg}; "
-               "fix the syntax error and run again")
-        raise TopologyError(msg, code="TOPOLOGY_FILE_SYNTAX_ERROR") from exc
-    except Exception as exc:  # any error while importing the user's file
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        msg = (f"{file}: importing it raised {type(exc).__name__}: {exc} "
-               f"(at {frame.filename}:{frame.lineno}); fix the file or install what it "
-               "imports in this Python environment")
-        raise TopologyError(msg, code="TOPOLOGY_FILE_IMPORT_FAILED") from exc
-    return module
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Run the topology until ``--time`` passes or Ctrl-C, then print the summary."""
-    from sparkstorm.engine.session import stop_spark_jvm
+    from sparkstorm.engine import stop_spark_jvm
     from sparkstorm.testing.local_cluster import LocalCluster  # starts the JVM: import late
 
     cli_conf = parse_cli_overrides(args.config)

@@ -2,10 +2,6 @@
 
 A ``.py`` topology file, a Storm Flux ``.yaml`` file, or a streamparse project's topology (run from
 the project's root).
-
-Example:
-    >>> describe_unsupported(Path("topology.jar"))  # doctest: +ELLIPSIS
-    "topology.jar is not a topology file sparkstorm can run: give a Python file ..."
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ import argparse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sparkstorm.cli.topology_file import describe_unsupported, load_topology_file
 from sparkstorm.config import parse_cli_overrides
 from sparkstorm.errors import TopologyError
 from sparkstorm.project.layout import RESOURCES_DIR_KEY, Project, find_project
@@ -107,17 +104,8 @@ def resolve_target(args: argparse.Namespace, *, submitting: bool) -> Target:
     return target
 
 
-def describe_unsupported(path: Path) -> str:
-    """Why ``path`` cannot be run, and what can."""
-    return (f"{path} is not a topology file sparkstorm can run: give a Python file (.py) "
-            "defining a Topology subclass, a Storm Flux file (.yaml or .yml), or run from a "
-            "streamparse project's root (config.json); Java jars cannot run here")
-
-
 def _python_target(path: Path, args: argparse.Namespace, name: str | None,
                    project: Project | None, *, submitting: bool) -> Target:
-    from sparkstorm.cli.run import load_topology_file
-
     if project is not None:
         project.activate()
     topology = load_topology_file(str(path), args.topology)

@@ -1,4 +1,104 @@
-"""The Spark data plane: plan, executor processes, routing, acking and the window loop.
+"""The Spark data plane: plan, executor processes, wire, the window loop on Spark.
 
-Only ``session.py`` and ``driver.py`` import pyspark; executor processes never load it.
+Layers outside the engine (the cluster daemons, the CLI, the testing tools, the web UI)
+import what they use from here, never from the packages below; the packages are:
+
+- ``driver``: the window loop and what it composes (scheduling, checkpoints, rebalances),
+  the acker, the window sizer, the topology's statistics;
+- ``executor``: executor processes (hosts of task instances), their collector, routing,
+  input loop, the pool that starts and watches them;
+- ``wire``: what crosses processes: framing, the typed protocol, messages, row batches;
+- ``columnar``: the Arrow paths of batch bolts and batch spouts;
+- ``spark``: the session, each window's job, its stages and their placement;
+- ``plan``: the execution plan (tasks, executors, stages, chaining) and its regrouping.
+
+Names are imported on first use (PEP 562), so a process that needs the plan does not
+import PySpark with it.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "TopologyDriver": "driver.loop",
+    "TopologyStats": "driver.topology_stats",
+    "ExecutorRange": "driver.topology_stats",
+    "ExecutorPool": "executor.pool",
+    "TaskCollector": "executor.collector",
+    "WindowOutput": "executor.collector",
+    "build_routes": "executor.routing",
+    "LogLevels": "executor.log_levels",
+    "STORM_LEVELS": "executor.log_levels",
+    "executor_stacks": "executor.stacks",
+    "new_workdir": "executor.workdirs",
+    "Endpoint": "wire.endpoint",
+    "ComponentError": "wire.messages",
+    "FAIL_CAUSES": "wire.failures",
+    "get_spark": "spark.session",
+    "stop_spark_jvm": "spark.session",
+    "ExecutionPlan": "plan.execution",
+    "plan_tag": "plan.execution",
+    "number_tasks": "plan.execution",
+    "split_tasks": "plan.execution",
+    "executor_counts": "plan.regroup",
+    "follow_driver_plan": "plan.regroup",
+}
+
+if TYPE_CHECKING:
+    from sparkstorm.engine.driver.loop import TopologyDriver
+    from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats
+    from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+    from sparkstorm.engine.executor.log_levels import STORM_LEVELS, LogLevels
+    from sparkstorm.engine.executor.pool import ExecutorPool
+    from sparkstorm.engine.executor.routing import build_routes
+    from sparkstorm.engine.executor.stacks import executor_stacks
+    from sparkstorm.engine.executor.workdirs import new_workdir
+    from sparkstorm.engine.plan.execution import (
+        ExecutionPlan,
+        number_tasks,
+        plan_tag,
+        split_tasks,
+    )
+    from sparkstorm.engine.plan.regroup import executor_counts, follow_driver_plan
+    from sparkstorm.engine.spark.session import get_spark, stop_spark_jvm
+    from sparkstorm.engine.wire.endpoint import Endpoint
+    from sparkstorm.engine.wire.failures import FAIL_CAUSES
+    from sparkstorm.engine.wire.messages import ComponentError
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        msg = f"module 'sparkstorm.engine' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"sparkstorm.engine.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "ComponentError",
+    "Endpoint",
+    "ExecutionPlan",
+    "ExecutorPool",
+    "ExecutorRange",
+    "FAIL_CAUSES",
+    "LogLevels",
+    "STORM_LEVELS",
+    "TaskCollector",
+    "TopologyDriver",
+    "TopologyStats",
+    "WindowOutput",
+    "build_routes",
+    "executor_counts",
+    "executor_stacks",
+    "follow_driver_plan",
+    "get_spark",
+    "new_workdir",
+    "number_tasks",
+    "plan_tag",
+    "split_tasks",
+    "stop_spark_jvm",
+]

@@ -60,9 +60,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparkstorm.config import load_config
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine import ExecutionPlan, TaskCollector, WindowOutput, build_routes
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.component import Component
 from sparkstorm.topology.grouping import Grouping

@@ -20,8 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from sparkstorm.config import component_conf, load_config
-from sparkstorm.engine.driver import TopologyDriver
-from sparkstorm.engine.session import get_spark
+from sparkstorm.engine import TopologyDriver, get_spark
 from sparkstorm.errors import EngineError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
@@ -106,7 +105,7 @@ class LocalCluster:
     def rebalance(self, name: str, executors: dict[str, int]) -> None:
         """Change executor counts in place (``rebalance -e``) from the next window on.
 
-        The executors of other components keep their processes (``engine.replan``).
+        The executors of other components keep their processes (``engine.plan.regroup``).
 
         Raises:
             EngineError: ``REBALANCE_UNKNOWN_COMPONENT``, ``REBALANCE_INVALID`` or

@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import load_config, parse_cli_overrides
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine import Endpoint, ExecutionPlan
 from sparkstorm.testing.local_cluster import topology_spec_of
 from sparkstorm.topology.spec import TopologySpec
 
@@ -94,7 +93,7 @@ def run_host(args: argparse.Namespace) -> None:
 
 def run_driver(args: argparse.Namespace) -> None:
     """Run the window loop against the hosts' executors; write statistics as it goes."""
-    from sparkstorm.engine.driver import TopologyDriver
+    from sparkstorm.engine import TopologyDriver
 
     spec = load_spec(args.topology)
     conf = _conf(args, spec)

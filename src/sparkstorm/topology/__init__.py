@@ -9,7 +9,7 @@ from sparkstorm.topology.stateful import StatefulBolt
 from sparkstorm.topology.stream import Stream
 from sparkstorm.topology.topology import Topology
 from sparkstorm.topology.tuple import Tuple
-from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
+from sparkstorm.topology.windowed_bolts import Count, Duration, TupleWindow, WindowedBolt
 
 __all__ = [
     "BasicBolt", "BatchBolt", "BatchSource", "BatchSpout", "Bolt", "Component", "ComponentSpec",

@@ -1,7 +1,7 @@
 """Columns for :class:`~sparkstorm.topology.batch_bolt.BatchBolt`: wire rows in, columns out.
 
 The engine carries a window's tuples as batches of rows (``[[v1, v2], ...]``, one list per
-tuple, see ``engine.collector.WindowOutput``). A batch bolt reads them as columns, one per
+tuple, see ``engine.executor.collector.WindowOutput``). A batch bolt reads them as columns, one per
 declared field: a transpose done by ``zip`` in C, never a ``Tuple`` per input, then one
 ``pyarrow.array`` per column when the bolt reads Arrow. What it emits goes the other way.
 

@@ -31,7 +31,7 @@ out; an executor or a whole window's job was lost."""
 class Collector(Protocol):
     """What a host gives a component to emit, ack and fail through.
 
-    Every host implements it: the engine's executors (``engine.collector.TaskCollector``),
+    Every host implements it: the engine's executors (``engine.executor.collector.TaskCollector``),
     the multilang child (``multilang.runtime.ChildCollector``) and so the test harness; the
     component's ``_collector`` is typed with it, so mypy catches a host that drifts.
     """

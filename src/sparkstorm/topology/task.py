@@ -1,7 +1,7 @@
 """One task of a component: its set-up and the bolt run loop, written once for every host.
 
 Three hosts run user components: the engine's executor processes
-(``sparkstorm.engine.executor``), the multilang child (``python -m sparkstorm.multilang
+(``sparkstorm.engine.executor.host``), the multilang child (``python -m sparkstorm.multilang
 module:Class``, ``sparkstorm.multilang.runtime``) and the test harness
 (``sparkstorm.testing``). Each gives the component its own :class:`HostCollector` (the
 engine's routes and acks by XOR, the child's writes protocol commands, the harness's is the

@@ -35,7 +35,7 @@ class Tuple:
     ``values`` is a sequence that is also readable by field name when the source stream
     declares fields (``tup.values.word``), as pystorm's tuples are. The engine keeps the
     tuple's anchors in the slots ``root`` and ``edge``, as a batch carries them (see
-    ``sparkstorm.engine.anchor_columns``): one tree is ``root`` (an int) with its ``edge``
+    ``sparkstorm.engine.wire.anchor_columns``): one tree is ``root`` (an int) with its ``edge``
     (an int); several trees are ``root`` None and ``edge`` a map ``{root: edge}``; an
     untracked tuple has both None. :attr:`anchors` gives them as one map. A bolt may keep
     a tuple and ack it later.

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.grouping import GROUPING_TYPES
 from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec, check_spec_dict
-from sparkstorm.topology.windowing.options import (
+from sparkstorm.topology.windowed_bolts.options import (
     WindowOptions,
     check_window_fits_timeouts,
     is_windowed,
@@ -71,7 +71,7 @@ def executor_count_problem(topology: str, name: str, count: object,
     """Why ``count`` executors cannot run component ``name`` (``rebalance -e``), or None.
 
     Nimbus checks a rebalance with it before it records it, and the driver again before it
-    regroups in place (``engine.replan``); each raises its own error with the code.
+    regroups in place (``engine.plan.regroup``); each raises its own error with the code.
 
     Args:
         topology: the topology's id or name (in the message).

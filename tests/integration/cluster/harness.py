@@ -4,7 +4,7 @@ Nimbus and a supervisor run as subprocesses on a free port and a temporary ``sto
 configured through a ``sparkstorm.yaml`` named by ``SPARKSTORM_CONF_FILE``.
 :meth:`TestCluster.close` kills every process it started, the workers included (by process group),
 and waits until they are gone. It also checks that their Spark JVMs, killed with their workers,
-left no temporary folder behind (``engine.session.scratch_dir``): every JVM the cluster starts
+left no temporary folder behind (``engine.spark.session.scratch_dir``): every JVM the cluster starts
 gets a ``java.io.tmpdir`` of the test's own (``JAVA_TOOL_OPTIONS``), where a JVM that ignores
 the worker's scratch folder would leave its ``spark-<uuid>`` folder. Only that folder is
 checked, so another Spark application on the machine, which makes its folders in ``/tmp``,
@@ -216,7 +216,7 @@ class TestCluster:
         assert not left, (
             f"the cluster's Spark JVMs, killed with their workers, left {left}: a worker's "
             "JVM must keep its temporary files in the worker's folder (java.io.tmpdir from "
-            "spark.local.dir, engine.session.scratch_dir)")
+            "spark.local.dir, engine.spark.session.scratch_dir)")
 
     def logs(self) -> str:
         """The daemons' and workers' logs, for failure messages (last lines of each)."""

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from sparkstorm.cluster.state import open_store
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store import open_store
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.integration.cluster.harness import TestCluster
 
 pytestmark = pytest.mark.timeout(120)

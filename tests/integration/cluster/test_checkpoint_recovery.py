@@ -16,7 +16,7 @@ import pytest
 
 from sparkstorm.checkpoint import CheckpointError, CheckpointStore
 from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.executor_checkpoint import ExecutorPart
+from sparkstorm.engine.executor.checkpoint_part import ExecutorPart
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster, closed_after
 

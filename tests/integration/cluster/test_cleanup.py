@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm.cluster.state import open_store
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store import open_store
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster
 

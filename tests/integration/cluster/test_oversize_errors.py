@@ -28,13 +28,13 @@ import pytest
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.server import build_server
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state import open_store
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store import open_store
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.cluster.worker.worker import ClusterWorker
 from sparkstorm.config import load_config
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
+from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats
+from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.errors import ERROR_TEXT_MAX_CHARS
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.topology.spec import TopologySpec

@@ -2,7 +2,7 @@
 
 ``sparkstorm rebalance -e`` changes a component's executors in place: the topology's one worker
 stays (same worker id and process) and its driver regroups the component's tasks
-(``engine.replan``); the pages show the new count and the counts stay exact. A count above the
+(``engine.plan.regroup``); the pages show the new count and the counts stay exact. A count above the
 task count is refused and changes nothing.
 """
 

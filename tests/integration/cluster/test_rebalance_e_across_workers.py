@@ -5,7 +5,7 @@ Nimbus, a supervisor with two slots, its two workers and Spark local mode, on lo
 ``sparkstorm rebalance -e relay=1`` and then ``-e relay=2`` while the stream runs. Both
 workers go on (same worker ids and processes), and so do the spout's and the sinks'
 executor processes (same pids, as the workers' heartbeats report them): the driver switches
-between windows, the other worker follows its plan (``engine.replan``), and every endpoint
+between windows, the other worker follows its plan (``engine.plan.regroup``), and every endpoint
 reported carries the plan it belongs to. The REST pages and the driver's heartbeat show the
 new counts. Every id is acked exactly once, the sinks saw every one, and only the first
 spout process ever committed an id.
@@ -48,7 +48,8 @@ def _beats(cluster: TestCluster) -> dict[str, dict[str, Any]]:
 def _settled(cluster: TestCluster, tag: str, executors: int) -> dict[str, dict[int, int]] | None:
     """Executor pids per worker once two workers host ``executors`` under plan ``tag``.
 
-    Every endpoint a worker reports carries the tag of its plan (``engine.plan.plan_tag``).
+    Every endpoint a worker reports carries the tag of its plan
+    (``engine.plan.execution.plan_tag``).
     """
     pids: dict[str, dict[int, int]] = {}
     for worker_id, beat in _beats(cluster).items():

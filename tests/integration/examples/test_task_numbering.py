@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.embedded import EmbeddedStore
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.embedded import EmbeddedStore
+from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.config import load_config
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for

@@ -142,7 +142,7 @@ def test_rebalance_e_regroups_executors_on_both_hosts_in_place(
     """``rebalance -e relay=1`` then ``relay=2`` on a topology spread over B and C.
 
     Both workers stay; the spout's and the sinks' executors keep their processes and
-    hosts (``engine.replan``: the driver switches between windows, the other worker follows
+    hosts (``engine.plan.regroup``: the driver switches between windows, the other worker follows
     its plan, endpoints are tagged with the plan they belong to). Every id once.
     """
     cluster = ClusterHosts(cluster_hosts)

@@ -9,7 +9,8 @@ windows in flight are resent to the executors there once the driver hears where 
 answer (connection refresh), and the lost trees replay: every id is committed exactly
 once, with checkpoints off (the spout's replay) and on (rollback to the last checkpoint:
 the driver cancels the window still calling the lost host as soon as the moved executors
-report, ``engine.rollback_calls``; ``tests/integration/cluster/test_worker_moved_checkpoints.py``
+report, ``engine.driver.rollback_calls``;
+``tests/integration/cluster/test_worker_moved_checkpoints.py``
 is the one-machine twin that ``make test`` runs).
 Each case gets fresh hosts: a lost host does not come back.
 """

@@ -2,7 +2,7 @@
 
 Storm's ``TestWordSpout`` and storm-starter's ``RandomSentenceSpout`` sleep 100 ms per call;
 the topology must go at the spout's pace with windows still ending on time, every tuple
-acked and a clean exit (``engine.spout_executor``). Each run is a real ``sparkstorm run``
+acked and a clean exit (``engine.executor.spout``). Each run is a real ``sparkstorm run``
 subprocess on Spark local mode, read through its summary table.
 """
 

@@ -147,7 +147,7 @@ def test_stateful_bolt_keeps_its_state_in_redis_under_storms_namespace(
     import redis
 
     from tests.unit.topology.helpers import started
-    from tests.unit.topology.windowing.fakes import Source
+    from tests.unit.topology.windowed_bolts.fakes import Source
 
     bolt = started({"topology.state.provider": STORM_REDIS,
                     "topology.state.provider.config": redis_config})

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from sparkstorm import Spout, StatefulBolt, WindowedBolt
 from sparkstorm.state import KeyValueState
-from sparkstorm.topology.windowing import Count
+from sparkstorm.topology.windowed_bolts import Count
 from tests.integration.spark.batch_components import NumberedBatchSpout
 from tests.integration.spark.components import KEYS, Recorder
 

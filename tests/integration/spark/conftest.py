@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.session import engine_spark_defaults, overlap_master, stop_spark_jvm
+from sparkstorm.engine.spark.session import engine_spark_defaults, overlap_master, stop_spark_jvm
 from sparkstorm.testing import LocalCluster
 
 TEST_CONF = {
@@ -28,7 +28,7 @@ def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     builder = SparkSession.builder.appName("sparkstorm-tests")
-    # the JVM options a topology's own session gets (engine.session)
+    # the JVM options a topology's own session gets (engine.spark.session)
     for key, value in (engine_spark_defaults() | TEST_CONF).items():
         if key.startswith("spark."):
             builder = builder.config(key, str(value).lower() if isinstance(value, bool)

@@ -21,9 +21,9 @@ import pytest
 from sparkstorm import Grouping, Topology
 from sparkstorm.checkpoint import CheckpointError
 from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.driver import TopologyDriver
 from sparkstorm.engine.driver.checkpoints import WindowCheckpoints
-from sparkstorm.engine.executor_checkpoint import ExecutorPart, part_name
+from sparkstorm.engine.driver.loop import TopologyDriver
+from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, part_name
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.redis.conftest import redis_config, redis_server  # noqa: F401

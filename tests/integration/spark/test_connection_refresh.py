@@ -30,8 +30,8 @@ import psutil
 import pytest
 
 from sparkstorm.config import load_config
-from sparkstorm.engine.driver import TopologyDriver
-from sparkstorm.engine.endpoint import Endpoint
+from sparkstorm.engine.driver.loop import TopologyDriver
+from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.testing.spread import load_spec
 from tests.chaos.faults import acks, sink_ids

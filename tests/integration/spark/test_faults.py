@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from sparkstorm import Topology
-from sparkstorm.engine.workdirs import WORKDIR_PREFIX
+from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX
 from sparkstorm.errors import EngineError
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for

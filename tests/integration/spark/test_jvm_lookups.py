@@ -1,4 +1,4 @@
-"""PySpark's JVM view remembers its class lookups (``engine.session.cache_jvm_lookups``).
+"""PySpark's JVM view remembers its class lookups (``engine.spark.session.cache_jvm_lookups``).
 
 A real local JVM: the cached view must answer exactly as py4j's own does, for classes,
 static methods, constructors and packages, and the RDDs built through it must run.
@@ -11,7 +11,7 @@ from typing import Any
 from py4j.java_gateway import JavaClass, JavaPackage
 from pyspark import SparkContext
 
-from sparkstorm.engine.session import CachedLookupJVMView, cache_jvm_lookups
+from sparkstorm.engine.spark.session import CachedLookupJVMView, cache_jvm_lookups
 
 
 def test_cached_view_answers_as_py4j_does(spark: Any) -> None:

@@ -20,9 +20,9 @@ from typing import Any
 from sparkstorm import Topology
 from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
 from sparkstorm.config import load_config
-from sparkstorm.engine.driver import TopologyDriver
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.plan import ExecutionPlan
+from sparkstorm.engine.driver.loop import TopologyDriver
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.testing.local_cluster import topology_spec_of
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (

@@ -1,4 +1,4 @@
-"""Window placement's RDDs on a real Spark session (``engine.placement``).
+"""Window placement's RDDs on a real Spark session (``engine.spark.placement``).
 
 Local mode has one host, so placement is off there; these tests switch it on against
 the local session (its one host stands for an executor host) to run the located spout
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from sparkstorm import Grouping, Topology
-from sparkstorm.engine import placement
-from sparkstorm.engine.placement import Placement, located_rdd
+from sparkstorm.engine.spark import placement
+from sparkstorm.engine.spark.placement import Placement, located_rdd
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import NumberSpout, PassBolt, RecordingBolt, read_events

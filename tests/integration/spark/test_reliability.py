@@ -236,10 +236,10 @@ def test_spout_buffer_size_bounds_tuples_in_flight_to_a_few_buffers(
     """Without max pending, the spout buffer's bound (B) is the backpressure.
 
     A saturated spout's windows grow past ``topology.spout.buffer.size`` up to
-    ``topology.spout.buffer.max.size`` (``engine.window_size``), so both are B here. The
+    ``topology.spout.buffer.max.size`` (``engine.driver.window_sizer``), so both are B here. The
     producer stops when B tuples wait for the next window. The bolts get window w's B
     tuples and ack them within w; the spout learns that when w's job ends (its verdicts are
-    pushed, ``engine.verdict_push``) or at the latest at the start of window w + 1, while it
+    pushed, ``engine.driver.verdict_push``) or at the latest at the start of window w + 1, while it
     has buffered B more. So at most 2 B are in flight one window at a time, and a slow bolt
     (longer windows) makes the spout reach that bound. With overlapping windows (the
     default) window w + 1 may have taken its B before w's verdicts come: at most 3 B.

@@ -1,4 +1,4 @@
-"""``rebalance -e`` in place on Spark local mode (``engine.replan``), through LocalCluster.
+"""``rebalance -e`` in place on Spark local mode (``engine.plan.regroup``), through LocalCluster.
 
 With checkpoints, the stateful word count of ``test_checkpoints`` is regrouped down and up
 and still ends with exact counts in its committed checkpoint.
@@ -22,10 +22,10 @@ import pytest
 from sparkstorm import Topology
 from sparkstorm.checkpoint import CheckpointError
 from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.driver import TopologyDriver
 from sparkstorm.engine.driver.checkpoints import WindowCheckpoints
-from sparkstorm.engine.executor_checkpoint import ExecutorPart, part_name
-from sparkstorm.engine.replan import executor_counts
+from sparkstorm.engine.driver.loop import TopologyDriver
+from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, part_name
+from sparkstorm.engine.plan.regroup import executor_counts
 from sparkstorm.errors import EngineError
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for

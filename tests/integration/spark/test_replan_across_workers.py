@@ -1,4 +1,4 @@
-"""``rebalance -e`` in place with executors in two workers (``engine.replan``), on Spark.
+"""``rebalance -e`` in place with executors in two workers (``engine.plan.regroup``), on Spark.
 
 The driver runs the spout and the sinks; an ``ExecutorHostRunner`` in this process (as
 another worker would, on another host) runs the relays. The test passes between them what
@@ -25,9 +25,9 @@ from sparkstorm import Topology
 from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
 from sparkstorm.cluster.worker.worker import endpoint_tags, remote_endpoints
 from sparkstorm.config import load_config
-from sparkstorm.engine.driver import TopologyDriver
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.replan import executor_counts, with_counts
+from sparkstorm.engine.driver.loop import TopologyDriver
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import executor_counts, with_counts
 from sparkstorm.errors import EngineError
 from sparkstorm.testing.local_cluster import topology_spec_of
 from sparkstorm.testing.polling import wait_for

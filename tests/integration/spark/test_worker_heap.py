@@ -1,4 +1,4 @@
-"""Spark's Python workers freeze their heap once they run a stage (``engine.worker_heap``).
+"""Spark's Python workers freeze their heap once they run a stage (``engine.spark.worker_heap``).
 
 Real local Spark: the function runs in PySpark's own (daemon-forked, reused) workers. That
 the driver process is not frozen is a unit test (``tests/unit/engine/test_worker_heap.py``).
@@ -12,8 +12,8 @@ from typing import Any
 def _worker_state(_: Any) -> list[tuple[bool, bool]]:
     import gc
 
-    import sparkstorm.engine.stage  # noqa: F401 - imported by every stage function
-    from sparkstorm.engine.worker_heap import in_spark_worker
+    import sparkstorm.engine.spark.stage  # noqa: F401 - imported by every stage function
+    from sparkstorm.engine.spark.worker_heap import in_spark_worker
 
     return [(in_spark_worker(), gc.get_freeze_count() > 0)]
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.cluster.state import StateStore, _sessions, _sqlite, open_store
-from sparkstorm.cluster.state.embedded import EmbeddedStore
-from sparkstorm.cluster.state.zookeeper import ZooKeeperStore
+from sparkstorm.cluster.store import StateStore, _sessions, _sqlite, open_store
+from sparkstorm.cluster.store.embedded import EmbeddedStore
+from sparkstorm.cluster.store.zookeeper import ZooKeeperStore
 from tests.integration.zookeeper.zkserver import DEBIAN_JAR, ZooKeeperServer, classpath
 
 REPO = Path(__file__).resolve().parents[3]

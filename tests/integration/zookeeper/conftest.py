@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm.cluster.state import StateStore
+from sparkstorm.cluster.store import StateStore
 from tests.integration.zookeeper.backends import BASE_CONF, Backend, ensure_zookeeper_installed
 from tests.integration.zookeeper.zkserver import ZooKeeperServer
 

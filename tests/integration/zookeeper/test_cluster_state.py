@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from sparkstorm.cluster.state import CorruptStateError, NoNodeError, StateStore, layout
-from sparkstorm.cluster.state.cluster_state import (
+from sparkstorm.cluster.store import CorruptStateError, NoNodeError, StateStore, layout
+from sparkstorm.cluster.store.cluster_state import (
     MAX_ERRORS_PER_COMPONENT,
     ZLIB_MAGIC,
     Assignment,

@@ -1,6 +1,6 @@
 """The state-store contract, run against both backends (embedded SQLite and ZooKeeper).
 
-Every behaviour of :class:`sparkstorm.cluster.state.StateStore` that callers rely on is
+Every behaviour of :class:`sparkstorm.cluster.store.StateStore` that callers rely on is
 checked here once, so the backends cannot drift apart.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sparkstorm.cluster.state import (
+from sparkstorm.cluster.store import (
     BadVersionError,
     EphemeralParentError,
     InvalidPathError,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient  # type: ignore[import-untyped]
 
-from sparkstorm.cluster.state import StateStore, StoreUnavailableError, open_store
-from sparkstorm.cluster.state.zookeeper import ZooKeeperStore
+from sparkstorm.cluster.store import StateStore, StoreUnavailableError, open_store
+from sparkstorm.cluster.store.zookeeper import ZooKeeperStore
 from sparkstorm.testing.polling import wait_for
 from tests.integration.zookeeper.backends import BASE_CONF, ensure_zookeeper_installed
 from tests.integration.zookeeper.zkserver import ZooKeeperServer, free_port

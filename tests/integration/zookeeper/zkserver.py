@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from sparkstorm.child_process import die_with_parent
-from sparkstorm.cluster.state.devzookeeper import (
+from sparkstorm.cluster.store.devzookeeper import (
     DEBIAN_JAR,
     ServerSettings,
     classpath,

@@ -15,8 +15,8 @@ from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
 from sparkstorm.checkpoint.snapshot import instance_state
 from sparkstorm.state.lifecycle import StatefulTask
 from sparkstorm.state.memory import InMemoryStateProvider
-from sparkstorm.topology.windowing import Count, window_conf
-from tests.unit.topology.windowing.fakes import Recorder, Source, attach
+from sparkstorm.topology.windowed_bolts import Count, window_conf
+from tests.unit.topology.windowed_bolts.fakes import Recorder, Source, attach
 
 
 class Connected(Bolt):

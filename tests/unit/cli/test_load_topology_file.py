@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm.cli.run import load_topology_file
+from sparkstorm.cli.topology_file import load_topology_file
 from sparkstorm.errors import TopologyError
 
 COMPONENTS = (

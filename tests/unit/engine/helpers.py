@@ -15,12 +15,12 @@ import time
 from typing import Any
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
-from sparkstorm.engine.anchor_columns import batch_of
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import build_routes
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.routing import build_routes
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.anchor_columns import batch_of
+from sparkstorm.engine.wire.frames import pack
 from sparkstorm.topology.task import BoltLoop
 
 

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from sparkstorm import Grouping, Topology, TopologySpec, Tuple
-from sparkstorm.engine import acking
-from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
-from sparkstorm.engine.failures import Failure
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine.driver import acker as acking
+from sparkstorm.engine.driver.acker import Acker, Verdicts
+from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.executor.routing import build_routes
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.failures import Failure
+from sparkstorm.engine.wire.messages import WindowMeta
 from tests.fakes import FakeClock
 from tests.unit.engine.helpers import Sentences, Split, pipeline
 

@@ -1,6 +1,6 @@
 """The acker's array fold against a plain per-root ledger, on random windows.
 
-``Acker.process_window`` folds a window's traffic as arrays (``engine.acking._WindowFold``);
+``Acker.process_window`` folds a window's traffic as arrays (``engine.driver.acker._WindowFold``);
 the reference below is the per-root dict ledger it replaced, Storm's algorithm written
 out root by root. Random windows mix trees that complete in their window, trees that span
 windows, resets, fails (of new, old and unknown roots), contributions to unknown roots,
@@ -15,9 +15,9 @@ from collections import defaultdict
 
 import pytest
 
-from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.failures import Failure
-from sparkstorm.engine.messages import WindowMeta
+from sparkstorm.engine.driver.acker import Acker, Verdicts
+from sparkstorm.engine.wire.failures import Failure
+from sparkstorm.engine.wire.messages import WindowMeta
 
 
 class ReferenceAcker:

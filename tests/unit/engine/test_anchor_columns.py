@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.anchor_columns import EDGES, ROOTS, anchor_map, batch_of
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.anchor_columns import EDGES, ROOTS, anchor_map, batch_of
+from sparkstorm.engine.wire.frames import pack, unpack
 from sparkstorm.topology.tuple import Tuple, delivered, values_class
 
 

@@ -9,9 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from sparkstorm.engine.anchor_columns import batch_of
-from sparkstorm.engine.arrow_anchoring import ArrowAnchoring, concat_anchors, merge_xor
-from sparkstorm.engine.arrow_batch import (
+from sparkstorm.engine.columnar.arrow_anchoring import ArrowAnchoring, concat_anchors, merge_xor
+from sparkstorm.engine.columnar.arrow_batch import (
     ArrowPiece,
     RunAnchors,
     blob_roots,
@@ -21,10 +20,11 @@ from sparkstorm.engine.arrow_batch import (
     lists_anchors,
     rows_piece,
 )
-from sparkstorm.engine.arrow_routing import BatchRouter
-from sparkstorm.engine.plan import Subscription
-from sparkstorm.engine.routing import make_chooser
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.columnar.arrow_routing import BatchRouter
+from sparkstorm.engine.executor.routing import make_chooser
+from sparkstorm.engine.plan.execution import Subscription
+from sparkstorm.engine.wire.anchor_columns import batch_of
+from sparkstorm.engine.wire.frames import pack
 from sparkstorm.topology.grouping import Grouping
 
 

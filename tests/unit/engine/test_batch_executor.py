@@ -15,14 +15,15 @@ import pyarrow.compute as pc
 import pytest
 
 from sparkstorm import BatchBolt, Grouping, Spout, Stream, Topology
-from sparkstorm.engine import batch_executor
-from sparkstorm.engine.anchor_columns import anchor_map, batch_of
-from sparkstorm.engine.arrow_anchoring import ArrowAnchoring
-from sparkstorm.engine.arrow_batch import decode_blob, lists_anchors
-from sparkstorm.engine.batch_executor import BatchBoltExecutor
-from sparkstorm.engine.executor import ComponentFailure, make_executor
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.columnar.arrow_anchoring import ArrowAnchoring
+from sparkstorm.engine.columnar.arrow_batch import decode_blob, lists_anchors
+from sparkstorm.engine.executor import batch_bolt as batch_executor
+from sparkstorm.engine.executor.batch_bolt import BatchBoltExecutor
+from sparkstorm.engine.executor.factory import make_executor
+from sparkstorm.engine.executor.host import ComponentFailure
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.anchor_columns import anchor_map, batch_of
+from sparkstorm.engine.wire.frames import pack
 from sparkstorm.errors import TopologyError
 
 SEEN: list[tuple[str, str, Any]] = []
@@ -149,7 +150,7 @@ def acked_units(output: Any) -> list[tuple[int, list[list[Any]], dict[int, int] 
 
 
 def encode_blob_of(output: Any, gid: int) -> bytes:
-    from sparkstorm.engine.arrow_batch import encode_blob
+    from sparkstorm.engine.columnar.arrow_batch import encode_blob
 
     rows = pack(output.rows[gid]) if gid in output.rows else None
     pieces = output.arrow.get(gid, [])

@@ -13,14 +13,14 @@ from typing import Any, ClassVar
 import pytest
 
 from sparkstorm import BatchBolt, BatchSpout, Bolt, Grouping, Topology
-from sparkstorm.engine.anchor_columns import anchor_map
-from sparkstorm.engine.arrow_batch import decode_blob
-from sparkstorm.engine.batch_executor import BatchBoltExecutor
-from sparkstorm.engine.batch_spout_executor import BatchSpoutExecutor
-from sparkstorm.engine.executor import make_executor
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.replan import refile
+from sparkstorm.engine.columnar.arrow_batch import decode_blob
+from sparkstorm.engine.executor.batch_bolt import BatchBoltExecutor
+from sparkstorm.engine.executor.batch_spout import BatchSpoutExecutor
+from sparkstorm.engine.executor.factory import make_executor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import refile
+from sparkstorm.engine.wire.anchor_columns import anchor_map
+from sparkstorm.engine.wire.messages import SpoutControl
 from sparkstorm.errors import TopologyError
 from sparkstorm.testing.polling import wait_for
 

@@ -1,6 +1,6 @@
 """Chaining (issue 12 §2): which bolts run in their upstream's Spark task, and how.
 
-The decision (``engine.chaining``), the plan's stages, the routing that keeps executor ``i``'s
+The decision (``engine.plan.chaining``), the plan's stages, the routing that keeps executor ``i``'s
 output for its chained partner ``i``, and the stage function that calls the pair, against real
 executor servers on Unix sockets.
 """
@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
-from sparkstorm.engine.anchor_columns import batch_of
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import WindowFlags
-from sparkstorm.engine.routing import build_routes
-from sparkstorm.engine.row_wire import unpack_rows
-from sparkstorm.engine.stage import DRIVER, StageInfo, run_stage
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.executor.routing import build_routes
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import DRIVER, StageInfo, run_stage
+from sparkstorm.engine.wire.anchor_columns import batch_of
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.frames import pack
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import WindowFlags
+from sparkstorm.engine.wire.row_wire import unpack_rows
 
 
 class Numbers(Spout):

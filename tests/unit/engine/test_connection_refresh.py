@@ -17,18 +17,13 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.anchor_columns import batch_of
-from sparkstorm.engine.endpoint import Endpoint, authenticated
-from sparkstorm.engine.endpoint_lookup import (
+from sparkstorm.engine.driver.endpoint_lookup import (
     EndpointLookup,
     Located,
     look_up,
     refresh_decision,
 )
-from sparkstorm.engine.failures import FAIL_CRASH
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.protocol import WindowFlags, WindowRequest
-from sparkstorm.engine.stage import (
+from sparkstorm.engine.spark.stage import (
     DRIVER,
     ExecutorUnreachable,
     ExecutorUnresponsive,
@@ -36,7 +31,12 @@ from sparkstorm.engine.stage import (
     call_refreshing,
     run_stage,
 )
-from sparkstorm.engine.wire import pack, recv_frame, send_reply, unpack
+from sparkstorm.engine.wire.anchor_columns import batch_of
+from sparkstorm.engine.wire.endpoint import Endpoint, authenticated
+from sparkstorm.engine.wire.failures import FAIL_CRASH
+from sparkstorm.engine.wire.frames import pack, recv_frame, send_reply, unpack
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import WindowFlags, WindowRequest
 
 TOKEN = "topology-token"
 GONE = Endpoint("/nonexistent/sparkstorm-e4.sock", "127.0.0.1", 0)

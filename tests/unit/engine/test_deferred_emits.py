@@ -1,4 +1,4 @@
-"""Emits that wait for the window's end (``engine.deferred_emits``) against emits routed at once.
+"""Emits that wait for the window's end against emits routed at once (``deferred_emits``).
 
 The same batch runs through the input loop twice, once with the collector letting its
 commonest emits wait and once routing every emit when it is made. The window's batches (rows
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
-from sparkstorm.engine.collector import TaskCollector
-from sparkstorm.engine.input_loop import run_batch
+from sparkstorm.engine.executor.collector import TaskCollector
+from sparkstorm.engine.executor.input_loop import run_batch
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, values_class
 from tests.unit.engine.helpers import engine_loop, open_xors

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.endpoint import Endpoint, advertised_host
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import PingRequest, WindowRequest
-from sparkstorm.engine.row_wire import unpack_rows
-from sparkstorm.engine.stage import call_executor, ping
-from sparkstorm.engine.wire import pack, recv_frame, send_frame
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import call_executor, ping
+from sparkstorm.engine.wire.endpoint import Endpoint, advertised_host
+from sparkstorm.engine.wire.frames import pack, recv_frame, send_frame
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import PingRequest, WindowRequest
+from sparkstorm.engine.wire.row_wire import unpack_rows
 
 TOKEN = "topology-token"
 

@@ -17,12 +17,12 @@ import pytest
 import sparkstorm
 from sparkstorm import Topology
 from sparkstorm.config import load_config
-from sparkstorm.engine.executor_python import executor_sys_path
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.protocol import WindowRequest
-from sparkstorm.engine.stage import call_executor
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.executor.interpreter import executor_sys_path
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import call_executor
+from sparkstorm.engine.wire.frames import pack
+from sparkstorm.engine.wire.protocol import WindowRequest
 from sparkstorm.errors import EngineError
 from tests.integration.spark.components import NumberSpout, RecordingBolt, read_events
 

@@ -11,16 +11,16 @@ import tracemalloc
 
 import pytest
 
-from sparkstorm.engine.collector import FAIL_ERROR
-from sparkstorm.engine.executor import ComponentFailure
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.stats import (
+from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.executor.collector import FAIL_ERROR
+from sparkstorm.engine.executor.host import ComponentFailure
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.stats import (
     MAX_FAILURE_REASONS,
     OTHER_REASONS,
     ComponentCounters,
     reason_template,
 )
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from tests.unit.engine.helpers import RaisingTopology, raiser_executor, raiser_window
 
 
@@ -136,8 +136,8 @@ def test_reason_template_folds_data_only() -> None:
 
 
 def test_a_spout_reports_its_buffer_fill_against_its_bound() -> None:
-    from sparkstorm.engine.messages import SpoutControl, WindowMeta
-    from sparkstorm.engine.spout_executor import SpoutExecutor
+    from sparkstorm.engine.executor.spout import SpoutExecutor
+    from sparkstorm.engine.wire.messages import SpoutControl, WindowMeta
 
     plan = ExecutionPlan(RaisingTopology.topology_spec, {"topology.acker.executors": 1,
                                                          "topology.spout.buffer.size": 50})

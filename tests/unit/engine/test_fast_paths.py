@@ -2,7 +2,7 @@
 
 - ``TaskCollector.bolt_emit`` on a fields-grouped stream (``collector.FieldsEmit``) must
   route, batch, anchor and count exactly as ``TaskCollector.emit`` does;
-- ``engine.input_loop.run_batch`` must process, auto-ack and auto-fail exactly as
+- ``engine.executor.input_loop.run_batch`` must process, auto-ack and auto-fail exactly as
   ``BoltLoop.run`` over ``delivered``'s tuples.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
-from sparkstorm.engine.input_loop import run_batch
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import build_routes
+from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.executor.input_loop import run_batch
+from sparkstorm.engine.executor.routing import build_routes
+from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, delivered, values_class
 from tests.unit.engine.helpers import engine_loop, open_xors

@@ -6,8 +6,8 @@ import math
 import random
 from collections import Counter
 
-from sparkstorm.engine import stats
-from sparkstorm.engine.stats import LatencySample
+from sparkstorm.engine.wire import stats
+from sparkstorm.engine.wire.stats import LatencySample
 
 
 def test_count_and_sum_are_exact_and_the_sample_is_bounded() -> None:

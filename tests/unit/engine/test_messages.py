@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sparkstorm.engine.failures import FAIL_ERROR, FAIL_TIMEOUT, REASON_LIMIT, Failure
-from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.spout_executor import SpoutExecutor
-from sparkstorm.engine.stats import ComponentCounters
-from sparkstorm.engine.window_counts import window_counters
-from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.engine.driver.window_counts import window_counters
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.failures import FAIL_ERROR, FAIL_TIMEOUT, REASON_LIMIT, Failure
+from sparkstorm.engine.wire.frames import pack, unpack
+from sparkstorm.engine.wire.messages import ComponentError, SpoutControl, WindowMeta
+from sparkstorm.engine.wire.stats import ComponentCounters
 from tests.unit.engine.helpers import pipeline
 
 ROOT = 2**63 + 5  # roots are 64-bit: the largest must survive msgpack's map keys

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine import placement
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.locality import CallLocality
-from sparkstorm.engine.placement import Placement
-from sparkstorm.engine.stage import StageInfo
-from sparkstorm.engine.topology_stats import TopologyStats, WindowRecord
+from sparkstorm.engine.driver.topology_stats import TopologyStats, WindowRecord
+from sparkstorm.engine.spark import placement
+from sparkstorm.engine.spark.locality import CallLocality
+from sparkstorm.engine.spark.placement import Placement
+from sparkstorm.engine.spark.stage import StageInfo
+from sparkstorm.engine.wire.endpoint import Endpoint
 
 
 def _stages(hosts: dict[int, str]) -> list[StageInfo]:

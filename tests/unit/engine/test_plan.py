@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
-from sparkstorm.engine.plan import (
+from sparkstorm.engine.plan.execution import (
     ACKER_COMPONENT,
     SYSTEM_TASK,
     ExecutionPlan,

@@ -16,9 +16,9 @@ import pytest
 
 from sparkstorm import Topology
 from sparkstorm.config import load_config
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import MONITOR_INTERVAL, ExecutorPool
-from sparkstorm.engine.stage import ping
+from sparkstorm.engine.executor.pool import MONITOR_INTERVAL, ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import ping
 from tests.integration.spark.components import NumberSpout, RecordingBolt
 
 

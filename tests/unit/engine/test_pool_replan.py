@@ -19,10 +19,10 @@ import pytest
 
 from sparkstorm import Topology
 from sparkstorm.config import load_config
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.replan import executor_counts, regroup, with_counts
-from sparkstorm.engine.stage import ping
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import executor_counts, regroup, with_counts
+from sparkstorm.engine.spark.stage import ping
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import NumberSpout, PassBolt, RecordingBolt
 

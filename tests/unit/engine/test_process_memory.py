@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.process_memory import LEAN_MALLOC
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.executor.process_memory import LEAN_MALLOC
+from sparkstorm.engine.plan.execution import ExecutionPlan
 from tests.unit.engine.helpers import pipeline
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.protocol import (
+from sparkstorm.engine.wire.frames import pack
+from sparkstorm.engine.wire.protocol import (
     CloseRequest,
     LogControlRequest,
     PingRequest,
@@ -20,7 +21,6 @@ from sparkstorm.engine.protocol import (
     WindowRequest,
     decode_request,
 )
-from sparkstorm.engine.wire import pack
 
 # each request and the dict that was sent before the protocol was typed, key order included
 CASES: list[tuple[Request, dict[str, Any]]] = [

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.endpoint import Endpoint
 
 
 class Numbers(Spout):
@@ -86,7 +86,7 @@ def test_endpoints_reported_under_another_plan_are_not_taken(tmp_path: Path) -> 
 
 def test_a_replan_forgets_other_workers_endpoints_until_they_report_the_new_plan(
         tmp_path: Path) -> None:
-    from sparkstorm.engine.replan import hosted_gids, regroup, with_counts
+    from sparkstorm.engine.plan.regroup import hosted_gids, regroup, with_counts
 
     old = ExecutionPlan(Pair.topology_spec, {"topology.acker.executors": 1})
     pool = ExecutorPool(old, "pair", tmp_path, hosted=set(), token="shared")  # the driver's

@@ -1,4 +1,4 @@
-"""New executor counts in place (``engine.replan``), without Spark.
+"""New executor counts in place (``engine.plan.regroup``), without Spark.
 
 Which executors stay, and a staying executor's switch to the new plan (routes, target map,
 its spout's buffer).
@@ -9,11 +9,12 @@ from __future__ import annotations
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Topology
-from sparkstorm.engine.collector import WindowOutput
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_checkpoint import part_name
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.replan import (
+from sparkstorm.engine.executor.checkpoint_part import part_name
+from sparkstorm.engine.executor.collector import WindowOutput
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import (
     PartLayouts,
     check_counts,
     executor_counts,
@@ -22,7 +23,6 @@ from sparkstorm.engine.replan import (
     replan_host,
     with_counts,
 )
-from sparkstorm.engine.spout_executor import SpoutExecutor
 from sparkstorm.errors import EngineError
 
 
@@ -123,7 +123,7 @@ def test_a_staying_spout_routes_to_the_new_executors_and_keeps_its_buffer() -> N
         task = old.executors[0].tasks[0]
         collector = spout.collectors[task]
         relay_tasks = old.component_tasks["relay"]
-        for n in range(10):  # the tasks emit into the staging buffer (engine.spout_executor)
+        for n in range(10):  # the tasks emit into the staging buffer (engine.executor.spout)
             collector.emit([n], None, None, None, False, n)
         before = {g for g in spout.staging.rows}
         assert before == {old.task_executor[t] for t in relay_tasks}, "both relays"
@@ -179,7 +179,7 @@ def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_c
         ) -> None:
     import shutil
 
-    from sparkstorm.engine.driver import TopologyDriver
+    from sparkstorm.engine.driver.loop import TopologyDriver
 
     driver = TopologyDriver("chain", Chain.topology_spec, dict(CONF), hosted={0})
     try:
@@ -206,7 +206,7 @@ def test_a_driver_with_executors_in_other_workers_needs_its_executors_with_new_c
 
 def test_a_worker_follows_its_driver_s_plan_once_the_assignment_is_in_step() -> None:
     from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
-    from sparkstorm.engine.plan import plan_tag
+    from sparkstorm.engine.plan.execution import plan_tag
 
     host = ExecutorHostRunner("chain", Chain.topology_spec, dict(CONF), set(), "token")
     try:

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor, ExecutorHost
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.rollback_calls import await_window, restore_executor
+from sparkstorm.engine.driver.rollback_calls import await_window, restore_executor
+from sparkstorm.engine.executor.host import BoltExecutor, ExecutorHost
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.endpoint import Endpoint
 
 
 def test_a_window_is_awaited_untouched_while_no_rollback_is_due() -> None:

@@ -1,4 +1,4 @@
-"""Tests of emit-time routing (sparkstorm.engine.routing) for every grouping."""
+"""Tests of emit-time routing (sparkstorm.engine.executor.routing) for every grouping."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import pytest
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
-from sparkstorm.engine.collector import TaskCollector, WindowOutput
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.routing import StreamRoute, build_routes
+from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.executor.routing import StreamRoute, build_routes
+from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.errors import TopologyError
 
 NO_ACKER = {"topology.acker.executors": 0}
@@ -304,9 +304,10 @@ def test_stable_hash_of_none_is_the_same_in_another_process() -> None:
     import subprocess
     import sys
 
-    from sparkstorm.engine.routing import stable_hash
+    from sparkstorm.engine.executor.routing import stable_hash
 
-    code = "from sparkstorm.engine.routing import stable_hash; print(stable_hash([None, 1]))"
+    code = ("from sparkstorm.engine.executor.routing import stable_hash; "
+            "print(stable_hash([None, 1]))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env={"PYTHONHASHSEED": "1", "PATH": ""})
     here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.collector import WindowOutput
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.failures import FAIL_ERROR
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import WindowRequest
-from sparkstorm.engine.row_encoding import encode_rows
-from sparkstorm.engine.row_wire import unpack_rows
-from sparkstorm.engine.stage import call_executor
-from sparkstorm.engine.wire import pack, recv_reply, send_frame, unpack
+from sparkstorm.engine.executor.collector import WindowOutput
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import call_executor
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.failures import FAIL_ERROR
+from sparkstorm.engine.wire.frames import pack, recv_reply, send_frame, unpack
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import WindowRequest
+from sparkstorm.engine.wire.row_encoding import encode_rows
+from sparkstorm.engine.wire.row_wire import unpack_rows
 from sparkstorm.errors import EngineError
 
 

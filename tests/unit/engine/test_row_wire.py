@@ -1,6 +1,6 @@
 """The flat wire form of one-field batches against the nested form it stands in for.
 
-``engine.row_wire`` packs a one-field stream's values as one flat column; every reader must
+``engine.wire.row_wire`` packs a one-field stream's values as one flat column; every reader must
 get exactly what the nested form gave: :func:`unpack_rows` the same batches, the bolt
 executor's input loop the same tuples (values, namedtuple class, anchors, acks, fails).
 """
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.input_loop import run_batch
-from sparkstorm.engine.row_wire import FLAT, nested, pack_batches, unpack_rows, wire_batches
-from sparkstorm.engine.wire import pack, unpack
+from sparkstorm.engine.executor.input_loop import run_batch
+from sparkstorm.engine.wire.frames import pack, unpack
+from sparkstorm.engine.wire.row_wire import FLAT, nested, pack_batches, unpack_rows, wire_batches
 from sparkstorm.topology.task import BoltRaised
 from sparkstorm.topology.tuple import values_class
 from tests.unit.engine.test_fast_paths import batch, mixed_loop, outcome

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparkstorm.engine.process_memory import LEAN_MALLOC
-from sparkstorm.engine.session import DRIVER_JVM_OPTIONS, DRIVER_MEMORY, session_settings
+from sparkstorm.engine.executor.process_memory import LEAN_MALLOC
+from sparkstorm.engine.spark.session import DRIVER_JVM_OPTIONS, DRIVER_MEMORY, session_settings
 
 
 def test_the_engine_chooses_the_driver_jvm_options() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.spout_executor import SpoutExecutor
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.messages import SpoutControl
 from sparkstorm.testing.polling import wait_for
 
 

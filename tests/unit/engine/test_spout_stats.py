@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import time
 
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.spout_executor import SpoutExecutor
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.messages import SpoutControl
 from tests.unit.engine.helpers import pipeline
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 
-from sparkstorm.engine.executor import make_executor
-from sparkstorm.engine.executor_checkpoint import ExecutorPart, RestorePoint
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.spout_executor import SpoutExecutor
+from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, RestorePoint
+from sparkstorm.engine.executor.factory import make_executor
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.messages import SpoutControl
 from tests.unit.engine.helpers import pipeline
 
 TIMEOUT_SECS = 30

@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sparkstorm.engine.stacks import executor_stacks, own_stacks
+from sparkstorm.engine.executor.stacks import executor_stacks, own_stacks
 
 CHILD = """
 import sys, threading, time
-from sparkstorm.engine.stacks import dump_on_signal
+from sparkstorm.engine.executor.stacks import dump_on_signal
 dump_on_signal(sys.argv[1])
 def sleeper_in_a_named_function():
     time.sleep(60)

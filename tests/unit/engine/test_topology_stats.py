@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sparkstorm.engine.rolling import RollingWindows
-from sparkstorm.engine.stats import ComponentCounters
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.driver.rolling import RollingWindows
+from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.wire.stats import ComponentCounters
 
 RANGES = {0: ExecutorRange("spout", 1, 1), 1: ExecutorRange("bolt", 2, 3),
           2: ExecutorRange("bolt", 4, 4)}

@@ -17,22 +17,22 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.anchor_columns import batch_of
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.failures import FAIL_CRASH
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import WindowFlags, WindowRequest
-from sparkstorm.engine.stage import (
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import (
     DRIVER,
     ExecutorUnresponsive,
     StageInfo,
     call_executor,
     run_stage,
 )
-from sparkstorm.engine.wire import pack, send_reply
+from sparkstorm.engine.wire.anchor_columns import batch_of
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.failures import FAIL_CRASH
+from sparkstorm.engine.wire.frames import pack, send_reply
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import WindowFlags, WindowRequest
 
 
 @pytest.fixture

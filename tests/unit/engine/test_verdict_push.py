@@ -1,4 +1,4 @@
-"""The acker's verdicts pushed to spout executors between windows (``engine.verdict_push``).
+"""The acker's verdicts pushed to spout executors between windows (``engine.driver.verdict_push``).
 
 Real executor servers of the word count's two spout executors over real Unix sockets; the
 driver's side is ``push_verdicts`` with ``call_executor`` as its transport, as the pool's.
@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.acking import Verdicts
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.failures import FAIL_EXPLICIT, Failure
-from sparkstorm.engine.messages import SpoutControl
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import Request, VerdictsRequest
-from sparkstorm.engine.spout_executor import SpoutExecutor
-from sparkstorm.engine.stage import call_executor
-from sparkstorm.engine.verdict_push import push_verdicts
+from sparkstorm.engine.driver.acker import Verdicts
+from sparkstorm.engine.driver.verdict_push import push_verdicts
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import call_executor
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.failures import FAIL_EXPLICIT, Failure
+from sparkstorm.engine.wire.messages import SpoutControl
+from sparkstorm.engine.wire.protocol import Request, VerdictsRequest
 from tests.unit.engine.helpers import pipeline
 
 BROKEN = Failure(FAIL_EXPLICIT, "the sink refused it")

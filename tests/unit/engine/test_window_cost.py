@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparkstorm.engine.window_cost import JobCost
+from sparkstorm.engine.driver.window_cost import JobCost
 
 
 def fitted(points: list[tuple[int, float]]) -> JobCost:

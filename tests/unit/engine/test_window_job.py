@@ -14,8 +14,8 @@ from typing import Any
 
 from pyspark.accumulators import Accumulator
 
-from sparkstorm.engine import window_job
-from sparkstorm.engine.window_job import first_stage_done, release_on_end, spout_stage_counter
+from sparkstorm.engine.spark import window_job
+from sparkstorm.engine.spark.window_job import first_stage_done, release_on_end, spout_stage_counter
 
 _AIDS = iter(range(10_000_000, 20_000_000))
 

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from sparkstorm.config.loader import validate_conf
-from sparkstorm.engine import window_size
-from sparkstorm.engine.window_size import (
+from sparkstorm.engine.driver import window_sizer as window_size
+from sparkstorm.engine.driver.window_sizer import (
     GROWTH,
     MIN_LIMIT,
     OVERLAP_WAIT_SHARE,

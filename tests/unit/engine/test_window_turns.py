@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.executor import BoltExecutor
-from sparkstorm.engine.executor_main import ExecutorServer
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.protocol import RestoreRequest, SkipRequest, WindowFlags, WindowRequest
-from sparkstorm.engine.stage import call_executor
-from sparkstorm.engine.window_turns import WindowTurns
-from sparkstorm.engine.wire import pack
+from sparkstorm.engine.executor.host import BoltExecutor
+from sparkstorm.engine.executor.main import ExecutorServer
+from sparkstorm.engine.executor.window_turns import WindowTurns
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.spark.stage import call_executor
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.frames import pack
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import RestoreRequest, SkipRequest, WindowFlags, WindowRequest
 from sparkstorm.testing.polling import wait_for
 
 PROCESSED: list[int] = []

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from sparkstorm.engine.wire import SMALL_FRAME, recv_frame, send_frame
+from sparkstorm.engine.wire.frames import SMALL_FRAME, recv_frame, send_frame
 
 
 @pytest.mark.parametrize("size", [0, 1, SMALL_FRAME, SMALL_FRAME + 1, 3 * 1024 * 1024 + 7])

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sparkstorm.engine.workdirs import WORKDIR_PREFIX, remove_stale_workdirs
+from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX, remove_stale_workdirs
 
 
 def test_folders_of_dead_processes_go_and_live_ones_stay() -> None:

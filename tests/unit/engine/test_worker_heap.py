@@ -1,4 +1,4 @@
-"""Which processes freeze their heap (``engine.worker_heap``).
+"""Which processes freeze their heap (``engine.spark.worker_heap``).
 
 The freeze itself is tested in a real Spark Python worker
 (``tests/integration/spark/test_worker_heap.py``).
@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from sparkstorm.engine.worker_heap import freeze_spark_worker_heap, in_spark_worker
+from sparkstorm.engine.spark.worker_heap import freeze_spark_worker_heap, in_spark_worker
 
 
 @pytest.mark.parametrize(("main", "expected"), [
@@ -33,7 +33,7 @@ def test_pytest_is_not_frozen() -> None:
 def test_the_driver_process_is_not_frozen_by_importing_the_stages() -> None:
     import gc
 
-    import sparkstorm.engine.stage  # noqa: F401 - what every stage function imports
+    import sparkstorm.engine.spark.stage  # noqa: F401 - what every stage function imports
 
     assert not in_spark_worker()
     assert freeze_spark_worker_heap() is False

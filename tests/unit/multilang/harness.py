@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm import Grouping, Stream
-from sparkstorm.engine.plan import Subscription
-from sparkstorm.engine.routing import StreamRoute
+from sparkstorm.engine.executor.routing import StreamRoute
+from sparkstorm.engine.plan.execution import Subscription
 from sparkstorm.multilang import ShellBolt, ShellSpout
 from sparkstorm.topology.tuple import Tuple
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sparkstorm import StatefulBolt
 from sparkstorm.state import KeyValueState
-from tests.unit.topology.windowing.fakes import attach
+from tests.unit.topology.windowed_bolts.fakes import attach
 
 
 class CountBolt(StatefulBolt):

@@ -10,7 +10,7 @@ import pytest
 from sparkstorm.errors import ConfigError
 from sparkstorm.state import InMemoryKeyValueState
 from tests.unit.topology.helpers import started
-from tests.unit.topology.windowing.fakes import Source, tick
+from tests.unit.topology.windowed_bolts.fakes import Source, tick
 
 
 def test_state_starts_once_before_the_first_tuple() -> None:

@@ -28,8 +28,8 @@ from sparkstorm.cluster.nimbus.scheduler import Scheduler
 from sparkstorm.cluster.nimbus.staying import Kept, keep_in_place, keep_staying
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import storms
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import (
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import (
     Assignment,
     ExecutorId,
     StormBase,
@@ -38,7 +38,7 @@ from sparkstorm.cluster.state.records import (
     WorkerSlot,
 )
 from sparkstorm.config import conf_float
-from sparkstorm.engine.plan import number_tasks, split_tasks
+from sparkstorm.engine import number_tasks, split_tasks
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ dead workers) keeps the live workers where they are."""
 def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[ExecutorId]:
     """Storm's executor ids of a topology spec.
 
-    Each user component's tasks (numbered by :func:`~sparkstorm.engine.plan.number_tasks`,
+    Each user component's tasks (numbered by :func:`~sparkstorm.engine.plan.execution.number_tasks`,
     after the ackers' ids) split into ``par`` contiguous ranges. The ackers have task ids but
     no executor here: they run inside the topology's Spark driver, as the engine's plan has it.
     """
@@ -72,7 +72,7 @@ def topology_executors(spec: dict[str, Any], conf: dict[str, Any]) -> list[Execu
 def topology_tasks(spec: dict[str, Any], conf: dict[str, Any]) -> dict[int, str]:
     """Each task id's component id.
 
-    Numbered by :func:`~sparkstorm.engine.plan.number_tasks` as the engine numbers them;
+    Numbered by :func:`~sparkstorm.engine.plan.execution.number_tasks` as the engine numbers them;
     Nimbus stores it at submit as the task infos.
     """
     return {task: name for name, tasks in number_tasks(_user_tasks(spec), conf).items()
@@ -281,7 +281,7 @@ keep_staying`); only the others move.
 
         With new executor counts (``rebalance -e``) every worker stays with the executors
         that stay (:func:`~sparkstorm.cluster.nimbus.staying.keep_in_place`): the driver
-        and the workers regroup them in place between two windows (``engine.replan``).
+        and the workers regroup them in place between two windows (``engine.plan.regroup``).
         Afresh when the worker count changes too (``-e`` with ``-n``) or a worker is dead.
         """
         dead = self._dead_slots(old, set(supervisors))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.stormdist import StormDist
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ The levels come from ``/api/v1/topology/:id/logconfig`` and the sampling from
 restarted Nimbus starts without them, as the levels time out anyway) and hands them to the
 topology's workers with every heartbeat answer as
 ``"log_control": {"levels": {logger: level}, "sampling": {component or "*": pct}}``; workers pass
-them on to their executor processes (:mod:`sparkstorm.engine.log_control`).
+them on to their executor processes (:mod:`sparkstorm.engine.executor.log_levels`).
 
 Example:
     >>> now = [100.0]
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.engine.log_control import STORM_LEVELS
+from sparkstorm.engine import STORM_LEVELS
 
 DEFAULT_SAMPLING_PCT = 10.0
 """Storm's ``samplingPct`` when debugging is off."""

@@ -5,7 +5,7 @@ each supervisor's ports, sort supervisors by their number of free slots (most fi
 spreads), then interleave one slot per supervisor in turn.
 
 Example:
-    >>> from sparkstorm.cluster.state.records import WorkerSlot
+    >>> from sparkstorm.cluster.store.records import WorkerSlot
     >>> free = [WorkerSlot("a", 6701), WorkerSlot("b", 6700), WorkerSlot("a", 6700)]
     >>> [(s.node, s.port) for s in sort_slots(free)]
     [('a', 6700), ('b', 6700), ('a', 6701)]
@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from sparkstorm.cluster.state.records import ExecutorId, WorkerSlot
+from sparkstorm.cluster.store.records import ExecutorId, WorkerSlot
 
 
 def sort_slots(free: Iterable[WorkerSlot]) -> list[WorkerSlot]:

@@ -13,7 +13,7 @@ import uvicorn
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.token import load_or_create_token
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.config import conf_int, conf_str
 
 logger = logging.getLogger(__name__)

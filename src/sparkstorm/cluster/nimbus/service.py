@@ -23,8 +23,8 @@ from sparkstorm.cluster.nimbus.stormdist import SPEC, StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
 from sparkstorm.cluster.nimbus.topologies import storms as all_storms
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import StormBase, TaskInfo, TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import StormBase, TaskInfo, TopologyStatus
 from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, validate_conf
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.spec import TopologySpec

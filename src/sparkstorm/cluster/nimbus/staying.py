@@ -13,12 +13,12 @@ the lowest executor, so that the topology's Spark application and window loop go
 that stays (same component, same tasks: the same executor id) in its slot; the new ones go
 to the workers with the fewest executors, the new lowest one to the driver's
 (:func:`keep_in_place`). The workers then regroup their executors in step with the driver
-(``engine.replan``).
+(``engine.plan.regroup``).
 
 Example: five executors on one worker, rebalanced to two workers, keep the lowest three in
 place and move two:
 
-    >>> from sparkstorm.cluster.state.records import Assignment, WorkerSlot
+    >>> from sparkstorm.cluster.store.records import Assignment, WorkerSlot
     >>> a, b = WorkerSlot("s1", 6700), WorkerSlot("s2", 6700)
     >>> old = Assignment("t", {(n, n): a for n in range(1, 6)}, {}, {a: "w1"})
     >>> kept = keep_staying(old, [(n, n) for n in range(1, 6)], 2, [a, b], set())
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from sparkstorm.cluster.state.records import Assignment, ExecutorId, WorkerSlot
+from sparkstorm.cluster.store.records import Assignment, ExecutorId, WorkerSlot
 
 
 @dataclass
@@ -113,7 +113,7 @@ def keep_in_place(old: Assignment, executors: list[ExecutorId], free: list[Worke
 
     Example: the relays ``(3, 3)`` and ``(4, 4)`` become one ``(3, 4)``:
 
-        >>> from sparkstorm.cluster.state.records import Assignment, WorkerSlot
+        >>> from sparkstorm.cluster.store.records import Assignment, WorkerSlot
         >>> a, b = WorkerSlot("s1", 6700), WorkerSlot("s2", 6700)
         >>> slots = {(2, 2): a, (4, 4): a, (6, 6): a, (3, 3): b, (5, 5): b}
         >>> old = Assignment("t", slots, dict.fromkeys(slots, 100), {a: "w1", b: "w2"})

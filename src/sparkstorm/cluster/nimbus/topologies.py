@@ -2,8 +2,8 @@
 
 Example:
     >>> import tempfile, pathlib
-    >>> from sparkstorm.cluster.state.cluster_state import ClusterState
-    >>> from sparkstorm.cluster.state.embedded import EmbeddedStore
+    >>> from sparkstorm.cluster.store.cluster_state import ClusterState
+    >>> from sparkstorm.cluster.store.embedded import EmbeddedStore
     >>> with EmbeddedStore(pathlib.Path(tempfile.mkdtemp()) / "s.sqlite") as store:
     ...     storms(ClusterState(store))
     {}
@@ -12,8 +12,8 @@ Example:
 from __future__ import annotations
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import StormBase
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import StormBase
 
 
 def storms(state: ClusterState) -> dict[str, StormBase]:

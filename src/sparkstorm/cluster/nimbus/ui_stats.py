@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sparkstorm.cluster.nimbus.errors import NimbusError
 
 if TYPE_CHECKING:
-    from sparkstorm.cluster.state.records import WorkerHeartbeat, WorkerSlot
+    from sparkstorm.cluster.store.records import WorkerHeartbeat, WorkerSlot
 
 ALL_TIME = ":all-time"
 WINDOWS = ("600", "10800", "86400", ALL_TIME)
@@ -144,7 +144,7 @@ class TopologyStatsView:
     def locality(self) -> dict[str, Any] | None:
         """Where the executor calls of the topology's windows went (the driver's count).
 
-        Host-local share and bytes across hosts (``engine.locality``); None before any.
+        Host-local share and bytes across hosts (``engine.spark.locality``); None before any.
         """
         for worker in self.beats:
             found = worker.stats.get("locality")

@@ -30,10 +30,10 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     window_pretty,
 )
 from sparkstorm.cluster.nimbus.worker_status import topology_worker_status, worker_row_status
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import Assignment, StormBase, TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import Assignment, StormBase, TopologyStatus
 from sparkstorm.config import conf_int, conf_str
-from sparkstorm.engine.collector import FAIL_CAUSES
+from sparkstorm.engine import FAIL_CAUSES
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
 MASK = "********"

@@ -1,4 +1,4 @@
-"""The worker umbilical (DESIGN.md section 3): init context, heartbeats and errors.
+"""The worker umbilical (docs/ARCHITECTURE.md): init context, heartbeats and errors.
 
 A heartbeat from a worker that is no longer assigned is not stored (a killed topology's
 state stays gone) and is answered with ``shutdown``.
@@ -20,13 +20,13 @@ topology is REBALANCING (its spouts are paused; at the due time the workers that
 their new executors, the others are replaced). ``executors`` lists the executor ids (first
 and last task) the worker's slot hosts now, so that a staying worker follows a rebalance
 (``[[2, 2], [4, 4]]``), and ``executor_counts`` the executors per component as last
-rebalanced (``{"split": 1}``), which a staying driver takes in place (``engine.replan``);
+rebalanced (``{"split": 1}``), which a staying driver takes in place (``engine.plan.regroup``);
 the driver's worker also gets ``endpoints``, where the other workers'
 executors answer (``{"3": [path, host, port, pid, plan tag]}``). The other workers get
 ``driver_plan``, the executor counts the driver's latest heartbeat says it runs
 (``{"executor_counts": {"split": 1, ...}, "plan_tag": "split=1,..."}``): a driver that took
 new counts has switched between windows and waits for them to regroup their executors
-alike (``engine.replan``).
+alike (``engine.plan.regroup``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import (
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import (
     Assignment,
     ErrorInfo,
     TopologyStatus,

@@ -33,9 +33,9 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import UnpackLimits, safe_extract
 from sparkstorm.cluster.nimbus.ui_views import VERSION
-from sparkstorm.cluster.state.base import Watch
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store.base import Watch
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.backoff import RestartBackoff
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
 from sparkstorm.cluster.worker.worker import shutdown_bound

@@ -9,7 +9,7 @@ heartbeats carry where each of its executors answers and its process id; Nimbus 
 to the driver in its heartbeat answers, so that a moved or restarted executor is called at
 its new address from the next window on. A rebalance that keeps this worker changes its
 executors in place (:meth:`ExecutorHostRunner.rehost`), and new executor counts regroup them
-in step with the driver (:meth:`ExecutorHostRunner.follow_driver_plan`, ``engine.replan``).
+in step with the driver (:meth:`ExecutorHostRunner.follow_driver_plan`, ``engine.plan.regroup``).
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ from collections import deque
 from typing import Any
 
 from sparkstorm.config import conf_int
-from sparkstorm.engine.messages import ComponentError
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.replan import follow_driver_plan
-from sparkstorm.engine.stacks import executor_stacks
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats
-from sparkstorm.engine.workdirs import new_workdir
+from sparkstorm.engine import (
+    ComponentError,
+    ExecutionPlan,
+    ExecutorPool,
+    ExecutorRange,
+    TopologyStats,
+    executor_stacks,
+    follow_driver_plan,
+    new_workdir,
+)
 from sparkstorm.errors import shorten_error
 from sparkstorm.periodic import PeriodicThread
 from sparkstorm.topology.spec import TopologySpec

@@ -31,9 +31,7 @@ from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.cluster.worker.virtualenv import exec_worker, worker_virtualenv
 from sparkstorm.config import conf_float, conf_int
-from sparkstorm.engine.log_control import LogLevels
-from sparkstorm.engine.plan import plan_tag
-from sparkstorm.engine.replan import executor_counts
+from sparkstorm.engine import LogLevels, executor_counts, plan_tag
 from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
@@ -128,7 +126,7 @@ class ClusterWorker:
 
     def _start_runner(self, context: dict[str, Any]) -> None:
         from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
-        from sparkstorm.engine.driver import TopologyDriver  # starts the JVM: import late
+        from sparkstorm.engine import TopologyDriver  # starts the JVM: import late
         from sparkstorm.topology.spec import TopologySpec
 
         spec = TopologySpec.from_dict(context["spec"])
@@ -151,7 +149,7 @@ class ClusterWorker:
             runner = ExecutorHostRunner(context["topology_name"], spec, conf, hosted or set(),
                                         str(token), self.topology_id if checkpoints else None)
         self._starting = runner
-        if hasattr(runner, "heartbeat_now") and self._beats is not None:  # see engine.replan
+        if hasattr(runner, "heartbeat_now") and self._beats is not None:  # see engine.plan.regroup
             runner.heartbeat_now = self._beats.wake
         runner.set_active(self.active)
         runner.start()
@@ -238,7 +236,7 @@ class ClusterWorker:
     def _follow_counts(self, counts: dict[str, Any], executors: Any) -> None:
         """Take new executor counts in place (``rebalance -e``) when the driver runs here.
 
-        The driver applies them between windows (``engine.replan``), hosting the
+        The driver applies them between windows (``engine.plan.regroup``), hosting the
         executors of ``executors`` (this slot's in the assignment); the other workers
         follow the driver (:meth:`_follow_driver_plan`). A worker without the driver
         ignores this.
@@ -263,7 +261,7 @@ class ClusterWorker:
 
         ``driver_plan`` is what the driver's latest heartbeat said it runs
         (``executor_counts``); the driver switches between windows and then waits for
-        this worker's endpoints under the new plan (``engine.replan``).
+        this worker's endpoints under the new plan (``engine.plan.regroup``).
         """
         runner = self.runner
         counts = driver_plan.get("executor_counts")
@@ -314,14 +312,14 @@ class ClusterWorker:
             # where this worker's executors answer, for the driver (through Nimbus)
             stats["endpoints"] = {str(gid): where for gid, where in
                                   runner.pool.hosted_endpoints().items()}
-            # what the driver runs, relayed to the other workers (engine.replan)
+            # what the driver runs, relayed to the other workers (engine.plan.regroup)
             stats["executor_counts"] = executor_counts(runner.plan)
             stats["plan_tag"] = plan_tag(runner.plan)
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         elif getattr(self._starting, "plan", None) is not None:
             # a driver starting after a rebalance -e waits for the other workers to
-            # follow its plan (engine.replan): they learn it from this heartbeat
+            # follow its plan (engine.plan.regroup): they learn it from this heartbeat
             stats = {"executor_counts": executor_counts(self._starting.plan),
                      "plan_tag": plan_tag(self._starting.plan)}
         body = {"topology_id": self.topology_id, "time_secs": time.time(),
@@ -443,7 +441,7 @@ def with_host_settings(conf: dict[str, Any],
 
     A submitter's ``storm.local.hostname`` names the submitter's host: executors of a worker
     on another host could not listen there. Unset on this host, the key is dropped, and
-    executors advertise what :func:`~sparkstorm.engine.endpoint.advertised_host` finds.
+    executors advertise what :func:`~sparkstorm.engine.wire.endpoint.advertised_host` finds.
     """
     if local is None:
         from sparkstorm.config import load_config
@@ -472,7 +470,7 @@ def _hosted_gids(spec: Any, conf: dict[str, Any], executors: Any) -> set[int] | 
     """
     if not isinstance(executors, list):
         return None
-    from sparkstorm.engine.plan import ExecutionPlan
+    from sparkstorm.engine import ExecutionPlan
 
     wanted = {(int(first), int(last)) for first, last in executors}
     return {e.gid for e in ExecutionPlan(spec, conf).executors
@@ -484,7 +482,7 @@ def remote_endpoints(reported: dict[str, Any]) -> dict[int, tuple[Any, int]]:
 
     They arrive as ``{gid: [path, host, port, pid]}``.
     """
-    from sparkstorm.engine.endpoint import Endpoint
+    from sparkstorm.engine import Endpoint
 
     found = {}
     for gid, where in reported.items():
@@ -579,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         client.close()
         if "pyspark" in sys.modules:  # exit only once Spark's JVM is gone
-            from sparkstorm.engine.session import stop_spark_jvm
+            from sparkstorm.engine import stop_spark_jvm
 
             stop_spark_jvm()
     if worker.reexec is not None:

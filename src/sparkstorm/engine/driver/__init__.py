@@ -1,5 +1,5 @@
-"""The topology's driver: the window loop and what it composes (see ``loop``)."""
+"""The topology's driver: the window loop (``loop``) and what it composes.
 
-from sparkstorm.engine.driver.loop import TopologyDriver
-
-__all__ = ["TopologyDriver"]
+Empty on purpose: importing a module of this package (the endpoint lookup, which Spark tasks
+use) must not import the window loop and everything it needs.
+"""

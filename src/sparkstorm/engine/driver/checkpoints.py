@@ -2,7 +2,8 @@
 
 At a window boundary the executors write their parts of a checkpoint and the driver the
 engine's (acker ledger, verdicts, cycle deliveries); a checkpoint commits once every part is
-durable (``engine.checkpointing``). When an executor restarts, is lost or a window's job
+durable (``engine.driver.checkpoint_coordinator``). When an executor restarts, is lost or a
+window's job
 fails for good, the whole topology rolls back to the last committed checkpoint before its
 next window. The window loop holds one :class:`Checkpointing`: :class:`WindowCheckpoints`
 when checkpoints are on, :class:`NoCheckpoints` (which does nothing and never rolls back)
@@ -19,15 +20,19 @@ from typing import Any, Protocol
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_float, conf_int
-from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.checkpointing import CheckpointCoordinator, EngineState, part_info
-from sparkstorm.engine.executor_checkpoint import part_name
-from sparkstorm.engine.messages import WindowMeta
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.protocol import WindowFlags
-from sparkstorm.engine.replan import PartLayouts
-from sparkstorm.engine.rollback_calls import restore_executor
+from sparkstorm.engine.driver.acker import Acker, Verdicts
+from sparkstorm.engine.driver.checkpoint_coordinator import (
+    CheckpointCoordinator,
+    EngineState,
+    part_info,
+)
+from sparkstorm.engine.driver.rollback_calls import restore_executor
+from sparkstorm.engine.executor.checkpoint_part import part_name
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import PartLayouts
+from sparkstorm.engine.wire.messages import WindowMeta
+from sparkstorm.engine.wire.protocol import WindowFlags
 
 logger = logging.getLogger(__name__)
 
@@ -131,11 +136,11 @@ class WindowCheckpoints:
     """Checkpoints every ``topology.checkpoint.windows`` windows, and rollbacks to them.
 
     Args:
-        coordinator: takes, commits and finds checkpoints (``engine.checkpointing``).
-        pool: the executors to restore on a rollback, whose restarts call for one.
-        conf: the topology's conf (``topology.executor.start.timeout.secs``).
-        name: the topology's name, for the log.
-        resume: a driver restarted on a cluster resumes from the committed checkpoint.
+    coordinator: takes, commits and finds checkpoints (``engine.driver.checkpoint_coordinator``).
+    pool: the executors to restore on a rollback, whose restarts call for one.
+    conf: the topology's conf (``topology.executor.start.timeout.secs``).
+    name: the topology's name, for the log.
+    resume: a driver restarted on a cluster resumes from the committed checkpoint.
     """
 
     enabled = True
@@ -148,7 +153,7 @@ class WindowCheckpoints:
         self.conf = conf
         self.name = name
         self.part_layouts = PartLayouts()
-        """Which executor held each task at each checkpoint taken (``engine.replan``)."""
+        """Which executor held each task at each checkpoint taken (``engine.plan.regroup``)."""
         self._needs_rollback = resume
         self._seen_restarts = 0
 

@@ -3,10 +3,10 @@
 Window ``w`` is one job: the spout stage (one partition per spout executor, its input the
 acker's verdicts from window ``w-1``), then one stage per DAG level (one partition per bolt
 executor), each fed through Spark's shuffle with an identity partitioner on the target
-executor. The job's result (each executor's :class:`~sparkstorm.engine.messages.WindowMeta`:
+executor. The job's result (each executor's :class:`~sparkstorm.engine.wire.messages.WindowMeta`:
 acker traffic, statistics, errors; deliveries on edges that close a cycle) is collected here
 and feeds window ``w+1``; the verdicts are also sent to the spout executors as soon as the
-result is absorbed (``engine.verdict_push``), so a spout hears them before window ``w+1``'s
+result is absorbed (``engine.driver.verdict_push``), so a spout hears them before window ``w+1``'s
 spout stage when it can. The driver also hosts the acker and the executor pool.
 
 The loop owns its state and composes three parts, each chosen once:
@@ -38,42 +38,42 @@ from functools import partial
 from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
-from sparkstorm.engine.acking import Acker, Verdicts
-from sparkstorm.engine.checkpointing import EngineState
+from sparkstorm.engine.driver.acker import Acker, Verdicts
+from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
+from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
+from sparkstorm.engine.driver.rollback_calls import await_window
 from sparkstorm.engine.driver.scheduling import (
     SequentialWindows,
     WindowScheduler,
     choose_scheduler,
     skip_failed,
 )
-from sparkstorm.engine.endpoint import Endpoint
-from sparkstorm.engine.endpoint_lookup import EndpointLookup
-from sparkstorm.engine.locality import CallLocality
-from sparkstorm.engine.messages import ComponentError, SpoutControl, WindowMeta
-from sparkstorm.engine.placement import Placement
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.replan import executor_counts
-from sparkstorm.engine.rollback_calls import await_window
-from sparkstorm.engine.session import cache_jvm_lookups, get_spark
-from sparkstorm.engine.stacks import executor_stacks, own_stacks
-from sparkstorm.engine.stage import DRIVER, StageInfo
-from sparkstorm.engine.stats import ComponentCounters
-from sparkstorm.engine.ticks import TickSchedule
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.engine.verdict_push import push_verdicts, verdict_control
-from sparkstorm.engine.window_counts import window_counters
-from sparkstorm.engine.window_job import (
+from sparkstorm.engine.driver.ticks import TickSchedule
+from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.driver.verdict_push import push_verdicts, verdict_control
+from sparkstorm.engine.driver.window_counts import window_counters
+from sparkstorm.engine.driver.window_sizer import WindowSizer
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.executor.stacks import executor_stacks, own_stacks
+from sparkstorm.engine.executor.workdirs import new_workdir
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import executor_counts
+from sparkstorm.engine.spark.locality import CallLocality
+from sparkstorm.engine.spark.placement import Placement
+from sparkstorm.engine.spark.session import cache_jvm_lookups, get_spark
+from sparkstorm.engine.spark.stage import DRIVER, StageInfo
+from sparkstorm.engine.spark.window_job import (
     WindowJob,
     counting_tasks,
     release_on_end,
     spout_stage_counter,
     submit_window_job,
 )
-from sparkstorm.engine.window_size import WindowSizer
-from sparkstorm.engine.workdirs import new_workdir
+from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.messages import ComponentError, SpoutControl, WindowMeta
+from sparkstorm.engine.wire.stats import ComponentCounters
 from sparkstorm.errors import EngineError, shorten_error
 from sparkstorm.topology.spec import TopologySpec
 
@@ -173,7 +173,7 @@ class TopologyDriver:
 
     @property
     def pushes_verdicts(self) -> bool:
-        """Whether spouts hear a window's verdicts right after it (``engine.verdict_push``)."""
+        """Whether spouts hear a window's verdicts right after it (``driver.verdict_push``)."""
         return (conf_bool(self.conf, "topology.window.verdicts.push")
                 and not self.checkpointing.enabled)
 
@@ -321,7 +321,7 @@ class TopologyDriver:
         """Where other workers' executors answer now, and their pids (``tags``: plans).
 
         The stages of the next window call them there; a window already running finds a
-        moved executor through the endpoint lookup (connection refresh, ``engine.stage``).
+        moved executor through the endpoint lookup (connection refresh, ``engine.spark.stage``).
         """
         self.pool.set_remote(reported, tags)
 
@@ -500,7 +500,7 @@ class TopologyDriver:
         if job.flags.checkpoint and results and not self.checkpointing.rollback_due():
             self.checkpointing.take(window, EngineState.of(self.acker, self._verdicts,
                                                            self._deliveries), self.plan)
-        if self.pushes_verdicts:  # now, not with the next window (engine.verdict_push)
+        if self.pushes_verdicts:  # now, not with the next window (engine.driver.verdict_push)
             verdicts = self._verdicts
             self._pushed = bool(verdicts.ack or verdicts.fail)
             self._verdicts = push_verdicts(self.pool.call, self.plan, self._stages[0].gids,
@@ -510,8 +510,9 @@ class TopologyDriver:
         """``job``'s records and end time; with checkpoints, cancelled once a rollback is due.
 
         Its result would be thrown away by the rollback, and its tasks may still be calling
-        an executor of a lost host (``engine.rollback_calls``). Without checkpoints such tasks
-        find the executor's new address themselves (connection refresh, ``engine.stage``).
+        an executor of a lost host (``engine.driver.rollback_calls``). Without checkpoints
+        such tasks find the executor's new address themselves (connection refresh,
+        ``engine.spark.stage``).
         """
         def cancel() -> None:
             logger.warning("topology %s: an executor's state is gone; cancelling window %d "
@@ -641,7 +642,7 @@ class TopologyDriver:
     def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:
         """Take new executor counts in place from the next window on (``rebalance -e``).
 
-        Checked now; the window loop applies them between windows (``engine.replan``): the
+        Checked now; the window loop applies them between windows (``engine.plan.regroup``): the
         executors of unchanged components keep their processes, the rebalanced components'
         tasks are regrouped into the new count of executors.
 
@@ -672,7 +673,7 @@ class TopologyDriver:
         """Apply wanted executor counts: end the window in flight, regroup, await endpoints.
 
         With other workers, the next window waits until each has replanned its executors
-        and reported their endpoints under the new plan (``engine.replan``); it stops
+        and reported their endpoints under the new plan (``engine.plan.regroup``); it stops
         waiting for newer counts (replanned again at once) or a stop.
         """
         taken = self.replan_requests.take()

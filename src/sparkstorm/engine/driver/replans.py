@@ -1,4 +1,4 @@
-"""The driver's side of ``rebalance -e`` in place (the protocol: ``engine.replan``).
+"""The driver's side of ``rebalance -e`` in place (the protocol: ``engine.plan.regroup``).
 
 A rebalance asks for new executor counts from any thread (:meth:`Replans.ask`, checked at
 once); the window loop takes them between windows and works out the switch
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparkstorm.engine.plan import ExecutionPlan
-from sparkstorm.engine.replan import (
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.plan.regroup import (
     Regrouping,
     check_counts,
     executor_counts,

@@ -8,7 +8,7 @@ once per window:
 - :class:`OverlappingWindows` (``topology.window.overlap``, on by default): window
   ``w+1``'s job starts once window ``w``'s spout stage is done and the minimum window length
   has passed, so two windows run at once; results are still absorbed in window order, and
-  every executor serves its windows in order (``engine.window_turns``).
+  every executor serves its windows in order (``engine.executor.window_turns``).
 
 Both run windows through a :class:`WindowRunner`, which the driver is.
 """
@@ -21,15 +21,15 @@ import time
 from typing import Any, Protocol
 
 from sparkstorm.config import conf_bool
-from sparkstorm.engine.pool import ExecutorPool
-from sparkstorm.engine.protocol import SkipRequest
-from sparkstorm.engine.stage import StageInfo
-from sparkstorm.engine.window_job import (
+from sparkstorm.engine.executor.pool import ExecutorPool
+from sparkstorm.engine.spark.stage import StageInfo
+from sparkstorm.engine.spark.window_job import (
     FIRST_STAGE_POLL_SECONDS,
     WindowJob,
     first_stage_done,
     wait_for_job,
 )
+from sparkstorm.engine.wire.protocol import SkipRequest
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,8 @@ class OverlappingWindows:
         The next may start once this one's spout stage is done (its executors are free for
         the next window's spout stage) and the minimum window length has passed. So at most
         two windows are in flight, and results are absorbed in window order. The spouts
-        hear the verdicts of window ``w`` as soon as it is absorbed (``engine.verdict_push``),
+        hear the verdicts of window ``w`` as soon as it is absorbed
+        (``engine.driver.verdict_push``),
         which is when its job ends (also when that is while the next window waits for its
         start). Without the push they hear them in window ``w+2``, or in ``w+1`` when
         ``w``'s job had already ended (a light load: windows shorter than the period do not
@@ -137,7 +138,7 @@ class OverlappingWindows:
         period_end = job.began + runner.period_seconds
         if runner.pushes_verdicts:
             # a job that ends before the next window may start is absorbed then: its spouts
-            # hear its verdicts at once (engine.verdict_push), not at the next window's start
+            # hear its verdicts at once (engine.driver.verdict_push), not at the next window's start
             while not (stop.is_set() or job.future.done() or time.monotonic() >= period_end):
                 wait_for_job(job, min(period_end - time.monotonic(), STOP_POLL_SECONDS))
             if job.future.done():
@@ -173,7 +174,7 @@ def choose_scheduler(conf: dict[str, Any], checkpoints_on: bool, slots: int,
     and deliveries already riding window ``w+1``. Not when Spark has no more task slots
     (``slots``) than the widest stage has partitions: window ``w+1``'s tasks, each waiting for
     its executor to finish window ``w``, could hold every slot that window ``w``'s tasks need
-    (``engine.session.overlap_master`` doubles a local master's slots).
+    (``engine.spark.session.overlap_master`` doubles a local master's slots).
     """
     if not conf_bool(conf, "topology.window.overlap") or checkpoints_on:
         return SequentialWindows()

@@ -11,8 +11,8 @@ import pytest
 
 from sparkstorm.cluster.nimbus.server import build_server
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.embedded import EmbeddedStore
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.embedded import EmbeddedStore
 from sparkstorm.config import load_config
 from sparkstorm.testing.polling import wait_for
 from tests.fakes import FakeClock

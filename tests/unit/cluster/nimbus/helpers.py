@@ -17,11 +17,11 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
-from sparkstorm.engine.locality import CallLocality
-from sparkstorm.engine.stats import ComponentCounters
-from sparkstorm.engine.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
+from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
+from sparkstorm.engine.spark.locality import CallLocality
+from sparkstorm.engine.wire.stats import ComponentCounters
 
 SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
                         "outputs": [{"fields": ["w"], "name": "default", "direct": False}],

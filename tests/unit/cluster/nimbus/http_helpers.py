@@ -12,7 +12,7 @@ import zipfile
 
 from fastapi.testclient import TestClient
 
-from sparkstorm.cluster.state.base import StateStore
+from sparkstorm.cluster.store.base import StateStore
 
 AUTH = {"Authorization": "Bearer secret"}
 

@@ -12,8 +12,8 @@ import pytest
 
 from sparkstorm.cluster.nimbus.assigner import Assigner
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import Assignment
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import Assignment
 from tests.unit.cluster.nimbus.helpers import register, submit
 
 

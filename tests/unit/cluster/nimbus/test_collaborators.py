@@ -18,9 +18,9 @@ from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.umbilical import Umbilical
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.embedded import EmbeddedStore
-from sparkstorm.cluster.state.records import StormBase, TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.embedded import EmbeddedStore
+from sparkstorm.cluster.store.records import StormBase, TopologyStatus
 from tests.fakes import FakeClock
 
 

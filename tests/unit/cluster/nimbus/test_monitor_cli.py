@@ -14,7 +14,7 @@ from sparkstorm.cli.monitor import Monitor, Sample
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.errors import ConfigError
 from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
 

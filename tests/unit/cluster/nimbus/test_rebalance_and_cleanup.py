@@ -11,8 +11,8 @@ import pytest
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import TopologyStatus
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import only_worker, register, submit
 
@@ -63,7 +63,7 @@ def test_new_counts_on_two_workers_keep_the_workers_and_relay_the_driver_s_plan(
     nimbus.rebalance(topology_id, 0, None, {"split": 2})
     after = state.get_assignment(topology_id)
     assert after is not None
-    assert after.worker_ids == before.worker_ids, "regrouped in place (engine.replan)"
+    assert after.worker_ids == before.worker_ids, "regrouped in place (engine.plan.regroup)"
     driver_slot = after.driver_slot()
     assert driver_slot is not None
     driver = after.worker_ids[driver_slot]

@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from sparkstorm.cli.topology_actions import parse_executors
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import TopologyStatus
 from sparkstorm.errors import ConfigError
 from tests.unit.cluster.nimbus.helpers import only_worker, register, submit
 

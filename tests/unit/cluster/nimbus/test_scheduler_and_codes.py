@@ -9,7 +9,7 @@ import sparkstorm.cluster.nimbus as nimbus_package
 from sparkstorm.cluster.nimbus.assigner import topology_executors
 from sparkstorm.cluster.nimbus.errors import CODES, DEFAULT_STATUS, NimbusError, status_of
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler, sort_slots
-from sparkstorm.cluster.state.records import WorkerSlot
+from sparkstorm.cluster.store.records import WorkerSlot
 from sparkstorm.errors import ConfigError
 
 

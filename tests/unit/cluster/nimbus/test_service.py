@@ -10,8 +10,8 @@ import pytest
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import TaskInfo, TopologyStatus
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import TaskInfo, TopologyStatus
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import register, submit
 

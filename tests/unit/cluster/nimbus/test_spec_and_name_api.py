@@ -13,7 +13,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
 

@@ -13,8 +13,8 @@ import zipfile
 
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.ui_views import UiSources, UiViews
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import SPEC
 

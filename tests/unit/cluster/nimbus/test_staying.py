@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkstorm.cluster.nimbus.scheduler import EvenScheduler
 from sparkstorm.cluster.nimbus.staying import keep_in_place, keep_staying
-from sparkstorm.cluster.state.records import Assignment, ExecutorId, WorkerSlot
+from sparkstorm.cluster.store.records import Assignment, ExecutorId, WorkerSlot
 
 A, B, C = WorkerSlot("s1", 6700), WorkerSlot("s2", 6700), WorkerSlot("s3", 6700)
 EXECUTORS: list[ExecutorId] = [(n, n) for n in range(2, 7)]

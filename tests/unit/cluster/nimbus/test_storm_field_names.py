@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.unit.cluster.nimbus.helpers import api_client, running
 
 pytestmark = pytest.mark.usefixtures("two_components")

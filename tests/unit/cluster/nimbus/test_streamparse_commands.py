@@ -22,8 +22,8 @@ from sparkstorm.cli.tail import LogReader, TailPrinter
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
 from tests.unit.cluster.nimbus.helpers import running, submit
 
 pytestmark = pytest.mark.usefixtures("two_components")

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.records import SupervisorInfo
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.records import SupervisorInfo
 from tests.unit.cluster.nimbus.http_helpers import AUTH, upload_code
 
 VALID: dict[str, Any] = {

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import (
     api_client,

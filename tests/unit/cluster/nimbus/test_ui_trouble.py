@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.unit.cluster.nimbus.helpers import api_client, heartbeat_stats, register, running
 
 RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.unit.cluster.nimbus.helpers import api_client, running
 
 AUTH = {"Authorization": "Bearer secret"}

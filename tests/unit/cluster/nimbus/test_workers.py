@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sparkstorm.cluster.nimbus.service import Nimbus
-from sparkstorm.cluster.state.cluster_state import ClusterState
+from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import register, submit
 
@@ -156,7 +156,7 @@ def test_a_rebalance_with_new_executor_counts_keeps_every_worker_and_staying_exe
     nimbus.rebalance(topology_id, 0, None, {"split": 2})
     second = state.get_assignment(topology_id)
     assert second is not None and len(second.executor_slots) == 3
-    assert second.worker_ids == first.worker_ids, "every worker stays (engine.replan)"
+    assert second.worker_ids == first.worker_ids, "every worker stays (engine.plan.regroup)"
     stayed = set(first.executor_slots) & set(second.executor_slots)
     assert stayed and all(second.executor_slots[e] == first.executor_slots[e] for e in stayed)
     assert second.driver_slot() == first.driver_slot()

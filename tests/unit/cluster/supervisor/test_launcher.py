@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from sparkstorm.cluster.nimbus.client import NimbusClient
-from sparkstorm.cluster.state.cluster_state import ClusterState
-from sparkstorm.cluster.state.embedded import EmbeddedStore
+from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.cluster.store.embedded import EmbeddedStore
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
 from sparkstorm.cluster.supervisor.supervisor import Supervisor
 
@@ -58,7 +58,7 @@ def test_a_changed_assignment_wakes_the_supervisor_at_once(tmp_path: Path) -> No
     A move or a rebalance changes an existing assignment: the supervisor must act on it now, not at
     its next round (an hour away here).
     """
-    from sparkstorm.cluster.state.records import Assignment, WorkerSlot
+    from sparkstorm.cluster.store.records import Assignment, WorkerSlot
     from sparkstorm.testing.polling import wait_for
 
     conf = {"storm.local.dir": str(tmp_path), "supervisor.monitor.frequency.secs": 3600}

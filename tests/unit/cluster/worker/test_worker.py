@@ -54,7 +54,7 @@ class _Client:
 @pytest.mark.parametrize("user_value", [None, "/srv/multilang"])
 def test_the_runner_gets_the_code_dirs_resources_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_value: str | None) -> None:
-    monkeypatch.setattr("sparkstorm.engine.driver.TopologyDriver", _FakeRunner)
+    monkeypatch.setattr("sparkstorm.engine.TopologyDriver", _FakeRunner)
     (tmp_path / "resources").mkdir()
     worker = ClusterWorker(_Client(), "w1", "t-1-1", tmp_path)  # type: ignore[arg-type]
     conf = {"topology.name": "t"} if user_value is None else {RESOURCES_DIR_KEY: user_value}
@@ -75,7 +75,7 @@ class _RunningRunner:
     def __init__(self, workdir: Path) -> None:
         import os
 
-        from sparkstorm.engine.topology_stats import TopologyStats
+        from sparkstorm.engine.driver.topology_stats import TopologyStats
 
         self.stats = TopologyStats(10)
         self.spark_ui_url = "http://h:4040"

@@ -1,0 +1,1 @@
+"""The Arrow paths of batch bolts and batch spouts: columnar batches, routing, anchoring."""

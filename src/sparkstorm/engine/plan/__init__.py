@@ -1,0 +1,1 @@
+"""The execution plan: tasks, executors, stages, chaining, and regrouping on rebalance."""

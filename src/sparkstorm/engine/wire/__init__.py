@@ -1,0 +1,1 @@
+"""What crosses process boundaries: framing, typed requests and replies, row batches."""
