@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from sparkstorm import Bolt, Grouping, Spout, Topology
-from sparkstorm.topology.windowing import Duration, TupleWindow, WindowedBolt
+from sparkstorm.topology.windowed_bolts import Duration, TupleWindow, WindowedBolt
 
 SENSORS = ("north", "south", "east")
 START_TS = 1_700_000_000_000
