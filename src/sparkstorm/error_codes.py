@@ -348,6 +348,9 @@ ERROR_CODES: dict[str, str] = {
     "STATE_UNAVAILABLE": (
         "the state store cannot be reached (ZooKeeper down, SQLite file locked too long); "
         "re-read before retrying a write"),
+    "SUBMIT_REPLACE_TIMEOUT": (
+        "submit --force: the topology it killed was still listed after its wait; nothing "
+        "was submitted (see sparkstorm list, then submit again)"),
     "SUPERVISOR_NOT_FOUND": (
         "no live supervisor of that id or host"),
     "TASKS_ABOVE_LIMIT": (

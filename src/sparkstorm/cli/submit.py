@@ -30,10 +30,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sparkstorm.cli.cluster_args import DEFAULT_TIMEOUT_MS
+from sparkstorm.cli.streamparse_flags import add_streamparse_flags
+from sparkstorm.cli.submit_replace import replace_running
 from sparkstorm.cli.target import add_target_arguments, resolve_target
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.worker.virtualenv import VirtualenvSpec
-from sparkstorm.config import component_conf, load_config, parse_cli_overrides, validate_conf
+from sparkstorm.config import (
+    component_conf,
+    conf_float,
+    load_config,
+    parse_cli_overrides,
+    validate_conf,
+)
 from sparkstorm.project.virtualenvs import honoured_on_submit, virtualenv_conf
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
@@ -56,6 +65,20 @@ def register(commands: Any) -> None:
     add_target_arguments(parser)
     parser.add_argument("--inactive", action="store_true",
                         help="submit deactivated (activate later with 'sparkstorm activate')")
+    add_streamparse_flags(parser)
+    parser.add_argument("-f", "--force", action="store_true",
+                        help="replace a running topology of the same name: kill it, wait "
+                             "until it is gone, then submit (streamparse's --force)")
+    parser.add_argument("--wait", type=int, default=None, metavar="SECS",
+                        help="with --force: seconds between the old topology's deactivation "
+                             "and its removal (default: its topology.message.timeout.secs)")
+    parser.add_argument("-N", "--override_name", "--override-name", dest="override_name",
+                        metavar="NAME",
+                        help="deploy under NAME instead of the topology's own name "
+                             "(streamparse's --override_name)")
+    parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
+                        help="milliseconds to wait for each answer of Nimbus "
+                             f"(default {DEFAULT_TIMEOUT_MS})")
     parser.add_argument("--wait-start", type=float, default=None, metavar="SECS",
                         help="wait up to SECS until the topology's workers run (its "
                              "virtualenv built, Spark started); exit 1 with the reason "
@@ -109,7 +132,7 @@ def submit_command(args: argparse.Namespace) -> int:
     overrides = parse_cli_overrides(args.config)
     load_config(cli=overrides)  # fail on bad values before importing anything
     target = resolve_target(args, submitting=True)
-    spec, name = target.spec, target.name
+    spec, name = target.spec, args.override_name or target.name
     warnings = target.warnings
     if target.project is not None:  # config.json's conf is below the topology's
         spec = replace(spec, config={**virtualenv_conf(target.project, name), **spec.config})
@@ -126,9 +149,13 @@ def submit_command(args: argparse.Namespace) -> int:
     _check_locally(spec, name, sent)
     from_project = target.project is not None and not {"nimbus.host", "nimbus.port"} & set(
         overrides)
-    client = NimbusClient.from_conf(conf, origin=target.project.nimbus_origin()
+    client = NimbusClient.from_conf(conf, timeout=args.timeout / 1000.0,
+                                    origin=target.project.nimbus_origin()
                                     if from_project and target.project is not None else None)
     try:
+        if args.force:
+            replace_running(client, name, args.wait, conf_float(
+                load_config(cli=sent, topology=spec.config), "topology.message.timeout.secs"))
         _check_name_allowed(client, name)
         with tempfile.TemporaryDirectory(prefix="sparkstorm-submit-") as tmp:
             archive = package_folder(target.code_root, Path(tmp) / "topology.zip")

@@ -30,7 +30,7 @@ from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.cluster.worker.virtualenv import exec_worker, worker_virtualenv
-from sparkstorm.config import conf_float, conf_int
+from sparkstorm.config import conf_bool, conf_float, conf_int
 from sparkstorm.engine import LogLevels, executor_counts, plan_tag
 from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
@@ -361,8 +361,10 @@ class ClusterWorker:
                               self._log_control_sent == (levels, sampling)):
             return
         self._log_control_sent = (levels, sampling)
+        # topology.debug (submit -d) samples every tuple until the UI's Debug says otherwise
+        default = 100.0 if conf_bool(getattr(runner, "conf", {}), "topology.debug") else 0.0
         for executor in _hosted(runner):
-            pct = sampling.get(executor.component, sampling.get("*", 0.0))
+            pct = sampling.get(executor.component, sampling.get("*", default))
             try:
                 runner.pool.log_control(executor.gid, levels, pct)
             except OSError as exc:  # restarting: it starts with the setting

@@ -1,6 +1,6 @@
 """An executor: the task instances of one component executor, driven one window at a time.
 
-Lives in its own long-lived process (see ``executor_main``). Bolt executors process the
+Lives in its own long-lived process (see ``engine.executor.main``). Bolt executors process the
 window's input when the Spark task hands it over. Spout executors
 (``engine.executor.spout``) run ``next_tuple`` in a background thread between windows into a
 bounded buffer; the window request applies the acker's acks and fails, expires timed-out
@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, restore_task, task_snapshot
+from sparkstorm.config import conf_bool
 from sparkstorm.engine.columnar.arrow_batch import encode_blob
 from sparkstorm.engine.columnar.arrow_rows import RowsToArrow
 from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, PartBuilder, RestorePoint
@@ -77,7 +78,7 @@ class ExecutorHost:
         self.output = WindowOutput()
         self.errors: list[ComponentError] = []
         self.must_restart = False
-        self.sample_pct = 0.0
+        self.sample_pct = 100.0 if conf_bool(self.conf, "topology.debug") else 0.0
         """Debug sampling: this percentage of the tuples goes to the component's log."""
         self.component_logger = logging.getLogger(f"sparkstorm.component.{self.info.component}")
         cls = load_class(self.spec.component, component=self.info.component)
