@@ -5,7 +5,7 @@ executors, the wire packing between them and the acker; no Spark, no sockets) in
 process per interpreter, rounds interleaved, each phase timed in thread CPU time so that a
 loaded machine stretches neither side. Each child first runs a warm-up pass (PyPy's JIT
 compiles the hot loops during it; its CPU time, window by window, shows the warm-up),
-then the measured pass, with the cyclic GC handled as ``executor_main`` does (off, one
+then the measured pass, with the cyclic GC handled as ``engine.executor.main`` does (off, one
 collection every 20 windows; ``--gc default`` leaves it on). Both interpreters run the
 same code: a copy of ``src/`` rewritten for Python 3.9 (``_py39_tree.py``), since Debian
 12's PyPy is 3.9.
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-GC_EVERY_WINDOWS = 20  # as executor_main.GC_EVERY_WINDOWS
+GC_EVERY_WINDOWS = 20  # as engine.executor.main.GC_EVERY_WINDOWS
 
 
 def run_child(sentences: int, warmup: int, gc_regime: str) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--gc", choices=("executor", "default"), default="executor",
                         help="executor: the cyclic GC off, one collection every 20 windows, "
-                             "as executor_main; default: the interpreter's own GC")
+                             "as the executor processes; default: the interpreter's own GC")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

@@ -26,7 +26,7 @@ Each run emits ``2 * --sentences`` sentences. Printed per run: start-up (launch 
 executors up, to every executor's endpoint known, to the first window's end), steady
 sentences/s between 20 % and 80 % of the acked trees, the steady windows' median period
 (start to start) and latency (start to end), the host-local share of executor calls and the
-bytes across hosts per tuple (``engine/locality.py``); for 3 and 4: the time from the kill
+bytes across hosts per tuple (``engine/spark/locality.py``); for 3 and 4: the time from the kill
 to the moved executors' report and to the acked count growing again, and whether the acks
 reached the run's total (replayed and re-emitted sentences count too: not "every id once").
 

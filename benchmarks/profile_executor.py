@@ -1,11 +1,11 @@
 """Profile the executor side of the word-count topology in-process (no Spark, no sockets).
 
 Builds the benchmark topology's ``ExecutionPlan`` and drives the real ``SpoutExecutor`` and
-``BoltExecutor`` objects window by window, the way ``executor_main`` and the worker do:
+``BoltExecutor`` objects window by window, the way ``engine.executor.main`` and the worker do:
 
     spout: next_tuple loop until the buffer bound (as ``SpoutExecutor._produce_loop``)
     spout: run_window(control with last window's acks)  -> rows per split executor
-    wire:  msgpack rows per target, as ``executor_main`` replies and the next stage unpacks
+    wire:  msgpack rows per target, as ``engine.executor.main`` replies and the next stage unpacks
     split: BoltExecutor.run_window                      -> rows per count executor
     count: BoltExecutor.run_window
     meta:  every executor's ``WindowMeta``, encoded and decoded

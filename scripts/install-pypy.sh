@@ -4,7 +4,7 @@
 #
 # Idempotent: installs Debian's `pypy3` with apt-get only when it is missing, and (re)makes
 # the venv only when its packages do not import. The venv holds no sparkstorm: the pool puts
-# the driver's source folders on the executors' PYTHONPATH (engine/executor_python.py).
+# the driver's source folders on the executors' PYTHONPATH (engine/executor/interpreter.py).
 # Used by `make bench-pypy` (benchmarks/executor_interpreters.py). Debian 12's PyPy is
 # Python 3.9, older than sparkstorm's 3.11, so executors run under it only from a tree
 # rewritten by benchmarks/_py39_tree.py: a measurement, not a supported mode (the README,

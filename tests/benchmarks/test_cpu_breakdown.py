@@ -39,10 +39,10 @@ def test_processes_are_classed_by_command_line() -> None:
 def test_innermost_user_or_engine_frame_decides_and_stdlib_counts_for_its_caller() -> None:
     user = ("/bench/",)
     raw = "\n".join([
-        "run (/src/sparkstorm/engine/executor.py:10);process (/bench/topo.py:5) 7",
-        "process (/bench/topo.py:5);emit (/src/sparkstorm/engine/collector.py:3) 5",
+        "run (/src/sparkstorm/engine/executor/host.py:10);process (/bench/topo.py:5) 7",
+        "process (/bench/topo.py:5);emit (/src/sparkstorm/engine/executor/collector.py:3) 5",
         "process (/bench/topo.py:5);most_common (/usr/lib/python3.11/collections.py:9) 2",
-        "loop (/src/sparkstorm/engine/executor_main.py:1);recv (/usr/lib/socket.py:4) 3",
+        "loop (/src/sparkstorm/engine/executor/main.py:1);recv (/usr/lib/socket.py:4) 3",
         "_bootstrap (/usr/lib/python3.11/threading.py:1) 1",
     ])
     assert cb.parse_raw_profile(raw, user) == {cb.USER: 9, cb.ENGINE: 9}

@@ -712,7 +712,7 @@ def test_stack_traces_show_each_workers_threads_and_executors(ui_cluster: UiClus
     summary, text, opened = blocks[0]
     assert summary.startswith(f"{worker['host']}:{worker['port']}") and opened
     assert 'Thread "worker-heartbeat"' in text, text[:2000]
-    assert "executor_main.py" in text, text[:2000]
+    assert "executor/main.py" in text, text[:2000]
     assert "1 of 1 workers answered" in page.text_content("#stacks-status")
     page.click("#stacks details summary")  # collapsible
     assert page.eval_on_selector("#stacks details", "d => d.open") is False

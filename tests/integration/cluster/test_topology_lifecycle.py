@@ -96,7 +96,7 @@ def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str
     text = wait_for(stacks, 30, message=f"stack traces\n{cluster.logs()}")
     assert 'Thread "worker-heartbeat"' in text, text[:2000]
     assert text.count("=== executor ") == executors, text[:2000]
-    assert text.count("executor_main.py") >= executors, "every executor answers " + text
+    assert text.count("executor/main.py") >= executors, "every executor answers " + text
     assert cluster.request("GET", path, token=None).status_code == 401
 
 

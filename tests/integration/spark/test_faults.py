@@ -225,7 +225,7 @@ def test_a_topology_that_cannot_start_is_refused_and_leaves_nothing_behind(
     assert "never" not in cluster.runners
     left = [p for p in set(psutil.Process().children(recursive=True)) - before
             if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-            and "executor_main" in " ".join(p.cmdline())]
+            and "sparkstorm.engine.executor.main" in " ".join(p.cmdline())]
     assert not left, "no executor process may outlive a failed start"
     prefix = f"{WORKDIR_PREFIX}{os.getpid()}-"
     assert not [p for p in Path(tempfile.gettempdir()).glob(prefix + "*")

@@ -37,11 +37,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.config import conf_bool, conf_float, conf_int
 from sparkstorm.engine.driver.acker import Acker, Verdicts
 from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
 from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
+from sparkstorm.engine.driver.errors import ErrorReports
 from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
 from sparkstorm.engine.driver.rollback_calls import await_window
 from sparkstorm.engine.driver.scheduling import (
@@ -50,6 +51,7 @@ from sparkstorm.engine.driver.scheduling import (
     choose_scheduler,
     skip_failed,
 )
+from sparkstorm.engine.driver.stages import stage_infos
 from sparkstorm.engine.driver.ticks import TickSchedule
 from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from sparkstorm.engine.driver.verdict_push import push_verdicts, verdict_control
@@ -74,7 +76,7 @@ from sparkstorm.engine.spark.window_job import (
 from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.engine.wire.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.wire.stats import ComponentCounters
-from sparkstorm.errors import EngineError, shorten_error
+from sparkstorm.errors import EngineError
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -122,13 +124,12 @@ class TopologyDriver:
             return self.pool
         self.checkpointing: Checkpointing = WindowCheckpoints.from_conf(
             conf, self.plan, self.checkpoint_id, pool_of, name)
-        self.pool.on_startup_error = self._startup_error
         self.acker = Acker(self.plan.acker_tasks,
                            conf_float(conf, "topology.message.timeout.secs"))
         self.ticks = TickSchedule(self.plan)
         self.window = 0
         self.active = True
-        self.window_size = self._window_sizer()
+        self.window_size = WindowSizer.for_topology(self.plan, self.conf)
         self.window_seconds = self.window_size.period_seconds
         self.stats = TopologyStats(
             conf_int(conf, "topology.stats.window.count"),
@@ -166,10 +167,8 @@ class TopologyDriver:
         workers learn a new plan, and the driver their endpoints, a heartbeat period sooner."""
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
-        self.reported_errors: deque[dict[str, Any]] = deque(maxlen=1000)
-        """Errors not yet taken by a reporter, oldest first, as
-        ``ComponentError.to_wire()`` dicts (bounded: a component that fails every tuple
-        must not grow it without end)."""
+        self.errors = ErrorReports(name, self.stats.last_errors)
+        self.pool.on_startup_error = self.errors.startup  # reported now, not with a window
 
     @property
     def pushes_verdicts(self) -> bool:
@@ -205,20 +204,6 @@ class TopologyDriver:
         self.scheduler.overlapped_windows += finishing.overlapped_windows
         self.window_size.overlapping = self.scheduler.overlapping
 
-    def _window_sizer(self) -> WindowSizer:
-        spouts = [e.gid for e in self.plan.executors
-                  if self.plan.components[e.component].kind == "spout"]
-        conf = self.conf
-        auto_pending = (conf_bool(conf, "topology.spout.pending.auto")
-                        and conf_optional_int(conf, "topology.max.spout.pending") is None)
-        timeout = (conf_float(conf, "topology.message.timeout.secs")
-                   if conf_bool(conf, "topology.enable.message.timeouts") else 0.0)
-        return WindowSizer(conf_int(conf, "topology.window.target.latency.ms"),
-                           conf_int(conf, "topology.window.ms"),
-                           conf_int(conf, "topology.spout.buffer.size"), spouts,
-                           conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
-                           timeout, conf_int(conf, "topology.spout.buffer.max.bytes"))
-
     def _size_next_windows(self, started: float, job_seconds: float,
                            metas: list[WindowMeta]) -> None:
         """Tell the window sizer what the spout executors handed over to this window."""
@@ -228,24 +213,10 @@ class TopologyDriver:
             {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started,
             {m.gid: m.stats.buffered_bytes for m in spouts})
 
-    def _startup_error(self, error: ComponentError) -> None:
-        """An executor failed in ``initialize``: report it now, not when a window ends.
-
-        The window waits for that executor to come back.
-        """
-        logger.error("topology %s component %s failed to start:\n%s", self.name,
-                     error.component, error.error)
-        self._error(error)
-
-    def _error(self, error: ComponentError) -> None:
-        """Keep ``error`` as its component's last and queue it for whoever reports errors.
-
-        The cluster worker sends them to Nimbus.
-        """
-        # a megabyte message must not ride every heartbeat
-        reported = shorten_error(error.to_wire())
-        self.stats.last_errors[error.component] = reported
-        self.reported_errors.append(reported)
+    @property
+    def reported_errors(self) -> deque[dict[str, Any]]:
+        """Errors not yet taken by a reporter, oldest first (``ErrorReports.queued``)."""
+        return self.errors.queued
 
     def stack_traces(self) -> str:
         """The driver's threads and every executor's, as text (Apex's stack trace request)."""
@@ -264,19 +235,9 @@ class TopologyDriver:
         return self._spark.sparkContext.uiWebUrl  # type: ignore[no-any-return]
 
     def _stage_infos(self) -> list[StageInfo]:
-        levels = {e.gid: e.level for e in self.plan.executors}
-        timeout = conf_float(self.conf, "topology.executor.start.timeout.secs")
-        answer = conf_float(self.conf, "topology.executor.answer.timeout.secs")
-        components = {e.gid: e.component for e in self.plan.executors}
-        lookup = self.lookup.address if self.lookup is not None else None
-        chained = self.plan.chained
-        roots = {gid: self.plan.chain_root(gid) for gids in chained.values() for gid in gids}
-        return [StageInfo(level, tuple(gids), levels, self.pool.endpoints, self.pool.token,
-                          timeout, answer, components, lookup=lookup,
-                          pids=dict(self.pool.remote_pids),
-                          chained={g: chained[g] for g in chained if levels[g] == level},
-                          roots={g: r for g, r in roots.items() if levels[g] == level})
-                for level, gids in enumerate(self.plan.stages)]
+        return stage_infos(self.plan, self.conf, self.pool.endpoints, self.pool.token,
+                           dict(self.pool.remote_pids),
+                           self.lookup.address if self.lookup is not None else None)
 
     def _endpoints_state(self) -> tuple[int, tuple[tuple[int, int], ...]]:
         """What the stages hold of the endpoint map: rebuilt when it changes."""
@@ -603,17 +564,13 @@ class TopologyDriver:
                 f"within topology.executor.answer.timeout.secs; {fate}, and the "
                 f"{len(meta.failed)} tuple trees of its input failed")
         logger.error("topology %s: %s", self.name, text)
-        self._error(ComponentError.now(info.component, None, text))
+        self.errors.add(ComponentError.now(info.component, None, text))
 
     def _counters(self, metas: list[WindowMeta]
                   ) -> tuple[dict[str, ComponentCounters], dict[int, ComponentCounters]]:
         """This window's counters per component and per executor; keeps the errors."""
         counters, executors = window_counters(metas)
-        for meta in metas:
-            for error in meta.errors:
-                self._error(error)
-                logger.error("topology %s component %s task %s failed:\n%s", self.name,
-                             error.component, error.task, error.error)
+        self.errors.of_window(metas)
         if self.acker.tasks:
             executed = sum(t.executed for t in self.acker.tasks)
             counters["__acker"] = ComponentCounters(executed={"*": executed})
@@ -709,7 +666,7 @@ class TopologyDriver:
             if old.components[old.executors[g].component].kind == "spout"})
         self.plan = new
         self.ticks.plan = new
-        self.window_size = self._window_sizer()
+        self.window_size = WindowSizer.for_topology(self.plan, self.conf)
         self.window_seconds = self.window_size.period_seconds
         self.stats.executor_ranges = {e.gid: ExecutorRange(e.component, min(e.tasks),
                                                            max(e.tasks))

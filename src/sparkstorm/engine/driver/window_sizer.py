@@ -81,8 +81,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
 from sparkstorm.engine.driver.window_cost import JobCost
+from sparkstorm.engine.plan.execution import ExecutionPlan
 
 SMOOTHING = 0.3
 """Weight of the newest window in the smoothed estimates (the rest is their history)."""
@@ -189,6 +192,20 @@ class WindowSizer:
         max_bytes: ``topology.spout.buffer.max.bytes``, the most bytes of encoded tuples a
             saturated spout executor's window grows to (0: no byte cap).
     """
+
+    @classmethod
+    def for_topology(cls, plan: ExecutionPlan, conf: dict[str, Any]) -> WindowSizer:
+        """The sizer of ``plan``'s spouts, as the topology's conf sets it."""
+        spouts = [e.gid for e in plan.executors if plan.components[e.component].kind == "spout"]
+        auto_pending = (conf_bool(conf, "topology.spout.pending.auto")
+                        and conf_optional_int(conf, "topology.max.spout.pending") is None)
+        timeout = (conf_float(conf, "topology.message.timeout.secs")
+                   if conf_bool(conf, "topology.enable.message.timeouts") else 0.0)
+        return cls(conf_int(conf, "topology.window.target.latency.ms"),
+                   conf_int(conf, "topology.window.ms"),
+                   conf_int(conf, "topology.spout.buffer.size"), spouts,
+                   conf_int(conf, "topology.spout.buffer.max.size"), auto_pending,
+                   timeout, conf_int(conf, "topology.spout.buffer.max.bytes"))
 
     def __init__(self, target_ms: int, window_ms: int, buffer_bound: int,
                  spouts: Iterable[int], max_bound: int | None = None,
