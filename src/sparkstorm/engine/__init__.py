@@ -34,14 +34,24 @@ _WHERE = {
     "executor_stacks": "executor.stacks",
     "new_workdir": "executor.workdirs",
     "Endpoint": "wire.endpoint",
+    "authenticated": "wire.endpoint",
+    "send_frame": "wire.frames",
+    "recv_frame": "wire.frames",
+    "HostingJob": "spark.hosting_job",
+    "executor_cores": "spark.hosting_job",
+    "local_master": "spark.hosting_job",
+    "wait_for_hosts": "spark.hosting_job",
+    "on_jvm_shutdown": "spark.shutdown_hook",
     "ComponentError": "wire.messages",
     "FAIL_CAUSES": "wire.failures",
     "get_spark": "spark.session",
     "stop_spark_jvm": "spark.session",
+    "submitted_spark": "spark.session",
     "ExecutionPlan": "plan.execution",
     "plan_tag": "plan.execution",
     "number_tasks": "plan.execution",
     "split_tasks": "plan.execution",
+    "plan_shares": "plan.shares",
     "executor_counts": "plan.regroup",
     "follow_driver_plan": "plan.regroup",
 }
@@ -62,9 +72,18 @@ if TYPE_CHECKING:
         split_tasks,
     )
     from sparkstorm.engine.plan.regroup import executor_counts, follow_driver_plan
-    from sparkstorm.engine.spark.session import get_spark, stop_spark_jvm
-    from sparkstorm.engine.wire.endpoint import Endpoint
+    from sparkstorm.engine.plan.shares import plan_shares
+    from sparkstorm.engine.spark.hosting_job import (
+        HostingJob,
+        executor_cores,
+        local_master,
+        wait_for_hosts,
+    )
+    from sparkstorm.engine.spark.session import get_spark, stop_spark_jvm, submitted_spark
+    from sparkstorm.engine.spark.shutdown_hook import on_jvm_shutdown
+    from sparkstorm.engine.wire.endpoint import Endpoint, authenticated
     from sparkstorm.engine.wire.failures import FAIL_CAUSES
+    from sparkstorm.engine.wire.frames import recv_frame, send_frame
     from sparkstorm.engine.wire.messages import ComponentError
 
 
@@ -85,20 +104,30 @@ __all__ = [
     "ExecutorPool",
     "ExecutorRange",
     "FAIL_CAUSES",
+    "HostingJob",
     "LogLevels",
     "STORM_LEVELS",
     "TaskCollector",
     "TopologyDriver",
     "TopologyStats",
     "WindowOutput",
+    "authenticated",
     "build_routes",
+    "executor_cores",
     "executor_counts",
     "executor_stacks",
     "follow_driver_plan",
     "get_spark",
+    "local_master",
     "new_workdir",
     "number_tasks",
+    "on_jvm_shutdown",
+    "plan_shares",
     "plan_tag",
+    "recv_frame",
+    "send_frame",
     "split_tasks",
     "stop_spark_jvm",
+    "submitted_spark",
+    "wait_for_hosts",
 ]

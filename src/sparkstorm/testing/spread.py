@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import load_config, parse_cli_overrides
-from sparkstorm.engine import Endpoint, ExecutionPlan
+from sparkstorm.engine import Endpoint, ExecutionPlan, plan_shares
 from sparkstorm.testing.local_cluster import topology_spec_of
 from sparkstorm.topology.spec import TopologySpec
 
@@ -51,15 +51,11 @@ def load_spec(reference: str) -> TopologySpec:
 
 
 def share_of(plan: ExecutionPlan, index: int, shares: int) -> set[int]:
-    """The executors of share ``index`` of ``shares``: each component's dealt round robin."""
-    seen: dict[str, int] = {}
-    mine = set()
-    for executor in plan.executors:
-        n = seen.get(executor.component, 0)
-        seen[executor.component] = n + 1
-        if n % shares == index:
-            mine.add(executor.gid)
-    return mine
+    """The executors of share ``index`` of ``shares``: each component's dealt round robin.
+
+    The engine's split (``plan_shares``), as the Spark application's hosting tasks take it.
+    """
+    return plan_shares(plan, shares)[index]
 
 
 def _conf(args: argparse.Namespace, spec: TopologySpec) -> dict[str, Any]:

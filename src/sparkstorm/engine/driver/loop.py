@@ -167,6 +167,9 @@ class TopologyDriver:
         workers learn a new plan, and the driver their endpoints, a heartbeat period sooner."""
         self.failed_jobs = 0
         """Windows whose Spark job failed for good."""
+        self.reserved_slots = 0
+        """Spark task slots that windows cannot have: held for the topology's life by the
+        tasks that host executor processes (``topology.executor.hosting: spark``)."""
         self.errors = ErrorReports(name, self.stats.last_errors)
         self.pool.on_startup_error = self.errors.startup  # reported now, not with a window
 
@@ -197,7 +200,7 @@ class TopologyDriver:
 
     def _choose_scheduler(self) -> None:
         """Overlapping windows where they can overlap (``scheduling.choose_scheduler``)."""
-        slots = int(self._spark.sparkContext.defaultParallelism)
+        slots = int(self._spark.sparkContext.defaultParallelism) - self.reserved_slots
         finishing = self.scheduler
         self.scheduler = choose_scheduler(self.conf, self.checkpointing.enabled, slots,
                                           self._stages, self.name)
@@ -402,10 +405,16 @@ class TopologyDriver:
         self.stopped.set()
 
     def stop(self, timeout: float | None = None) -> None:
-        """Shut down cleanly and wait until every process is gone."""
+        """Shut down cleanly and wait until every process is gone.
+
+        A driver that was never started releases what it made (its folder, a one-off
+        run's checkpoint folder).
+        """
         self.stop_requested.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        elif not self.stopped.is_set():
+            self._close()
 
     def set_active(self, active: bool) -> None:
         """Activate or deactivate the spouts from the next window on."""

@@ -71,6 +71,30 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
     return spark, True
 
 
+def submitted_spark(conf: dict[str, Any], app_name: str) -> SparkSession:
+    """The SparkSession of an application started by ``spark-submit``.
+
+    ``spark-submit``'s settings (its ``--master``, ``--conf``, the cluster manager's
+    defaults) win: the topology's ``spark.*`` keys only fill in what it left unset, and the
+    master is never changed (no ``local[*]`` default, no doubled local slots). Spark logs at
+    WARN unless ``spark.log.level`` says otherwise. The session is the application's: it
+    is stopped when the application ends.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    spark_conf = SparkConf()  # spark-submit's settings, from the JVM's system properties
+    spark_conf.setIfMissing("spark.app.name", app_name)
+    spark_conf.set("spark.ui.showConsoleProgress", "false")
+    # a window is a few jobs a second: Spark's INFO lines for each would bury the driver's
+    # own (--conf spark.log.level=INFO brings them back)
+    spark_conf.setIfMissing("spark.log.level", "WARN")
+    for key, value in spark_settings(conf).items():
+        if key != "spark.master":
+            spark_conf.setIfMissing(key, value)
+    return SparkSession.builder.config(conf=spark_conf).getOrCreate()
+
+
 class _CachedStatics(JavaClass):  # type: ignore[misc] # py4j is untyped
     """A py4j ``JavaClass`` that asks the JVM what each static method name is only once.
 

@@ -1,0 +1,135 @@
+"""The hosting job: long-running Spark tasks that host a topology's executor processes.
+
+Where no sparkstorm daemon runs beside Spark (YARN, Kubernetes, a standalone cluster someone
+else operates), the topology's own Spark application hosts its executor processes, as Spark
+Streaming hosts its receivers: the driver submits one Spark job whose task ``i`` runs share
+``i`` of the executors for the topology's life (the task function is the caller's; see
+``sparkstorm.spark_app``). This module is its Spark side:
+
+- **placed** as windows are: partition ``i`` is a located RDD partition preferring
+  ``hosts[i]``, one of Spark's own executor host strings (:func:`live_executor_hosts`);
+- **CPUs reserved**: Spark does not know that a hosting task's executor processes use CPUs,
+  so on a cluster master the job's stage carries a task resource profile asking ``cpus``
+  CPUs per task (stage-level scheduling of task resources, which Spark 3.4+ supports on
+  standalone, YARN and Kubernetes with dynamic allocation off): no window's task is
+  scheduled on the cores the executor processes use. A ``local`` master has nothing to
+  reserve (one host; Spark refuses task resource profiles there): the task takes one slot;
+- in a **job group of its own**, so :meth:`HostingJob.cancel` ends it and nothing else.
+
+Spark reruns a hosting task whose Spark executor was lost (``spark.task.maxFailures``
+times); the task function starts its share afresh wherever that is.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from sparkstorm.engine.spark.placement import _scala_list, live_executor_hosts, located_rdd
+
+logger = logging.getLogger(__name__)
+
+HOSTING_JOB_GROUP = "sparkstorm-executor-hosting"
+ShareTask = Callable[[int, Iterable[Any]], Iterator[Any]]
+"""A hosting task's partition function: ``(share index, its one record) -> results``."""
+
+
+def executor_cores(sc: Any) -> dict[str, int]:
+    """The cores of each live Spark executor host (its smallest executor's), from the JVM."""
+    store = sc._jsc.sc().statusStore()
+    cores: dict[str, int] = {}
+    for summary in _scala_list(store.executorList(True)):
+        if summary.id() != "driver" and summary.isActive():
+            host = str(summary.hostPort()).rsplit(":", 1)[0]
+            total = int(summary.totalCores())
+            cores[host] = min(total, cores.get(host, total))
+    return cores
+
+
+def wait_for_hosts(sc: Any, wanted: int, wait: float, timeout: float,
+                   stop: threading.Event | None = None) -> list[str]:
+    """Spark's live executor hosts, once ``wanted`` registered or ``wait`` passed with one.
+
+    Polls the JVM every 0.1 s. Returns them sorted.
+
+    Raises:
+        TimeoutError: no Spark executor registered within ``timeout`` seconds (or the
+            wait was stopped).
+    """
+    started = time.monotonic()
+    while True:
+        hosts = sorted(live_executor_hosts(sc))
+        waited = time.monotonic() - started
+        if len(hosts) >= wanted or (hosts and waited >= wait):
+            return hosts
+        if waited >= timeout or (stop is not None and stop.is_set()):
+            msg = f"no Spark executor registered within {timeout:g} s"
+            raise TimeoutError(msg)
+        time.sleep(0.1)
+
+
+def local_master(sc: Any) -> bool:
+    """Whether ``sc`` runs on a ``local`` master (one host: no placement, no reservation)."""
+    return str(sc.master).startswith("local")
+
+
+class HostingJob:
+    """The hosting job of one topology (see the module docs).
+
+    Args:
+        sc: the driver's SparkContext.
+        task: the partition function of every hosting task (picklable by reference).
+        hosts: the preferred host of each share (None: anywhere); one task per entry.
+        cpus: CPUs each task reserves on a cluster master (see the module docs).
+    """
+
+    def __init__(self, sc: Any, task: ShareTask, hosts: Sequence[str | None],
+                 cpus: int) -> None:
+        self.sc = sc
+        self.task = task
+        self.hosts = tuple(hosts)
+        self.cpus = max(1, cpus)
+        self.error: BaseException | None = None
+        """Why the job ended, when it failed (Spark gave up on a task, or a cancel)."""
+        self.ended = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hosting-job", daemon=True)
+
+    def rdd(self) -> Any:
+        """The job's RDD: one located partition per share, with its CPU profile."""
+        rdd = located_rdd(self.sc, list(range(len(self.hosts))), self.hosts)
+        rdd = rdd.mapPartitionsWithIndex(self.task)
+        if local_master(self.sc):
+            return rdd
+        from pyspark.resource import ResourceProfileBuilder, TaskResourceRequests
+
+        profile = ResourceProfileBuilder().require(TaskResourceRequests().cpus(self.cpus))
+        return rdd.withResources(profile.build)
+
+    def start(self) -> None:
+        """Submit the job from a thread of its own; return at once."""
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.sc.setJobGroup(HOSTING_JOB_GROUP, "sparkstorm: executor processes, one task "
+                            "per share", True)  # a cancel kills the tasks' Python workers
+        try:
+            self.rdd().collect()
+        except Exception as exc:  # noqa: BLE001 - kept for the driver, which decides
+            self.error = exc
+        finally:
+            self.ended.set()
+
+    def join(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds for the job to end; whether it has."""
+        return self.ended.wait(timeout)
+
+    def cancel(self) -> None:
+        """End the job now: Spark kills its tasks' Python workers (and so their shares)."""
+        self.sc.cancelJobGroup(HOSTING_JOB_GROUP)
+
+
+__all__ = ["HOSTING_JOB_GROUP", "HostingJob", "executor_cores", "local_master",
+           "wait_for_hosts"]
