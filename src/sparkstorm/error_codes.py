@@ -184,6 +184,24 @@ ERROR_CODES: dict[str, str] = {
         "dot"),
     "HARNESS_WRONG_KIND": (
         "a SpoutHarness was given a bolt, or a BoltHarness a spout"),
+    "HOSTING_JOB_ENDED": (
+        "the Spark job that hosts a spark-submitted topology's executor processes ended "
+        "(Spark gave up on a hosting task, or every share lost the driver); read the hosting "
+        "tasks' errors in the Spark UI (job group sparkstorm-executor-hosting)"),
+    "HOSTING_LINK_BAD_MESSAGE": (
+        "a hosting task and its driver exchanged a frame that is none of the hosting link's "
+        "messages; run the same sparkstorm version on the driver and in the shipped "
+        "environment"),
+    "HOSTING_NEEDS_SUPERVISORS": (
+        "topology.executor.hosting is supervisor in an application started with spark-submit, "
+        "where no supervisor runs; use spark or driver, or deploy with sparkstorm submit"),
+    "HOSTING_NO_SPARK_EXECUTORS": (
+        "no Spark executor registered with a spark-submitted topology's application in time, "
+        "so nothing can host its executor processes; give the cluster room for the "
+        "application's executors, or raise topology.executor.hosting.wait.secs"),
+    "HOSTING_NO_WINDOW_SLOTS": (
+        "the application's Spark executors have no more cores than a window task needs, so a "
+        "hosting task would leave none for windows; raise spark.executor.cores"),
     "INTERNAL_ERROR": (
         "Nimbus failed on a request (a bug); its log has the traceback"),
     "INVALID_COMPONENT_CONFIG": (

@@ -582,6 +582,51 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0.1,
     ),
     _K(
+        "topology.executor.hosting",
+        str,
+        None,
+        "sparkstorm: what hosts the executor processes: driver (the driver's own process), "
+        "spark (long-running tasks of the topology's Spark application, one per share of "
+        "topology.workers) or supervisor (workers in supervisor slots); unset: spark in an "
+        "application started with spark-submit, supervisor for sparkstorm submit, driver "
+        "for sparkstorm run",
+        choices=("driver", "spark", "supervisor"),
+    ),
+    _K(
+        "topology.executor.hosting.cpus",
+        int,
+        0,
+        "sparkstorm: Spark task CPUs each hosting task holds for its executor processes so "
+        "that Spark does not over-schedule the host (0: one per executor process of its "
+        "share, at most spark.executor.cores less one window slot)",
+        minimum=0,
+    ),
+    _K(
+        "topology.executor.hosting.wait.secs",
+        _NUM,
+        30,
+        "sparkstorm: how long the driver waits for topology.workers hosts with a live Spark "
+        "executor before it places the hosting tasks on the hosts it has",
+        minimum=0,
+    ),
+    _K(
+        "topology.executor.hosting.heartbeat.secs",
+        _NUM,
+        1,
+        "sparkstorm: seconds between two heartbeats of a hosting task and the driver's "
+        "answers on their connection",
+        minimum=0.05,
+    ),
+    _K(
+        "topology.executor.hosting.timeout.secs",
+        _NUM,
+        30,
+        "sparkstorm: a hosting task that hears nothing from its driver for this many "
+        "seconds stops its executor processes; the driver forgets a share it has not heard "
+        "from for as long",
+        minimum=0.1,
+    ),
+    _K(
         "topology.shutdown.timeout.secs",
         _NUM,
         10,

@@ -1,0 +1,1 @@
+"""The topology as a Spark application: the file spark-submit runs, and its hosting of executors."""

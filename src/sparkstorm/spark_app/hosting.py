@@ -1,0 +1,332 @@
+"""Spark hosting, the driver's side: the hosting job and the hosting link's listener.
+
+With ``topology.executor.hosting: spark`` (the default of an application started with
+``spark-submit``) the topology's executor processes run in its own Spark application, as
+Spark Streaming runs its receivers, and no sparkstorm daemon runs on the cluster:
+
+- the executors split into ``topology.workers`` shares (``plan_shares``: each component's
+  executors dealt round robin; empty shares are dropped);
+- the driver waits until Spark's executors registered on as many hosts (at most
+  ``topology.executor.hosting.wait.secs``), then submits one long-running **hosting job**,
+  one task per share, share ``i`` preferring host ``i`` (modulo the hosts there are), each
+  task holding ``topology.executor.hosting.cpus`` CPUs (see :meth:`SparkHosting.task_cpus`)
+  so that Spark does not schedule windows' tasks on the cores its executor processes use;
+- each task (:func:`~sparkstorm.spark_app.share.host_share`) starts its share's executors
+  and reports where they answer over the **hosting link** (token first; reports and
+  heartbeats, each answered: :mod:`sparkstorm.spark_app.link`); the driver passes every
+  report of a share's current run to the window loop (``set_remote_endpoints``), so the
+  next window calls a moved or restarted executor where it answers now;
+- :meth:`SparkHosting.stop` answers every share's next frame with ``stop``: each stops its
+  executor processes and ends its task, and the job ends (cancelled if a task does not).
+
+Not done yet (they fit here): restarting a share whose task Spark gave up on (today the
+application fails), rebalance, the REST API and UI served by the driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from sparkstorm.config import conf_float, conf_int
+from sparkstorm.engine import (
+    Endpoint,
+    ExecutionPlan,
+    HostingJob,
+    authenticated,
+    executor_cores,
+    local_master,
+    plan_shares,
+    wait_for_hosts,
+)
+from sparkstorm.errors import EngineError, SparkstormError
+from sparkstorm.spark_app.link import DriverAnswer, ShareBeat, ShareReport, receive, send
+from sparkstorm.spark_app.share import ShareSettings, host_share
+from sparkstorm.topology.spec import TopologySpec
+
+logger = logging.getLogger(__name__)
+
+Reported = dict[int, tuple[Endpoint, int]]
+
+
+@dataclass(frozen=True)
+class ReportSeen:
+    """One report the driver took.
+
+    When, from which share and run, on which host, and which Python and sparkstorm the
+    share's executors run (the shipped environment's).
+    """
+
+    time: float
+    share: int
+    run: str
+    host: str
+    python: str
+    sparkstorm: str
+
+
+class SparkHosting:
+    """The driver's side of Spark hosting (see the module docs).
+
+    Args:
+        name: the topology's name.
+        spec: its spec.
+        conf: its conf (``spark.master`` and ``spark.driver.host`` set from the session).
+        token: the topology's token (the driver's and every executor's).
+        on_report: called, from a link's thread, with the endpoints and pids of each report
+            (``TopologyDriver.set_remote_endpoints``).
+        code: the file name of the code zip shipped with ``--py-files`` (None: none).
+        checkpoint_id: the id executors write checkpoint parts under (None: off).
+    """
+
+    def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any], token: str,
+                 on_report: Callable[[Reported], None], *, code: str | None = None,
+                 checkpoint_id: str | None = None) -> None:
+        self.name, self.spec, self.conf, self.token = name, spec, conf, token
+        self.on_report = on_report
+        self.code = code
+        self.checkpoint_id = checkpoint_id
+        workers = conf_int(conf, "topology.workers")
+        self.shares = [s for s in plan_shares(ExecutionPlan(spec, conf), workers) if s]
+        self.timeout = conf_float(conf, "topology.executor.hosting.timeout.secs")
+        self.reports: list[ReportSeen] = []
+        """Every report taken, first ones and those after an executor moved or restarted."""
+        self.current: dict[int, str] = {}
+        """The run each share's executors belong to now (the last one that reported)."""
+        self.heard: dict[int, float] = {}
+        """When each share's current run was last heard from (monotonic)."""
+        self.reserved_slots = 0
+        """Spark task slots the hosting tasks hold (set by :meth:`start`)."""
+        self.stopping = threading.Event()
+        self.job: HostingJob | None = None
+        self._retired: set[str] = set()
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+
+    # -- start ------------------------------------------------------------------------
+    def start(self, spark: Any) -> None:
+        """Place the shares and submit the hosting job; return once it is submitted.
+
+        Raises:
+            EngineError: ``HOSTING_NO_SPARK_EXECUTORS`` when no Spark executor registered
+                in time; ``HOSTING_NO_WINDOW_SLOTS`` when a hosting task would leave its
+                Spark executor no slot for windows.
+        """
+        sc = spark.sparkContext
+        local = local_master(sc)
+        hosts = [None] if local else self._hosts(sc)
+        preferred = [hosts[i % len(hosts)] for i in range(len(self.shares))]
+        cpus = self.task_cpus(executor_cores(sc), int(sc.getConf().get("spark.task.cpus", "1")),
+                              local)
+        per_slot = 1 if local else int(sc.getConf().get("spark.task.cpus", "1"))
+        self.reserved_slots = len(self.shares) * -(-cpus // per_slot)
+        settings = self.settings(self.listen(local), local)
+        self.job = HostingJob(sc, partial(host_share, settings), preferred, cpus)
+        self.job.start()
+        logger.info("topology %s: hosting job submitted: %d shares %s on %s, %d CPUs each",
+                    self.name, len(self.shares), [sorted(s) for s in self.shares],
+                    preferred, cpus)
+
+    def _hosts(self, sc: Any) -> list[str | None]:
+        wait = conf_float(self.conf, "topology.executor.hosting.wait.secs")
+        limit = wait + conf_float(self.conf, "topology.executor.start.timeout.secs")
+        try:
+            found = wait_for_hosts(sc, len(self.shares), wait, limit, self.stopping)
+        except TimeoutError as exc:
+            msg = (f"topology {self.name}: no Spark executor registered within {limit:g} s "
+                   "(topology.executor.hosting.wait.secs + topology.executor.start.timeout"
+                   ".secs), so no task can host its executors; check that the cluster has "
+                   "room for the application's executors (its UI, spark.executor.cores, "
+                   "spark.executor.instances) and raise the wait if it is slow to start them")
+            raise EngineError(msg, code="HOSTING_NO_SPARK_EXECUTORS") from exc
+        if len(found) < len(self.shares):
+            logger.warning("topology %s: %d shares on Spark executors of %d hosts %s (more "
+                           "hosts did not register within topology.executor.hosting.wait."
+                           "secs)", self.name, len(self.shares), len(found), found)
+        return list(found)
+
+    def task_cpus(self, cores: dict[str, int], task_cpus: int, local: bool) -> int:
+        """The CPUs each hosting task holds.
+
+        ``topology.executor.hosting.cpus``, or (0) one per executor process of the largest
+        share, at most the smallest Spark executor's cores less one window task
+        (``spark.task.cpus``). A local master: one slot (nothing to reserve on one host).
+
+        Raises:
+            EngineError: ``HOSTING_NO_WINDOW_SLOTS`` when a Spark executor has no more cores
+                than a window task needs: a hosting task would leave it none for windows.
+        """
+        if local:
+            return 1
+        wanted = (conf_int(self.conf, "topology.executor.hosting.cpus")
+                  or max(len(s) for s in self.shares))
+        smallest = min(cores.values()) if cores else None
+        if smallest is None:
+            return wanted
+        room = smallest - task_cpus
+        if room < 1:
+            msg = (f"topology {self.name}: Spark executors have {smallest} cores and a window "
+                   f"task needs {task_cpus} (spark.task.cpus): a hosting task, which holds "
+                   "at least one for its executor processes, would leave none for windows; "
+                   "give executors more cores (spark.executor.cores, at least "
+                   f"{task_cpus + 1})")
+            raise EngineError(msg, code="HOSTING_NO_WINDOW_SLOTS")
+        if wanted > room:
+            logger.warning("topology %s: hosting tasks hold %d CPUs each, not %d (one per "
+                           "executor process): Spark executors have %d cores and windows "
+                           "need %d; give them more (spark.executor.cores) or set "
+                           "topology.executor.hosting.cpus", self.name, room, wanted,
+                           smallest, task_cpus)
+            return room
+        return wanted
+
+    def settings(self, driver: tuple[str, int], local: bool) -> ShareSettings:
+        """What every hosting task gets: the topology, its shares, where the driver is."""
+        return ShareSettings(self.name, self.spec.to_dict(), self.conf, self.token, driver,
+                             tuple(frozenset(s) for s in self.shares), self.code,
+                             self.checkpoint_id, local)
+
+    def listen(self, local: bool) -> tuple[str, int]:
+        """Open the link's listener and serve it; where hosting tasks reach it.
+
+        Loopback for a local master; else the driver's address (``spark.driver.host``,
+        bound on ``spark.driver.bindAddress`` when set, as Kubernetes' cluster mode has it).
+        """
+        advertised = "127.0.0.1" if local else str(self.conf.get("spark.driver.host")
+                                                   or socket.gethostname())
+        bind = advertised if local else str(self.conf.get("spark.driver.bindAddress")
+                                            or advertised)
+        self._listener = socket.create_server((bind, 0))
+        threading.Thread(target=self._accept, name="hosting-link", daemon=True).start()
+        return advertised, int(self._listener.getsockname()[1])
+
+    # -- the link ---------------------------------------------------------------------
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # closed by stop()
+            threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                             name="hosting-share").start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        """One hosting task's link: authenticate, then answer each of its frames."""
+        with conn:
+            if not authenticated(conn, self.token):
+                logger.warning("topology %s: a hosting link connection without the "
+                               "topology's token was closed", self.name)
+                return
+            conn.settimeout(self.timeout)
+            share = None
+            while True:
+                try:
+                    message = receive(conn)
+                except (OSError, ConnectionError, SparkstormError) as exc:
+                    if share is not None and not self.stopping.is_set():
+                        logger.warning("topology %s: share %d's link closed: %s", self.name,
+                                       share, exc)
+                    return
+                if not isinstance(message, ShareReport | ShareBeat):
+                    return
+                share = message.share
+                stop = self._take(message)
+                try:
+                    send(conn, DriverAnswer(stop))
+                except OSError:
+                    return
+                if stop:
+                    return
+
+    def _take(self, message: ShareReport | ShareBeat) -> bool:
+        """Take a share's frame; whether that run must stop."""
+        with self._lock:
+            if message.run in self._retired or self.stopping.is_set():
+                return True
+            if isinstance(message, ShareReport):
+                old = self.current.get(message.share)
+                if old is not None and old != message.run:
+                    self._retired.add(old)  # Spark reran the share: the old run stops
+                self.current[message.share] = message.run
+                self.reports.append(ReportSeen(time.time(), message.share, message.run,
+                                               message.host, message.python,
+                                               message.sparkstorm))
+            elif self.current.get(message.share) != message.run:
+                return False  # a beat before the run's report was taken: nothing to do
+            self.heard[message.share] = time.monotonic()
+        if isinstance(message, ShareReport):
+            logger.info("topology %s: share %d (run %s) hosts executors %s on %s; Python %s, "
+                        "sparkstorm from %s", self.name, message.share, message.run,
+                        sorted(message.executors), message.host, message.python,
+                        message.sparkstorm)
+            self.on_report({gid: (Endpoint(path, host, port), pid)
+                            for gid, (path, host, port, pid) in message.executors.items()})
+        return False
+
+    # -- state ------------------------------------------------------------------------
+    def reported(self) -> bool:
+        """Whether every share has reported."""
+        with self._lock:
+            return len(self.current) == len(self.shares)
+
+    @property
+    def failure(self) -> BaseException | None:
+        """Why hosting failed: the hosting job ended while the topology runs."""
+        job = self.job
+        if job is None or not job.ended.is_set() or self.stopping.is_set():
+            return None
+        if job.error is not None:
+            return job.error
+        return EngineError(f"topology {self.name}: the hosting job ended while the topology "
+                           "ran (every share stopped: did they lose the driver?)",
+                           code="HOSTING_JOB_ENDED")
+
+    def wait_reported(self, timeout: float, stop: threading.Event | None = None) -> None:
+        """Wait until every share reported.
+
+        Raises:
+            EngineError: ``HOSTING_JOB_ENDED`` (with Spark's reason) when the job ended
+                first; ``EXECUTOR_START_FAILED`` when some share did not report in time.
+        """
+        deadline = time.monotonic() + timeout
+        while not self.reported():
+            failure = self.failure
+            if failure is not None:
+                msg = (f"topology {self.name}: the hosting job failed before every share "
+                       f"reported its executors: {failure}")
+                raise EngineError(msg, code="HOSTING_JOB_ENDED") from failure
+            if time.monotonic() > deadline or (stop is not None and stop.is_set()):
+                with self._lock:
+                    missing = sorted(set(range(len(self.shares))) - set(self.current))
+                msg = (f"topology {self.name}: shares {missing} did not report their "
+                       f"executors within {timeout:g} s; see the hosting tasks' logs "
+                       "(the Spark UI's stage of job group sparkstorm-executor-hosting)")
+                raise EngineError(msg, code="EXECUTOR_START_FAILED")
+            time.sleep(0.1)
+
+    # -- stop -------------------------------------------------------------------------
+    def stop(self, timeout: float = 30.0) -> None:
+        """Tell every share to stop (at its next heartbeat), wait for the job to end.
+
+        A job still running after ``timeout`` seconds is cancelled: Spark kills its tasks'
+        Python workers, and the executor processes, which watch their parent, exit.
+        """
+        self.stopping.set()
+        job = self.job
+        if job is not None and not job.join(timeout):
+            logger.warning("topology %s: hosting tasks did not end within %g s; cancelling "
+                           "the hosting job", self.name, timeout)
+            job.cancel()
+            job.join(10.0)
+        if self._listener is not None:
+            self._listener.close()
+
+
+__all__ = ["ReportSeen", "Reported", "SparkHosting"]
