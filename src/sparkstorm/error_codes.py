@@ -131,6 +131,9 @@ ERROR_CODES: dict[str, str] = {
     "ENVIRONMENT_WITHOUT_PROJECT": (
         "-e was given outside a streamparse project (no config.json); run from the project's "
         "root"),
+    "ENV_ARCHIVE_NOT_FOUND": (
+        "sparkstorm spark-submit --archive names no file; make one with sparkstorm pack-env "
+        "(or venv-pack, conda-pack), or pass --pack-env"),
     "EXECUTOR_PYTHON_NOT_FOUND": (
         "topology.executor.python names no interpreter on this host; install it on every "
         "worker host, or unset the key"),
@@ -289,6 +292,9 @@ ERROR_CODES: dict[str, str] = {
         "sparkstorm run got no file and is not in a streamparse project's root"),
     "NO_TOPOLOGY_IN_FILE": (
         "the file defines no Topology subclass (of the name --topology gives)"),
+    "PACK_ENV_FAILED": (
+        "sparkstorm pack-env could not build the environment (venv, pip); fix what pip says: "
+        "a requirement that does not exist, no network to the package index"),
     "PARALLELISM_ABOVE_TASKS": (
         "a component has more executors than tasks; lower par (or rebalance -e) or raise "
         "num_tasks"),
@@ -332,6 +338,9 @@ ERROR_CODES: dict[str, str] = {
         "nimbus.upload.max.bytes), or its Content-Length is not a number"),
     "RESERVED_COMPONENT_ID": (
         "a component id starts with '__', reserved for system components (__acker, __system)"),
+    "SPARK_SUBMIT_NOT_FOUND": (
+        "sparkstorm spark-submit found no spark-submit; install Spark or PySpark, set "
+        "SPARK_HOME, or pass --spark-submit PATH"),
     "STATE_BACKEND_UNAVAILABLE": (
         "a stateful bolt's Redis state failed; check that Redis runs where "
         "topology.state.provider.config points"),

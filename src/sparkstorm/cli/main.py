@@ -11,9 +11,11 @@ from sparkstorm.cli import (
     daemons,
     dev_zookeeper,
     monitor,
+    pack_env,
     quickstart,
     remove_logs,
     run,
+    spark_submit,
     stats,
     submit,
     tail,
@@ -31,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run.register(commands)
     submit.register(commands)
+    spark_submit.register(commands)
+    pack_env.register(commands)
     quickstart.register(commands)
     topology_actions.register(commands)
     monitor.register(commands)
@@ -47,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the subcommand, turn our errors into a message and exit code 2."""
-    args = build_parser().parse_args(argv)
+    own, passed_on = spark_submit.split_passthrough(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(own)
+    if passed_on:
+        args.spark_args = passed_on
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

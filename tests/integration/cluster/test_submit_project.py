@@ -1,6 +1,7 @@
 """``sparkstorm submit`` from a streamparse project's root.
 
-The whole project is shipped, ``src/`` imports on the worker, shell commands run in ``src/``,
+The whole project is shipped, ``src/`` imports on the worker, shell commands and in-process
+components run in ``src/`` (a spout opens its data file relative to it, as under streamparse),
 config.json's options reach the topology, and the components' ``self.logger`` lines are next to
 ``worker.log``.
 """
@@ -21,6 +22,7 @@ from tests.integration.cluster.harness import TestCluster
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(240)]
 
 FILES = {
+    "src/data/offset.txt": "1000\n",
     "src/spouts/__init__.py": "",
     "src/spouts/numbers.py": '''
 from sparkstorm import Spout
@@ -31,10 +33,12 @@ class NumberSpout(Spout):
 
     def initialize(self, conf, ctx):
         self.total, self.next = conf["numbers.count"], 0
+        with open("data/offset.txt") as handle:  # relative to src/, the resources folder
+            self.offset = int(handle.read())
 
     def next_tuple(self):
         if self.next < self.total:
-            self.emit([self.next], tup_id=self.next)
+            self.emit([self.offset + self.next], tup_id=self.next)
             self.next += 1
 ''',
     "src/bolts/__init__.py": "",
@@ -102,5 +106,5 @@ def test_submit_a_streamparse_project_from_its_root(cluster: TestCluster,
                          for p in local.glob("supervisor/workers/*/executor-*.log")
                          if (p.parent / "worker.log").exists())
 
-    wait_for(lambda: all(f"seen doubled {2 * n}" in logged() for n in range(20)), 30,
+    wait_for(lambda: all(f"seen doubled {2 * (1000 + n)}" in logged() for n in range(20)), 30,
              message=f"the Seen bolt's logger lines next to worker.log\n{logged()[-2000:]}")
