@@ -22,6 +22,11 @@ task slot per share reserved on every host that may receive a moved share (a hos
 holds its slot for the topology's life: a worker needs ``shares it may host + 1`` cores),
 executor restarts reported from a task (the runner restarts them; the driver learns the new
 pid only from a new report), rebalance, and the tests.
+
+The product grew from this prototype (issue 29): ``sparkstorm.spark_app`` (the application
+``spark-submit`` runs, its hosting job and the hosting link with heartbeats) and
+``engine/spark/hosting_job.py`` (CPU reservation by a task resource profile); this file
+stays as it was measured.
 """
 
 from __future__ import annotations
