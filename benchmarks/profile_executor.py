@@ -102,15 +102,13 @@ class Pipeline:
         spout = self.spout
         for task, instance in spout.instances.items():
             collector = spout.collectors[task]
-            while True:
-                with spout.lock:
-                    if not spout._can_produce(collector):
-                        break
-                    before = spout.output.count
-                    spout._call(task, instance.next_tuple)
-                    spout._flush_immediate_acks(task, collector)
-                    if spout.output.count == before:
-                        break
+            while spout._can_produce(collector):
+                with spout.calls:  # a burst, then its move into the window's buffer
+                    emitted = spout._produce_burst(task, instance)
+                    with spout.lock:
+                        spout._move_staging()
+                if not emitted:
+                    break
 
     @staticmethod
     def _reply(host: Any, output: Any) -> tuple[dict[int, bytes], bytes]:

@@ -18,6 +18,7 @@ from sparkstorm.config import conf_bool
 from sparkstorm.engine.columnar.arrow_batch import rows_piece
 from sparkstorm.engine.executor.collector import WindowOutput
 from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.batch_columns import STREAM
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.batch_columns import load_pyarrow
 from sparkstorm.topology.spec import load_class
@@ -73,7 +74,7 @@ class RowsToArrow:
             for batch in output.rows[gid]:
                 try:
                     pieces.append(rows_piece(
-                        self.pa, batch, self.plan.fields_of(self.component, batch[2])))
+                        self.pa, batch, self.plan.fields_of(self.component, batch[STREAM])))
                 except TopologyError:  # BATCH_COLUMN_NOT_ARROW: the receiver decides
                     kept.append(batch)
             if kept:

@@ -29,6 +29,7 @@ from sparkstorm.engine.executor.collector import TaskCollector, mark_failed, new
 from sparkstorm.engine.executor.host import BoltExecutor, ComponentFailure
 from sparkstorm.engine.executor.routing import Chooser, StreamRoute
 from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.batch_columns import EDGES, ROOTS, SOURCE, STREAM, TARGET, VALUES
 from sparkstorm.engine.wire.failures import FAIL_ERROR
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.batch_bolt import BatchSource
@@ -165,7 +166,7 @@ class _TaskColumns(dict[int, tuple[list[Any], list[Any], list[Any]]]):
 
     def __missing__(self, task: int) -> tuple[list[Any], list[Any], list[Any]]:
         batch = self.collector.columns_for(task, self.stream)
-        found = self[task] = (batch[3], batch[4], batch[5])
+        found = self[task] = (batch[VALUES], batch[ROOTS], batch[EDGES])
         return found
 
 
@@ -276,8 +277,8 @@ class BatchBoltExecutor(BoltExecutor):
         groups: dict[tuple[int, str, str], list[list[Any]]] = {}
         task_component = self.plan.task_component
         for batch in batches:
-            component = task_component.get(batch[1], SYSTEM_COMPONENT)
-            groups.setdefault((batch[0], component, batch[2]), []).append(batch)
+            component = task_component.get(batch[SOURCE], SYSTEM_COMPONENT)
+            groups.setdefault((batch[TARGET], component, batch[STREAM]), []).append(batch)
         keys = list(groups)
         for position, key in enumerate(keys):
             try:
@@ -331,9 +332,9 @@ class BatchBoltExecutor(BoltExecutor):
         if len(batches) == 1:
             rows, roots, edges = batches[0][3], batches[0][4], batches[0][5]
         else:
-            rows = list(chain.from_iterable(batch[3] for batch in batches))
-            roots = list(chain.from_iterable(batch[4] for batch in batches))
-            edges = list(chain.from_iterable(batch[5] for batch in batches))
+            rows = list(chain.from_iterable(batch[VALUES] for batch in batches))
+            roots = list(chain.from_iterable(batch[ROOTS] for batch in batches))
+            edges = list(chain.from_iterable(batch[EDGES] for batch in batches))
         if not rows:
             return None
         return self._columns(rows, component, stream), BatchAnchoring(roots, edges), len(rows)
@@ -348,9 +349,9 @@ class BatchBoltExecutor(BoltExecutor):
             if isinstance(batch, ArrowPiece):
                 values.append(batch.values)
                 anchors.append((batch.anchors, batch.values.num_rows))
-            elif batch[3]:
-                values.append(batch[3])
-                anchors.append((lists_anchors(pa, batch[4], batch[5]), len(batch[3])))
+            elif batch[VALUES]:
+                values.append(batch[VALUES])
+                anchors.append((lists_anchors(pa, batch[ROOTS], batch[EDGES]), len(batch[VALUES])))
         count = sum(rows for _, rows in anchors)
         if not count:
             return None

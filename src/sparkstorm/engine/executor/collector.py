@@ -19,6 +19,7 @@ from typing import Any
 from sparkstorm.engine.executor.deferred_emits import Group, route_deferred
 from sparkstorm.engine.executor.routing import StreamRoute, stable_hash
 from sparkstorm.engine.wire.anchor_columns import Edge, roots_of, split_map
+from sparkstorm.engine.wire.batch_columns import EDGES, ROOTS, SOURCE, STREAM, TARGET, VALUES
 from sparkstorm.engine.wire.failures import (
     FAIL_CAUSES,
     FAIL_CRASH,
@@ -112,13 +113,13 @@ class WindowOutput:
         batches, rows = self.batches, self.rows
         for gid, gid_batches in other.rows.items():
             for batch in gid_batches:
-                key = (batch[0], batch[1], batch[2])
+                key = (batch[TARGET], batch[SOURCE], batch[STREAM])
                 mine = batches.get(key)
                 if mine is None:
                     batches[key] = batch
                     rows.setdefault(gid, []).append(batch)
                 else:
-                    for column in range(3, len(batch)):
+                    for column in range(VALUES, len(batch)):
                         mine[column].extend(batch[column])
         for gid, pieces in other.arrow.items():
             self.arrow.setdefault(gid, []).extend(pieces)
@@ -254,10 +255,10 @@ class TaskCollector:
             anchor_tuples = self._anchor_tuples(anchors)
             for task in tasks:
                 columns = self.columns_for(task, stream_id)
-                columns[3].append(values)
+                columns[VALUES].append(values)
                 root, edge = _edges(anchor_tuples) if anchor_tuples else (None, None)
-                columns[4].append(root)
-                columns[5].append(edge)
+                columns[ROOTS].append(root)
+                columns[EDGES].append(edge)
         self.output.count += len(tasks)
         route.emitted += 1
         route.transferred += len(tasks)
@@ -323,7 +324,7 @@ class TaskCollector:
     def _open_fields_batch(self, fields: FieldsEmit, position: int) -> tuple[Any, Any, Any]:
         """The column appends of this window's batch for ``fields``' task at ``position``."""
         columns = self.columns_for(fields.tasks[position], fields.route.stream.name)
-        appends = columns[3].append, columns[4].append, columns[5].append
+        appends = columns[VALUES].append, columns[ROOTS].append, columns[EDGES].append
         fields.batches[position] = appends
         return appends
 
@@ -350,25 +351,25 @@ class TaskCollector:
         if root is not None:  # one tree: a root and an edge per delivery, no map
             for task in tasks:
                 columns = cache.get((task, name)) or self.columns_for(task, name)
-                columns[3].append(values)
-                columns[4].append(root)
+                columns[VALUES].append(values)
+                columns[ROOTS].append(root)
                 edge = new_id(64)
                 current.ack_val ^= edge  # type: ignore[union-attr]
-                columns[5].append(edge)
+                columns[EDGES].append(edge)
         elif edges:  # several trees: one edge for all of them
             for task in tasks:
                 columns = cache.get((task, name)) or self.columns_for(task, name)
-                columns[3].append(values)
-                columns[4].append(None)
+                columns[VALUES].append(values)
+                columns[ROOTS].append(None)
                 edge = new_id(64)
                 current.ack_val ^= edge  # type: ignore[union-attr]
-                columns[5].append(dict.fromkeys(edges, edge))  # type: ignore[arg-type]
+                columns[EDGES].append(dict.fromkeys(edges, edge))  # type: ignore[arg-type]
         else:
             for task in tasks:
                 columns = cache.get((task, name)) or self.columns_for(task, name)
-                columns[3].append(values)
-                columns[4].append(None)
-                columns[5].append(None)
+                columns[VALUES].append(values)
+                columns[ROOTS].append(None)
+                columns[EDGES].append(None)
         n = len(tasks)
         out.count += n
         route.emitted += 1
@@ -445,9 +446,9 @@ class TaskCollector:
         if not self.tracking:
             for task in tasks:
                 columns = self.columns_for(task, stream)
-                columns[3].append(values)
-                columns[4].append(None)
-                columns[5].append(None)
+                columns[VALUES].append(values)
+                columns[ROOTS].append(None)
+                columns[EDGES].append(None)
             self.immediate_acks.append((tup_id, stream))
             return
         root, xor = new_id(64), 0
@@ -458,9 +459,9 @@ class TaskCollector:
             edge = new_id(64)
             xor ^= edge
             columns = cache.get((task, stream)) or self.columns_for(task, stream)
-            columns[3].append(values)
-            columns[4].append(root)
-            columns[5].append(edge)
+            columns[VALUES].append(values)
+            columns[ROOTS].append(root)
+            columns[EDGES].append(edge)
         out.inits[root] = src
         out.xor[root] = out.xor.get(root, 0) ^ xor
         self.pending_roots[root] = (tup_id, time.monotonic(), stream)

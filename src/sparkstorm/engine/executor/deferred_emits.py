@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from sparkstorm.engine.executor.routing import StreamRoute, stable_hash
+from sparkstorm.engine.wire.batch_columns import EDGES, ROOTS, VALUES
 
 Group = tuple[list[Any], Any, Any]
 """The values one tuple emitted, with that tuple's root and edge (``engine.wire.anchor_columns``;
@@ -126,7 +127,8 @@ def _route_groups(collector: DeferringCollector, fields: WaitingFields, groups: 
 
     def open_target(position: int) -> tuple[Any, Any, Any]:
         columns = collector.columns_for(tasks[position], name)
-        appends = targets[position] = columns[3].append, columns[4].append, columns[5].append
+        appends = targets[position] = (columns[VALUES].append, columns[ROOTS].append,
+                                       columns[EDGES].append)
         return appends
 
     routed = 0

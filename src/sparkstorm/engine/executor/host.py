@@ -32,6 +32,7 @@ from sparkstorm.engine.executor.log_levels import log_sampled
 from sparkstorm.engine.executor.routing import build_routes
 from sparkstorm.engine.plan.execution import ExecutionPlan, ExecutorInfo, acker_task_count
 from sparkstorm.engine.wire.anchor_columns import batch_roots
+from sparkstorm.engine.wire.batch_columns import STREAM, VALUES
 from sparkstorm.engine.wire.failures import (
     FAIL_ERROR,
 )
@@ -315,7 +316,7 @@ class BoltExecutor(ExecutorHost):
             batches = self._decode(blobs)
             if self.sample_pct:
                 log_sampled(self.component_logger, self.sample_pct, "received",
-                            ((batch[2], nested(batch)[3]) for batch in batches
+                            ((batch[STREAM], nested(batch)[VALUES]) for batch in batches
                              if type(batch) is list))
             try:
                 self._process_batches(batches)

@@ -33,6 +33,7 @@ from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.executor.host import ExecutorHost
 from sparkstorm.engine.executor.log_levels import log_sampled
 from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.batch_columns import STREAM, VALUES
 from sparkstorm.engine.wire.failures import FAIL_CRASH, FAIL_EXPLICIT, FAIL_TIMEOUT, Failure
 from sparkstorm.engine.wire.messages import SpoutControl
 from sparkstorm.engine.wire.stats import ComponentCounters, LatencySample
@@ -370,7 +371,7 @@ class SpoutExecutor(ExecutorHost):
                 self.calls.release()
         if self.sample_pct:
             log_sampled(self.component_logger, self.sample_pct, "emitted",
-                        ((b[2], b[3]) for rows in taken.rows.values() for b in rows))
+                        ((b[STREAM], b[VALUES]) for rows in taken.rows.values() for b in rows))
         return taken
 
     def apply_verdicts(self, control: SpoutControl) -> None:

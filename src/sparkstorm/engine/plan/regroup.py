@@ -81,6 +81,7 @@ from sparkstorm.engine.executor.collector import WindowOutput
 from sparkstorm.engine.executor.host import ExecutorHost
 from sparkstorm.engine.executor.routing import build_routes
 from sparkstorm.engine.plan.execution import ExecutionPlan, plan_tag
+from sparkstorm.engine.wire.batch_columns import TARGET
 from sparkstorm.errors import EngineError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import executor_count_problem
@@ -226,7 +227,7 @@ def refile(output: WindowOutput, task_executor: Mapping[int, int]) -> None:
     """
     rows: dict[int, list[list[Any]]] = {}
     for batch in output.batches.values():
-        rows.setdefault(task_executor[batch[0]], []).append(batch)
+        rows.setdefault(task_executor[batch[TARGET]], []).append(batch)
     output.rows = rows
     arrow: dict[int, list[Any]] = {}  # a batch spout's Arrow pieces, made at emit time
     for pieces in output.arrow.values():

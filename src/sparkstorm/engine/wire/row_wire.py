@@ -30,6 +30,7 @@ from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
+from sparkstorm.engine.wire.batch_columns import EDGES, ROOTS, SOURCE, STREAM, TARGET, VALUES
 from sparkstorm.engine.wire.frames import pack, unpack
 
 FLAT = 1
@@ -46,7 +47,7 @@ def wire_batches(batches: list[list[Any]], arity: Callable[[str], int]) -> list[
     """
     wire: list[list[Any]] = []
     for batch in batches:
-        wire.append(_flat(batch) if batch[3] and arity(batch[2]) == 1 else batch)
+        wire.append(_flat(batch) if batch[VALUES] and arity(batch[STREAM]) == 1 else batch)
     return wire
 
 
@@ -55,10 +56,10 @@ def _flat(batch: list[Any]) -> list[Any]:
     try:
         # every tuple of a stream has its arity (emits check it); the unpacking checks it
         # again for nothing (a flat column cannot carry a tuple of another length)
-        values = [value for (value,) in batch[3]]
+        values = [value for (value,) in batch[VALUES]]
     except (TypeError, ValueError):
         return batch
-    return [batch[0], batch[1], batch[2], values, batch[4], batch[5], FLAT]
+    return [batch[TARGET], batch[SOURCE], batch[STREAM], values, batch[ROOTS], batch[EDGES], FLAT]
 
 
 def pack_batches(batches: list[list[Any]], arity: Callable[[str], int]) -> bytes:
@@ -75,7 +76,7 @@ def nested(batch: list[Any]) -> list[Any]:
     """A wire batch in the output's form (a flat one's values each made a list again)."""
     if len(batch) != _FLAT_LENGTH:
         return batch
-    return [*batch[:3], [[value] for value in batch[3]], batch[4], batch[5]]
+    return [*batch[:3], [[value] for value in batch[VALUES]], batch[ROOTS], batch[EDGES]]
 
 
 def flat_values(values_cls: Any, values: list[Any]) -> Any:
