@@ -432,6 +432,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         "(unset: <storm.local.dir>/checkpoints)",
     ),
     _K(
+        "topology.checkpoint.id",
+        str,
+        None,
+        "sparkstorm: the name a spark-submitted topology keeps its checkpoints under in "
+        "topology.checkpoint.dir; set, they are kept, the drain commits a last one, and an "
+        "application started again with the same id resumes from it (unset: a one-off "
+        "run's, removed when it stops)",
+    ),
+    _K(
         "topology.state.provider",
         str,
         "memory",

@@ -12,8 +12,11 @@ It runs until SIGTERM or SIGINT (to the Python driver, or to the driver's JVM, w
 shutdown hook waits for it: ``spark-submit``'s process, ``yarn application -kill``, a
 deleted Kubernetes pod), ``--time`` seconds, or a failure; then it drains as
 ``sparkstorm kill -w`` does: spouts deactivated, in-flight trees finish or time out
-(``topology.shutdown.timeout.secs``), every share stops its executor processes, Spark
-stops. Exit code 0 after a drain, 1 when the topology failed, 2 for a bad topology or conf.
+(``topology.shutdown.timeout.secs``), a last checkpoint is committed where checkpoints are
+on, every share stops its executor processes, Spark stops. With ``topology.checkpoint.id``
+the checkpoints are kept under that name, and an application started again with it
+resumes from the last one. Exit code 0 after a drain, 1 when the topology failed, 2 for a
+bad topology or conf.
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ from typing import Any
 
 from sparkstorm.cli.run import progress_line
 from sparkstorm.cli.target import Target, add_target_arguments, resolve_target
-from sparkstorm.config import conf_float, conf_int, load_config, parse_cli_overrides
+from sparkstorm.config import (
+    conf_float,
+    conf_int,
+    conf_optional_str,
+    load_config,
+    parse_cli_overrides,
+)
 from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.topology.validate import (
     validate_topology,
@@ -201,8 +210,10 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
     name, spec = target.name, target.spec
     token = secrets.token_hex(16)
     spark_hosted = hosting_kind == "spark"
-    driver = TopologyDriver(name, spec, conf, hosted=set() if spark_hosted else None,
-                            token=token)
+    # checkpoints under topology.checkpoint.id are kept: a restart with it resumes
+    driver = TopologyDriver(name, spec, conf, conf_optional_str(conf, "topology.checkpoint.id"),
+                            hosted=set() if spark_hosted else None, token=token)
+    driver.final_checkpoint = True
     checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
     hosting = SparkHosting(name, spec, conf, token, driver.set_remote_endpoints,
                            code=args.code,

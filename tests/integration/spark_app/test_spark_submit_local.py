@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -31,11 +32,12 @@ COUNT = 120
 """Ids per run: two seconds of the spout's stream."""
 
 
-def _spark_submit(tmp_path: Path, hosting: str) -> tuple[subprocess.Popen[bytes], Path]:
+def _spark_submit(tmp_path: Path, hosting: str, *conf: str, log_name: str = "spark-submit"
+                  ) -> tuple[subprocess.Popen[bytes], Path]:
     results, scratch = tmp_path / "numbers", tmp_path / "tmp"
-    results.mkdir()
-    scratch.mkdir()
-    log = tmp_path / "spark-submit.log"
+    results.mkdir(exist_ok=True)
+    scratch.mkdir(exist_ok=True)
+    log = tmp_path / f"{log_name}.log"
     env = {**os.environ, "TMPDIR": str(scratch)}  # the executors' folders go there
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -45,6 +47,7 @@ def _spark_submit(tmp_path: Path, hosting: str) -> tuple[subprocess.Popen[bytes]
              "-c", "topology.workers=2", "-c", f"topology.executor.hosting={hosting}",
              "-c", "topology.window.ms=100", "-c", "topology.message.timeout.secs=10",
              "-c", "spark.ui.enabled=false", "-c", f"spark.local.dir={scratch}",
+             *[arg for item in conf for arg in ("-c", item)],
              "--", "--driver-java-options", f"-Djava.io.tmpdir={scratch}"],
             stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     return process, log
@@ -72,8 +75,10 @@ def _jvm(seen: dict[int, psutil.Process]) -> psutil.Process:
 def _python_driver(seen: dict[int, psutil.Process]) -> psutil.Process:
     for child in seen.values():
         try:
-            if any(arg.endswith("spark_app/__main__.py") for arg in child.cmdline()):
-                return child
+            cmdline = child.cmdline()
+            if ("python" in Path(cmdline[0]).name
+                    and any(arg.endswith("spark_app/__main__.py") for arg in cmdline)):
+                return child  # (the JVM's command line names the file too)
         except psutil.NoSuchProcess:
             continue
     msg = "no Python driver among the command's processes"
@@ -104,8 +109,9 @@ def test_spark_submit_runs_every_id_and_drains_on_sigterm(
             process.wait(10)
     text = log.read_text()
     assert code in (0, 128 + signal.SIGTERM), text[-5000:]  # a JVM ended by SIGTERM: 143
-    assert "draining (signal SIGTERM)" in text or "draining (the driver's JVM" in text, \
-        text[-5000:]
+    drained = ("draining (signal SIGTERM)" if signalled == "python" else
+               "draining (the driver's JVM is shutting down")
+    assert drained in text, text[-5000:]
     assert "stopped after" in text, text[-5000:]
     if hosting == "spark":
         assert text.count("hosts executors") >= 2, "both shares reported"
@@ -119,3 +125,54 @@ def test_spark_submit_runs_every_id_and_drains_on_sigterm(
     assert not list((tmp_path / "tmp").glob("sparkstorm-*")), "executor folders left"
     assert not (tmp_path / "staging").exists() or list((tmp_path / "staging").iterdir()) == [
         tmp_path / "staging" / "chaos-code.zip"]
+
+
+def _stop(process: subprocess.Popen[bytes], seen: dict[int, psutil.Process]) -> int:
+    """SIGTERM to the Python driver; its exit code."""
+    try:
+        _python_driver(seen).send_signal(signal.SIGTERM)
+        return process.wait(120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def _wait_for(process: subprocess.Popen[bytes], log: Path, seen: dict[int, psutil.Process],
+              condition: Callable[[], bool], message: str) -> None:
+    def met() -> bool:
+        _descendants(process, seen)
+        assert process.poll() is None, log.read_text()[-5000:]
+        return condition()
+
+    wait_for(met, 240, message=message)
+
+
+def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
+        tmp_path: Path) -> None:
+    from sparkstorm.checkpoint import CheckpointStore
+
+    results, root = tmp_path / "numbers", tmp_path / "checkpoints"
+    conf = ("topology.checkpoint.windows=100000", "topology.checkpoint.id=chaos-kept",
+            f"topology.checkpoint.dir={root}")
+    process, log = _spark_submit(tmp_path, "spark", *conf, log_name="first")
+    seen: dict[int, psutil.Process] = {}
+    _wait_for(process, log, seen, lambda: len({a["id"] for a in acks(results)}) >= COUNT,
+              "every id acked")
+    assert _stop(process, seen) == 0, log.read_text()[-5000:]
+    first = log.read_text()
+    committed = CheckpointStore(str(root), "chaos-kept").latest_committed()
+    assert committed is not None, first[-5000:]
+    assert f"last checkpoint {committed} committed" in first, "no periodic one: windows=1e5"
+
+    process, log = _spark_submit(tmp_path, "spark", *conf, log_name="second")
+    _wait_for(process, log, seen,
+              lambda: f"rolled back to checkpoint {committed}" in log.read_text(),
+              "the restarted application resumed from the last checkpoint")
+    assert _stop(process, seen) == 0, log.read_text()[-5000:]
+    acked = Counter(a["id"] for a in acks(results))
+    assert set(acked) == set(range(COUNT)) and max(acked.values()) == 1
+    assert CheckpointStore(str(root), "chaos-kept").latest_committed() is not None, "kept"
+    wait_for(lambda: not [p for p in seen.values() if p.is_running()
+                          and p.status() != psutil.STATUS_ZOMBIE], 30,
+             message="every process of both applications exited")

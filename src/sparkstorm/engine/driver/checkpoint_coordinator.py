@@ -182,6 +182,14 @@ class CheckpointCoordinator:
         self._taken_at.clear()
         self._next_due = 0
 
+    def take_next(self) -> None:
+        """Take a checkpoint at the next window that can (the last one, at a drain).
+
+        That is as soon as the checkpoint in flight, if any, has committed and its commit
+        was announced: still one at a time.
+        """
+        self._next_due = 0
+
     def take_announcement(self) -> int | None:
         """The committed window executors have not been told of yet (told once)."""
         window, self._announce = self._announce, None

@@ -93,6 +93,12 @@ class Checkpointing(Protocol):
     def replanned(self, plan: ExecutionPlan) -> None:
         """The executors were regrouped into ``plan``: parts and a rollback follow it."""
 
+    def take_next(self) -> None:
+        """Take a checkpoint at the next window that can (the last one, at a drain)."""
+
+    def committed(self) -> int | None:
+        """The window of the newest committed checkpoint (None: none yet)."""
+
     def close(self, one_off: bool) -> None:
         """The topology stops; a one-off run's checkpoints are removed (nobody resumes)."""
 
@@ -127,6 +133,13 @@ class NoCheckpoints:
 
     def replanned(self, plan: ExecutionPlan) -> None:
         """Nothing follows."""
+
+    def take_next(self) -> None:
+        """Nothing to take."""
+
+    def committed(self) -> int | None:
+        """Never any."""
+        return None
 
     def close(self, one_off: bool) -> None:
         """Nothing to remove."""
@@ -250,6 +263,14 @@ class WindowCheckpoints:
         """Parts are written under the new executors; the topology rolls back under them."""
         self.coordinator.replace_parts([part_name(e.gid) for e in plan.executors])
         self._needs_rollback = True
+
+    def take_next(self) -> None:
+        """Take a checkpoint at the next window that can (the last one, at a drain)."""
+        self.coordinator.take_next()
+
+    def committed(self) -> int | None:
+        """The window of the newest committed checkpoint (None: none yet)."""
+        return self.coordinator.committed
 
     def close(self, one_off: bool) -> None:
         """Remove a one-off run's checkpoints (nobody resumes it)."""

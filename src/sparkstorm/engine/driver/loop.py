@@ -170,6 +170,9 @@ class TopologyDriver:
         self.reserved_slots = 0
         """Spark task slots that windows cannot have: held for the topology's life by the
         tasks that host executor processes (``topology.executor.hosting: spark``)."""
+        self.final_checkpoint = False
+        """Whether the drain ends with a last committed checkpoint (with checkpoints on):
+        an application that resumes from its checkpoints then starts where it stopped."""
         self.errors = ErrorReports(name, self.stats.last_errors)
         self.pool.on_startup_error = self.errors.startup  # reported now, not with a window
 
@@ -386,6 +389,28 @@ class TopologyDriver:
             self.run_window()
             while self._pushed and time.monotonic() < deadline:
                 self.run_window()
+        if self.final_checkpoint and self.checkpointing.enabled:
+            self._last_checkpoint(deadline)
+
+    def _last_checkpoint(self, deadline: float) -> None:
+        """Take a checkpoint of the drained topology and commit it, up to ``deadline``.
+
+        A window takes it (``take_next``: once the one in flight has committed), the
+        executors' parts arrive with the windows after it, and one more window announces
+        the commit to them (stateful bolts commit their state then).
+        """
+        cut = self.window
+        self.checkpointing.take_next()
+        while (self.checkpointing.committed() or -1) < cut and time.monotonic() < deadline:
+            self.run_window()
+        committed = self.checkpointing.committed()
+        if committed is None or committed < cut:
+            logger.warning("topology %s: no last checkpoint committed within "
+                           "topology.shutdown.timeout.secs; a restart resumes from %s",
+                           self.name, "the start" if committed is None else committed)
+            return
+        self.run_window()
+        logger.info("topology %s: last checkpoint %d committed", self.name, committed)
 
     def _in_flight(self) -> bool:
         """Whether trees are open or verdicts and deliveries still wait for a window."""
