@@ -125,14 +125,16 @@ class Packed:
     python: str
 
 
-def pack_env(output: Path, requirements: Sequence[Path] = (), python: str = "python3",
+def pack_env(output: Path, requirements: Sequence[Path] = (), python: str | None = None,
              source: str | None = None) -> Packed:
     """Build a virtualenv with sparkstorm and ``requirements`` and pack it into ``output``.
 
     Args:
         output: the ``.tar.gz`` to write (replaced whole).
         requirements: pip requirements files of the topology's own dependencies.
-        python: the interpreter the environment is made from (as on the Spark hosts).
+        python: the interpreter the environment is made from (as on the Spark hosts;
+            default: this one, whose Python version a client-mode driver has, and PySpark
+            wants the same version in its workers).
         source: what pip installs sparkstorm from (default :func:`sparkstorm_source`).
 
     Returns:
@@ -144,7 +146,7 @@ def pack_env(output: Path, requirements: Sequence[Path] = (), python: str = "pyt
     with tempfile.TemporaryDirectory(prefix="sparkstorm-pack-env-") as tmp:
         folder = Path(tmp)
         env = folder / "env"
-        _run([python, "-m", "venv", str(env)], "making the virtualenv")
+        _run([python or sys.executable, "-m", "venv", str(env)], "making the virtualenv")
         pip = [str(env / "bin" / "python"), "-m", "pip", "install", "--quiet",
                "--disable-pip-version-check"]
         chosen = source or sparkstorm_source()
@@ -172,9 +174,10 @@ def register(commands: Any) -> None:
     parser.add_argument("-r", "--requirements", type=Path, action="append", default=[],
                         metavar="FILE", help="a pip requirements file of the topology's "
                                              "own dependencies (repeatable)")
-    parser.add_argument("--python", default="python3",
+    parser.add_argument("--python", default=None,
                         help="the interpreter to make it from, as the Spark hosts have it "
-                             "(default: python3)")
+                             "(default: the one running sparkstorm: PySpark wants the "
+                             "driver's Python version in its workers)")
     parser.set_defaults(handler=pack_env_command)
 
 
