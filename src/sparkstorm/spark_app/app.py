@@ -146,8 +146,14 @@ def load_target(args: argparse.Namespace) -> tuple[Target, Path | None]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the topology until asked to stop; drain; 0, or 1 when it failed."""
+    from sparkstorm.engine import TopologyDriver
+
     cli_conf = parse_cli_overrides(args.config)
     load_config(cli=cli_conf)  # bad values fail before anything is imported or started
+    # the engine (PySpark, numpy) is imported before the topology: its folders go first on
+    # sys.path, and a module of theirs named like one of the standard library's (a
+    # streamparse topology file numbers.py) must not take that one's place
+    del TopologyDriver  # imported for that alone
     target, unpacked = load_target(args)
     try:
         return _run_target(args, target, cli_conf)

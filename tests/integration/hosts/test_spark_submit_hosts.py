@@ -100,11 +100,22 @@ def _ours(host: str) -> list[str]:
     for pid in _netns_pids(host) - {anchor}:
         try:
             cmdline = " ".join(psutil.Process(pid).cmdline())
-        except psutil.NoSuchProcess:
+        except psutil.Error:  # gone, or a zombie about to be
             continue
         if "org.apache.spark.deploy.worker.Worker" not in cmdline:
             left.append(f"{pid}: {cmdline[:300]}")
     return left
+
+
+def _spark_submit_jvm(seen: dict[int, psutil.Process]) -> psutil.Process:
+    for process in seen.values():
+        try:
+            if "org.apache.spark.deploy.SparkSubmit" in " ".join(process.cmdline()):
+                return process
+        except psutil.Error:  # gone, or a zombie
+            continue
+    msg = "no spark-submit JVM among the command's processes"
+    raise AssertionError(msg)
 
 
 def test_spark_submit_on_hosts_without_sparkstorm(bare_hosts: TestHosts,
@@ -148,9 +159,7 @@ def test_spark_submit_on_hosts_without_sparkstorm(bare_hosts: TestHosts,
         for _, _, python, package in reports:  # the shipped environment's, on the worker
             assert "/sparkstorm-env/" in python and "/sparkstorm-env/" in package, reports
             assert "/tmp/spark-work/" in python
-        jvm = next(p for p in seen.values() if p.is_running() and
-                   "org.apache.spark.deploy.SparkSubmit" in " ".join(p.cmdline()))
-        jvm.send_signal(signal.SIGTERM)
+        _spark_submit_jvm(seen).send_signal(signal.SIGTERM)
         code = process.wait(180)
     finally:
         if process.poll() is None:

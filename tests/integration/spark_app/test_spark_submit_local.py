@@ -61,12 +61,19 @@ def _descendants(process: subprocess.Popen[bytes], seen: dict[int, psutil.Proces
         pass
 
 
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _jvm(seen: dict[int, psutil.Process]) -> psutil.Process:
     for child in seen.values():
         try:
             if "org.apache.spark.deploy.SparkSubmit" in " ".join(child.cmdline()):
                 return child
-        except psutil.NoSuchProcess:
+        except psutil.Error:  # gone, or a zombie
             continue
     msg = "no spark-submit JVM among the command's processes"
     raise AssertionError(msg)
@@ -79,7 +86,7 @@ def _python_driver(seen: dict[int, psutil.Process]) -> psutil.Process:
             if ("python" in Path(cmdline[0]).name
                     and any(arg.endswith("spark_app/__main__.py") for arg in cmdline)):
                 return child  # (the JVM's command line names the file too)
-        except psutil.NoSuchProcess:
+        except psutil.Error:  # gone, or a zombie
             continue
     msg = "no Python driver among the command's processes"
     raise AssertionError(msg)
@@ -119,8 +126,7 @@ def test_spark_submit_runs_every_id_and_drains_on_sigterm(
     assert set(acked) == set(range(COUNT)), f"never acked: {set(range(COUNT)) - set(acked)}"
     assert [i for i, n in acked.items() if n > 1] == [], "ids acked twice"
     assert sink_ids(results) >= set(range(COUNT))
-    wait_for(lambda: not [p for p in seen.values() if p.is_running()
-                          and p.status() != psutil.STATUS_ZOMBIE], 30,
+    wait_for(lambda: not [p for p in seen.values() if _alive(p)], 30,
              message="every process of the application exited")
     assert not list((tmp_path / "tmp").glob("sparkstorm-*")), "executor folders left"
     assert not (tmp_path / "staging").exists() or list((tmp_path / "staging").iterdir()) == [
@@ -173,6 +179,5 @@ def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
     acked = Counter(a["id"] for a in acks(results))
     assert set(acked) == set(range(COUNT)) and max(acked.values()) == 1
     assert CheckpointStore(str(root), "chaos-kept").latest_committed() is not None, "kept"
-    wait_for(lambda: not [p for p in seen.values() if p.is_running()
-                          and p.status() != psutil.STATUS_ZOMBIE], 30,
+    wait_for(lambda: not [p for p in seen.values() if _alive(p)], 30,
              message="every process of both applications exited")

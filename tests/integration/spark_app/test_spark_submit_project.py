@@ -1,0 +1,134 @@
+"""``sparkstorm spark-submit`` from a streamparse project's root, on a ``local`` master.
+
+The project is shipped as the code zip; the hosting tasks unpack it, so ``src/`` imports
+in the executors, the shell bolt's command and the spout's relative data file run in
+``src/`` (the project's resources folder, as under streamparse), and config.json's options
+reach the topology. Every number comes out doubled once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.jsonl import whole_records
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(240)]
+
+COUNT = 30
+FILES = {
+    "src/data/offset.txt": "1000\n",
+    "src/spouts/__init__.py": "",
+    "src/spouts/numbers.py": '''
+from sparkstorm import Spout
+
+
+class NumberSpout(Spout):
+    outputs = ["n"]
+
+    def initialize(self, conf, ctx):
+        self.total, self.next = conf["numbers.count"], 0
+        with open("data/offset.txt") as handle:  # relative to src/, the resources folder
+            self.offset = int(handle.read())
+
+    def next_tuple(self):
+        if self.next < self.total:
+            self.emit([self.offset + self.next], tup_id=self.next)
+            self.next += 1
+''',
+    "src/bolts/__init__.py": "",
+    "src/bolts/upper.py": '''
+import json
+import os
+
+from sparkstorm import Bolt
+
+
+class Double(Bolt):
+    outputs = ["n"]
+
+    def process(self, tup):
+        self.emit([tup.values[0] * 2])
+
+
+class Record(Bolt):
+    def initialize(self, conf, ctx):
+        self.out = open(os.path.join(conf["numbers.dir"], f"seen-{ctx['taskid']}.jsonl"),
+                        "a", buffering=1)
+
+    def process(self, tup):
+        self.out.write(json.dumps({"n": tup.values[0]}) + "\\n")
+''',
+    "topologies/numbers.py": f'''
+from bolts.upper import Record
+from spouts.numbers import NumberSpout
+
+from sparkstorm import ShellBolt, Topology
+
+
+class Numbers(Topology):
+    numbers = NumberSpout.spec()
+    double = ShellBolt.spec(command={sys.executable!r},
+                            script="-m sparkstorm.multilang bolts.upper:Double",
+                            inputs=[numbers], outputs=["n"])
+    seen = Record.spec(inputs=[double], par=2)
+''',
+}
+
+
+def _python_driver(process: subprocess.Popen[bytes]) -> psutil.Process:
+    for child in psutil.Process(process.pid).children(recursive=True):
+        try:
+            cmdline = child.cmdline()
+        except psutil.Error:  # gone, or a zombie: a short-lived helper of spark-submit's
+            continue
+        if "python" in Path(cmdline[0]).name and any(
+                arg.endswith("spark_app/__main__.py") for arg in cmdline):
+            return child
+    msg = "no Python driver among the command's processes"
+    raise AssertionError(msg)
+
+
+def test_spark_submit_a_streamparse_project_from_its_root(tmp_path: Path) -> None:
+    project, results = tmp_path / "project", tmp_path / "numbers"
+    results.mkdir()
+    for relative, text in FILES.items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_text(text)
+    (project / "config.json").write_text(json.dumps({
+        "topology_specs": "topologies/",
+        "envs": {"prod": {"workers": [], "options": {"numbers.count": COUNT}}}}))
+    log = tmp_path / "spark-submit.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sparkstorm.cli.main", "spark-submit", "-e", "prod",
+             "--master", "local[4]", "--staging", str(tmp_path / "staging"),
+             "-c", f"numbers.dir={results}", "-c", "topology.workers=2",
+             "-c", "spark.ui.enabled=false", "-c", "topology.window.ms=100"],
+            cwd=project, stdout=out, stderr=subprocess.STDOUT,
+            env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True)
+    try:
+        def seen() -> list[int]:
+            assert process.poll() is None, log.read_text()[-5000:]
+            return sorted(r["n"] for p in results.glob("seen-*.jsonl")
+                          for r in whole_records(p))
+
+        wait_for(lambda: len(seen()) >= COUNT, 180, message="every number doubled")
+        assert seen() == [2 * (1000 + n) for n in range(COUNT)]
+        _python_driver(process).send_signal(signal.SIGTERM)
+        assert process.wait(120) == 0, log.read_text()[-5000:]
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    text = log.read_text()
+    assert "topology numbers (Numbers)" in text and "hosts executors" in text, text[-3000:]
+    assert not list(tmp_path.glob("sparkstorm-*")), "the shares' code and executor folders"
