@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ from sparkstorm.topology.validate import validate_topology, validate_topology_na
 ENV_NAME = "sparkstorm-env"
 """The folder the environment archive unpacks to in each Spark executor's directory."""
 EXECUTOR_PYTHON = f"./{ENV_NAME}/bin/python"
+STAGING_PREFIX = "sparkstorm-submit-"
+"""A dry run keeps the files it names in ``./sparkstorm-submit-NAME``."""
 
 
 def register(commands: Any) -> None:
@@ -109,6 +112,28 @@ class Submission:
     notes: list[str] = field(default_factory=list)
 
 
+def package_code(folder: Path, dest: Path, staging: Path) -> Path:
+    """Zip ``folder`` as ``sparkstorm submit`` does, without the staging folders in it.
+
+    A dry run's staging folder (``sparkstorm-submit-NAME``, made in the current directory,
+    which is a streamparse project's root) would otherwise ship itself, a packed
+    environment and an older zip included.
+    """
+    from sparkstorm.cli.submit import SKIPPED_DIRS, SKIPPED_SUFFIXES
+
+    staging = staging.resolve()
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if (any(p.startswith(".") or p in SKIPPED_DIRS or p.startswith(STAGING_PREFIX)
+                    for p in relative.parts)
+                    or path.resolve().is_relative_to(staging)):
+                continue
+            if path.is_file() and path.suffix not in SKIPPED_SUFFIXES:
+                archive.write(path, relative.as_posix())
+    return dest
+
+
 def find_spark_submit(explicit: str | None = None) -> str:
     """The ``spark-submit`` to run.
 
@@ -166,13 +191,11 @@ def topology_argument(target: Target, file: str | None, cluster: bool) -> list[s
 def build_submission(args: argparse.Namespace, target: Target, staging: Path,
                      archive: str | None) -> Submission:
     """The command line (see the module docs); writes the code zip into ``staging``."""
-    from sparkstorm.cli.submit import package_folder
-
     overrides = parse_cli_overrides(args.config)
     spark_conf = {k: v for k, v in overrides.items() if k.startswith("spark.")}
     topology_conf = [c for c in args.config if not c.split("=", 1)[0].strip()
                      .startswith("spark.")]
-    code = package_folder(target.code_root, staging / f"{target.name}-code.zip")
+    code = package_code(target.code_root, staging / f"{target.name}-code.zip", staging)
     cluster = args.deploy_mode == "cluster"
     command = [find_spark_submit(args.spark_submit)]
     environment = spark_home_for(command[0])
@@ -246,7 +269,7 @@ def spark_submit_command(args: argparse.Namespace) -> int:
                "(or venv-pack, conda-pack), or pass --pack-env")
         raise SparkAppError(msg, code="ENV_ARCHIVE_NOT_FOUND")
     kept = args.dry_run or args.staging is not None
-    staging = (args.staging or Path(f"sparkstorm-submit-{target.name}")) if kept else Path(
+    staging = (args.staging or Path(f"{STAGING_PREFIX}{target.name}")) if kept else Path(
         tempfile.mkdtemp(prefix="sparkstorm-spark-submit-"))
     staging = staging.resolve()
     staging.mkdir(parents=True, exist_ok=True)
@@ -301,5 +324,5 @@ def run_submission(command: list[str], environment: dict[str, str] | None = None
 
 
 __all__ = ["Submission", "app_file", "build_submission", "command_line", "find_spark_submit",
-           "python_confs", "register", "run_submission", "spark_home_for", "spark_submit_command",
-           "split_passthrough", "topology_argument"]
+           "package_code", "python_confs", "register", "run_submission", "spark_home_for",
+           "spark_submit_command", "split_passthrough", "topology_argument"]

@@ -1,9 +1,10 @@
-"""``sparkstorm spark-submit`` from a streamparse project's root, on a ``local`` master.
+"""``sparkstorm spark-submit`` of a streamparse project and of a Flux file (``local`` master).
 
 The project is shipped as the code zip; the hosting tasks unpack it, so ``src/`` imports
 in the executors, the shell bolt's command and the spout's relative data file run in
 ``src/`` (the project's resources folder, as under streamparse), and config.json's options
-reach the topology. Every number comes out doubled once.
+reach the topology. Every number comes out doubled once. A Flux file is shipped with its
+folder, whose module its ``className``s name; every id is acked once.
 """
 
 from __future__ import annotations
@@ -132,3 +133,58 @@ def test_spark_submit_a_streamparse_project_from_its_root(tmp_path: Path) -> Non
     text = log.read_text()
     assert "topology numbers (Numbers)" in text and "hosts executors" in text, text[-3000:]
     assert not list(tmp_path.glob("sparkstorm-*")), "the shares' code and executor folders"
+
+
+FLUX = """
+name: "chaos-flux"
+config:
+  topology.workers: 2
+spouts:
+  - id: "ids"
+    className: "components.IdSpout"
+    parallelism: 1
+bolts:
+  - id: "relay"
+    className: "components.Relay"
+    parallelism: 2
+  - id: "sink"
+    className: "components.Sink"
+    parallelism: 2
+streams:
+  - {from: "ids", to: "relay", grouping: {type: SHUFFLE}}
+  - {from: "relay", to: "sink", grouping: {type: SHUFFLE}}
+"""
+
+
+def test_spark_submit_a_flux_file_with_its_folder(tmp_path: Path) -> None:
+    from tests.chaos.faults import TOPOLOGY, acks
+
+    code, results = tmp_path / "code", tmp_path / "numbers"
+    code.mkdir()
+    results.mkdir()
+    (code / "components.py").write_text(TOPOLOGY.read_text())
+    (code / "chaos.yaml").write_text(FLUX)
+    log = tmp_path / "spark-submit.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sparkstorm.cli.main", "spark-submit",
+             str(code / "chaos.yaml"), "--master", "local[4]",
+             "--staging", str(tmp_path / "staging"), "-c", f"chaos.dir={results}",
+             "-c", f"chaos.count={COUNT}", "-c", "spark.ui.enabled=false"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+            env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True)
+    try:
+        def acked() -> list[int]:
+            assert process.poll() is None, log.read_text()[-5000:]
+            return sorted(a["id"] for a in acks(results))
+
+        wait_for(lambda: len(acked()) >= COUNT, 180, message="every id acked")
+        _python_driver(process).send_signal(signal.SIGTERM)
+        assert process.wait(120) == 0, log.read_text()[-5000:]
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    assert sorted(a["id"] for a in acks(results)) == list(range(COUNT)), "each once"
+    assert "topology chaos-flux" in log.read_text()
+    assert not list(tmp_path.glob("sparkstorm-*"))

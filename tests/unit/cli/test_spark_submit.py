@@ -123,3 +123,20 @@ def test_which_python_the_driver_and_the_executors_run() -> None:
     assert python_confs({}, None, cluster=True, master="yarn") == [], "the cluster's own"
     assert python_confs({"spark.pyspark.python": "/opt/py", "spark.pyspark.driver.python":
                          "/opt/py"}, None, cluster=False, master="local") == [], "-c wins"
+
+
+def test_the_code_zip_leaves_out_staging_folders_inside_the_code(
+        tmp_path: Path, spark_submit: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "chaos.py").write_text(TOPOLOGY.read_text())
+    (code / "sparkstorm-submit-old").mkdir()  # an earlier dry run's folder
+    (code / "sparkstorm-submit-old" / "env.tar.gz").write_bytes(b"x" * 100)
+    (code / "here").mkdir()
+    monkeypatch.chdir(code)
+    command = _dry_run(capsys, "chaos.py", "--staging", "here", "--spark-submit",
+                       str(spark_submit))
+    shipped = Path(command[command.index("--py-files") + 1])
+    assert shipped.parent == code / "here"
+    assert zipfile.ZipFile(shipped).namelist() == ["chaos.py"]
