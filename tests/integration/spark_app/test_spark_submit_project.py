@@ -156,6 +156,10 @@ streams:
 """
 
 
+# slow (CI budget): test_spark_submit_a_streamparse_project_from_its_root ships and unpacks
+# code the same way; a Flux file differs only in how the driver reads the topology, which
+# tests/integration/spark/flux covers
+@pytest.mark.slow
 def test_spark_submit_a_flux_file_with_its_folder(tmp_path: Path) -> None:
     from tests.chaos.faults import TOPOLOGY, acks
 
