@@ -181,3 +181,18 @@ def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
     assert CheckpointStore(str(root), "chaos-kept").latest_committed() is not None, "kept"
     wait_for(lambda: not [p for p in seen.values() if _alive(p)], 30,
              message="every process of both applications exited")
+
+
+def test_a_share_whose_executors_cannot_start_fails_the_application_with_why(
+        tmp_path: Path) -> None:
+    process, log = _spark_submit(tmp_path, "spark", "topology.executor.python=/no/python")
+    try:
+        code = process.wait(180)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    text = log.read_text()
+    assert code == 2, text[-5000:]
+    assert "[HOSTING_JOB_ENDED]" in text and "EXECUTOR_PYTHON_NOT_FOUND" in text, text[-5000:]
+    assert not list((tmp_path / "tmp").glob("sparkstorm-*")), "executor folders left"
