@@ -203,8 +203,9 @@ ERROR_CODES: dict[str, str] = {
         "so nothing can host its executor processes; give the cluster room for the "
         "application's executors, or raise topology.executor.hosting.wait.secs"),
     "HOSTING_NO_WINDOW_SLOTS": (
-        "the application's Spark executors have no more cores than a window task needs, so a "
-        "hosting task would leave none for windows; raise spark.executor.cores"),
+        "the application's Spark executors (or its local master) have no more cores than the "
+        "hosting tasks and a window task need, so windows would get none; raise "
+        "spark.executor.cores (local[N] with N above topology.workers)"),
     "INTERNAL_ERROR": (
         "Nimbus failed on a request (a bug); its log has the traceback"),
     "INVALID_COMPONENT_CONFIG": (

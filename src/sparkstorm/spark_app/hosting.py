@@ -115,11 +115,13 @@ class SparkHosting:
 
         Raises:
             EngineError: ``HOSTING_NO_SPARK_EXECUTORS`` when no Spark executor registered
-                in time; ``HOSTING_NO_WINDOW_SLOTS`` when a hosting task would leave its
-                Spark executor no slot for windows.
+                in time; ``HOSTING_NO_WINDOW_SLOTS`` when the hosting tasks would leave a
+                Spark executor (or a local master) no slot for windows.
         """
         sc = spark.sparkContext
         local = local_master(sc)
+        if local:
+            self.check_local_slots(int(sc.defaultParallelism))
         hosts = [None] if local else self._hosts(sc)
         preferred = [hosts[i % len(hosts)] for i in range(len(self.shares))]
         cpus = self.task_cpus(executor_cores(sc), int(sc.getConf().get("spark.task.cpus", "1")),
@@ -150,6 +152,19 @@ class SparkHosting:
                            "hosts did not register within topology.executor.hosting.wait."
                            "secs)", self.name, len(self.shares), len(found), found)
         return list(found)
+
+    def check_local_slots(self, slots: int) -> None:
+        """On a ``local`` master each hosting task holds one of its ``slots``.
+
+        Raises:
+            EngineError: ``HOSTING_NO_WINDOW_SLOTS`` when they would hold them all.
+        """
+        if len(self.shares) >= slots:
+            msg = (f"topology {self.name}: the local master has {slots} task slots and "
+                   f"{len(self.shares)} hosting tasks would hold one each "
+                   "(topology.workers), leaving none for windows; run local[N] with N > "
+                   f"{len(self.shares)}, or fewer topology.workers")
+            raise EngineError(msg, code="HOSTING_NO_WINDOW_SLOTS")
 
     def task_cpus(self, cores: dict[str, int], task_cpus: int, local: bool) -> int:
         """The CPUs each hosting task holds.

@@ -40,3 +40,10 @@ def test_executors_too_small_for_a_hosting_task_and_a_window_are_an_error() -> N
 def test_a_local_master_reserves_one_slot_and_unknown_cores_keep_the_wish() -> None:
     assert _hosting().task_cpus({}, 1, local=True) == 1
     assert _hosting().task_cpus({}, 1, local=False) == 3
+
+
+def test_a_local_master_keeps_a_slot_for_windows() -> None:
+    _hosting().check_local_slots(3)  # two shares, one slot left
+    with pytest.raises(EngineError) as caught:
+        _hosting().check_local_slots(2)
+    assert caught.value.code == "HOSTING_NO_WINDOW_SLOTS"
