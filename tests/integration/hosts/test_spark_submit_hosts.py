@@ -46,7 +46,9 @@ from tests.integration.hosts.conftest import (
     running_test_hosts,
 )
 
-pytestmark = pytest.mark.timeout(900)
+# slow (CI budget: 100 s, the suite's longest): make test keeps the same spark-submit path,
+# hosting job, link and drain on one machine in tests/integration/spark_app/
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 
 COUNT = 300
 """Ids of the run: five seconds of the spout's stream."""
