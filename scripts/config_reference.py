@@ -12,7 +12,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import ast
 import io
 import re
@@ -20,6 +19,10 @@ import sys
 import textwrap
 import tokenize
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # generated_doc, run or loaded
+
+from generated_doc import write_or_check
 
 from sparkstorm.config import keys as keys_module
 from sparkstorm.config.keys import ENV_PREFIX, KEYS, PASS_THROUGH_PREFIXES, ConfigKey
@@ -127,20 +130,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the reference, or with ``--check`` say whether the file is current."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.exists() and OUTPUT.read_text(encoding="utf-8") == text
-        if not current:
-            print(f"{OUTPUT.relative_to(ROOT)} is stale: run make docs", file=sys.stderr)
-        return 0 if current else 1
-    OUTPUT.parent.mkdir(exist_ok=True)
-    OUTPUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUTPUT.relative_to(ROOT)} ({len(KEYS)} keys)")
-    return 0
+    """Write the page, or with ``--check`` say whether the file is current."""
+    return write_or_check(__doc__.splitlines()[0], render, OUTPUT, ROOT,
+                          f"{len(KEYS)} keys", argv)
 
 
 if __name__ == "__main__":

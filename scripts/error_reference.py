@@ -11,9 +11,12 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # generated_doc, run or loaded
+
+from generated_doc import write_or_check
 
 from sparkstorm.error_codes import ERROR_CODES
 
@@ -46,20 +49,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the list, or with ``--check`` say whether the file is current."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.exists() and OUTPUT.read_text(encoding="utf-8") == text
-        if not current:
-            print(f"{OUTPUT.relative_to(ROOT)} is stale: run make docs", file=sys.stderr)
-        return 0 if current else 1
-    OUTPUT.parent.mkdir(exist_ok=True)
-    OUTPUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUTPUT.relative_to(ROOT)} ({len(ERROR_CODES)} codes)")
-    return 0
+    """Write the page, or with ``--check`` say whether the file is current."""
+    return write_or_check(__doc__.splitlines()[0], render, OUTPUT, ROOT,
+                          f"{len(ERROR_CODES)} codes", argv)
 
 
 if __name__ == "__main__":
