@@ -20,31 +20,16 @@ import psutil
 import pytest
 
 from sparkstorm.testing.polling import wait_for
+from tests.integration.cluster.test_submit_project import FILES as SUBMITTED
 from tests.jsonl import whole_records
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(240)]
 
 COUNT = 30
 FILES = {
-    "src/data/offset.txt": "1000\n",
-    "src/spouts/__init__.py": "",
-    "src/spouts/numbers.py": '''
-from sparkstorm import Spout
-
-
-class NumberSpout(Spout):
-    outputs = ["n"]
-
-    def initialize(self, conf, ctx):
-        self.total, self.next = conf["numbers.count"], 0
-        with open("data/offset.txt") as handle:  # relative to src/, the resources folder
-            self.offset = int(handle.read())
-
-    def next_tuple(self):
-        if self.next < self.total:
-            self.emit([self.offset + self.next], tup_id=self.next)
-            self.next += 1
-''',
+    # the spout (and its data file, read relative to src/) of the Nimbus submit test
+    **{path: SUBMITTED[path] for path in ("src/data/offset.txt", "src/spouts/__init__.py",
+                                          "src/spouts/numbers.py")},
     "src/bolts/__init__.py": "",
     "src/bolts/upper.py": '''
 import json
