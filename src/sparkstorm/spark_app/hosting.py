@@ -7,20 +7,46 @@ Spark Streaming runs its receivers, and no sparkstorm daemon runs on the cluster
 - the executors split into ``topology.workers`` shares (``plan_shares``: each component's
   executors dealt round robin; empty shares are dropped);
 - the driver waits until Spark's executors registered on as many hosts (at most
-  ``topology.executor.hosting.wait.secs``), then submits one long-running **hosting job**,
-  one task per share, share ``i`` preferring host ``i`` (modulo the hosts there are), each
-  task holding ``topology.executor.hosting.cpus`` CPUs (see :meth:`SparkHosting.task_cpus`)
-  so that Spark does not schedule windows' tasks on the cores its executor processes use;
+  ``topology.executor.hosting.wait.secs``), then submits the long-running **hosting jobs**,
+  one per share, each of one task, share ``i`` preferring host ``i`` (modulo the hosts there
+  are), each task holding ``topology.executor.hosting.cpus`` CPUs (see
+  :meth:`SparkHosting.task_cpus`) so that Spark does not schedule windows' tasks on the
+  cores its executor processes use;
 - each task (:func:`~sparkstorm.spark_app.share.host_share`) starts its share's executors
   and reports where they answer over the **hosting link** (token first; reports and
   heartbeats, each answered: :mod:`sparkstorm.spark_app.link`); the driver passes every
   report of a share's current run to the window loop (``set_remote_endpoints``), so the
   next window calls a moved or restarted executor where it answers now;
 - :meth:`SparkHosting.stop` answers every share's next frame with ``stop``: each stops its
-  executor processes and ends its task, and the job ends (cancelled if a task does not).
+  executor processes and ends its task, and the jobs end (cancelled if a task does not).
 
-Not done yet (they fit here): restarting a share whose task Spark gave up on (today the
-application fails), rebalance, the REST API and UI served by the driver.
+Failures (``tests/integration/hosts/test_spark_submit_faults.py``):
+
+- an executor process dies: its share restarts it and reports the new pid; the next window
+  calls it there (with checkpoints the topology rolls back, its state being gone);
+- a Spark executor (or its host) is lost: Spark reruns its hosting task elsewhere, the new
+  run reports, and the driver tells the older run, if it still talks, to stop;
+- **Spark gives up** on a share's task (``spark.task.maxFailures`` failures: a host lost
+  that many times under it), or the task ends (its share lost the driver): the driver starts
+  the share again in a **new hosting job** of its own (:meth:`SparkHosting.restart`), on
+  the live host with the fewest shares, so no number of host losses ends the topology. Why
+  one job per share and a new job rather than anything else: Spark aborts the stage of a
+  task it gave up on and kills that stage's running tasks, so with one job for every share
+  a share's last failure would stop all the others; and a finished or aborted stage cannot
+  be given another attempt, only a new job can run the partition again. A job whose
+  attempts all failed before any reported (its executors cannot start anywhere) is not
+  started again: the application fails with ``HOSTING_JOB_ENDED`` and Spark's reason;
+- **the driver gives a share up** when it has heard nothing from the share's current run
+  for ``topology.executor.hosting.timeout.secs`` plus two heartbeat periods (a host cut off
+  from the network: Spark would wait ``spark.network.timeout``, 120 s, before it declares
+  the executor lost, and until then keeps tasks there): the run is retired, its job
+  cancelled, Spark told to kill and replace its executors on that host (no task is offered
+  them from then on), and the share started again elsewhere as above. The share itself
+  stops its executor processes after ``topology.executor.hosting.timeout.secs`` without an
+  answer, a period before the driver gives it up, so the old copy has stopped before the
+  new one starts, and when the link comes back its frames are answered ``stop``.
+
+Not done yet (they fit here): rebalance, the REST API and UI served by the driver.
 """
 
 from __future__ import annotations
@@ -30,7 +56,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -47,12 +73,15 @@ from sparkstorm.engine import (
 )
 from sparkstorm.errors import EngineError, SparkstormError
 from sparkstorm.spark_app.link import DriverAnswer, ShareBeat, ShareReport, receive, send
-from sparkstorm.spark_app.share import ShareSettings, host_share
+from sparkstorm.spark_app.share import ShareSettings, host_one_share
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
 
 Reported = dict[int, tuple[Endpoint, int]]
+JOB_GROUP = "sparkstorm-executor-hosting"
+"""The hosting jobs' Spark job groups: ``JOB_GROUP-<share>``, ``-<share>.<n>`` for its
+``n``-th restart."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +98,30 @@ class ReportSeen:
     host: str
     python: str
     sparkstorm: str
+
+
+@dataclass
+class ShareJob:
+    """One hosting job of one share: the share's ``generation``-th (0: the first)."""
+
+    share: int
+    generation: int
+    job: HostingJob
+    host: str | None
+    """The host its task prefers (None: anywhere)."""
+    reported: bool = False
+    """Whether a run of its task reported the share's executors."""
+
+
+@dataclass(frozen=True)
+class ShareRestart:
+    """A share started again by the driver in a new hosting job: when, and why."""
+
+    time: float
+    share: int
+    generation: int
+    reason: str
+    host: str | None
 
 
 class SparkHosting:
@@ -103,11 +156,23 @@ class SparkHosting:
         """When each share's current run was last heard from (monotonic)."""
         self.reserved_slots = 0
         """Spark task slots the hosting tasks hold (set by :meth:`start`)."""
+        self.period = conf_float(conf, "topology.executor.hosting.heartbeat.secs")
+        self.give_up_after = self.timeout + 2 * self.period
+        """How long the driver waits for a share's frame before it gives the share up: a
+        period after the share gives itself up (see the module docs)."""
         self.stopping = threading.Event()
-        self.job: HostingJob | None = None
+        self.jobs: dict[int, ShareJob] = {}
+        """The current hosting job of each share."""
+        self.restarts: list[ShareRestart] = []
+        """Every share the driver started again, in order."""
+        self._failure: BaseException | None = None
         self._retired: set[str] = set()
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
+        self._sc: Any = None
+        self._settings: ShareSettings | None = None
+        self._cpus = 1
+        self._local = False
 
     # -- start ------------------------------------------------------------------------
     def start(self, spark: Any) -> None:
@@ -128,12 +193,31 @@ class SparkHosting:
                               local)
         per_slot = 1 if local else int(sc.getConf().get("spark.task.cpus", "1"))
         self.reserved_slots = len(self.shares) * -(-cpus // per_slot)
-        settings = self.settings(self.listen(local), local)
-        self.job = HostingJob(sc, partial(host_share, settings), preferred, cpus)
-        self.job.start()
+        self._sc, self._cpus, self._local = sc, cpus, local
+        self._settings = self.settings(self.listen(local), local)
+        with self._lock:
+            for share, host in enumerate(preferred):
+                self._submit(share, 0, host)
+        threading.Thread(target=self._watch, name="hosting-watch", daemon=True).start()
         logger.info("topology %s: hosting job submitted: %d shares %s on %s, %d CPUs each",
                     self.name, len(self.shares), [sorted(s) for s in self.shares],
                     preferred, cpus)
+
+    def _submit(self, share: int, generation: int, host: str | None) -> None:
+        """Submit hosting job ``generation`` of ``share`` (the caller holds the lock)."""
+        assert self._settings is not None
+        settings = replace(self._settings, job=generation)
+        group = f"{JOB_GROUP}-{share}" + (f".{generation}" if generation else "")
+        job = HostingJob(self._sc, partial(host_one_share, settings, share), [host], self._cpus,
+                         group)
+        self.jobs[share] = ShareJob(share, generation, job, host)
+        job.start()
+
+    @property
+    def job(self) -> HostingJob | None:
+        """Share 0's current hosting job (None before :meth:`start`)."""
+        current = self.jobs.get(0)
+        return current.job if current is not None else None
 
     def _hosts(self, sc: Any) -> list[str | None]:
         wait = conf_float(self.conf, "topology.executor.hosting.wait.secs")
@@ -207,6 +291,97 @@ class SparkHosting:
                              tuple(frozenset(s) for s in self.shares), self.code,
                              self.checkpoint_id, local)
 
+    # -- restarts ---------------------------------------------------------------------
+    def _watch(self) -> None:
+        """Every heartbeat period: restart shares whose job ended, give up silent ones."""
+        while not self.stopping.wait(min(self.period, 1.0)):
+            try:
+                self.check_shares()
+            except Exception:  # the next round tries again
+                logger.exception("topology %s: checking the shares failed", self.name)
+
+    def check_shares(self, now: float | None = None) -> None:
+        """Start again each share whose job ended or that went silent (see the module docs).
+
+        A job that ended before any run of it reported fails the topology instead
+        (:attr:`failure`): its executors cannot start.
+        """
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if self.stopping.is_set():
+                return
+            for share, current in sorted(self.jobs.items()):
+                job = current.job
+                if job.ended.is_set():
+                    if not current.reported:
+                        if self._failure is None:
+                            self._failure = self._ended_error(share, job)
+                        continue
+                    why = (f"Spark gave up on its task: {_first_line(job.error)}"
+                           if job.error is not None else
+                           "its task ended (the share lost the driver)")
+                    self._restart(share, why, avoid=None)
+                    continue
+                heard = self.heard.get(share)
+                if current.reported and heard is not None and now - heard > self.give_up_after:
+                    host = self._host_of(share)
+                    run = self.current.get(share)
+                    if run is not None:
+                        self._retired.add(run)
+                    self.heard.pop(share, None)
+                    logger.warning("topology %s: share %d (run %s on %s) not heard from for "
+                                   "%.1f s (topology.executor.hosting.timeout.secs %g + two "
+                                   "heartbeats): given up", self.name, share, run, host,
+                                   now - heard, self.timeout)
+                    job.cancel()
+                    if host is not None and not self._local:
+                        lost = HostingJob.replace_executors_on(self._sc, host)
+                        logger.warning("topology %s: Spark executors %s on %s killed and "
+                                       "replaced (no task goes there any more)", self.name,
+                                       lost, host)
+                    self._restart(share, f"not heard from for {now - heard:.1f} s",
+                                  avoid=host)
+
+    def _restart(self, share: int, reason: str, avoid: str | None) -> None:
+        """Start ``share`` again in a new hosting job (the caller holds the lock)."""
+        generation = self.jobs[share].generation + 1
+        self.heard.pop(share, None)
+        host = None if self._local else self._place(share, avoid)
+        self._submit(share, generation, host)
+        self.restarts.append(ShareRestart(time.time(), share, generation, reason, host))
+        logger.warning("topology %s: share %d started again (hosting job %d, on %s): %s",
+                       self.name, share, generation, host or "any host", reason)
+
+    def _host_of(self, share: int) -> str | None:
+        run = self.current.get(share)
+        for seen in reversed(self.reports):
+            if seen.share == share and seen.run == run:
+                return seen.host
+        return None
+
+    def _place(self, share: int, avoid: str | None) -> str | None:
+        """The live Spark executor host with the fewest other shares (not ``avoid``)."""
+        hosts = [h for h in HostingJob.live_hosts(self._sc) if h != avoid]
+        if not hosts:
+            return None
+        load = {h: 0 for h in hosts}
+        for other in self.jobs:
+            host = self._host_of(other) if other != share else None
+            if host in load:
+                load[host] += 1
+        return min(hosts, key=lambda h: (load[h], h))
+
+    def _ended_error(self, share: int, job: HostingJob) -> EngineError:
+        if job.error is not None:
+            msg = (f"topology {self.name}: the hosting job of share {share} failed before "
+                   f"any of its tasks reported the share's executors: {job.error}")
+        else:
+            msg = (f"topology {self.name}: the hosting job of share {share} ended before "
+                   "its task reported the share's executors")
+        error = EngineError(msg, code="HOSTING_JOB_ENDED")
+        error.__cause__ = job.error
+        return error
+
     def listen(self, local: bool) -> tuple[str, int]:
         """Open the link's listener and serve it; where hosting tasks reach it.
 
@@ -265,7 +440,13 @@ class SparkHosting:
         with self._lock:
             if message.run in self._retired or self.stopping.is_set():
                 return True
+            current = self.jobs.get(message.share)
+            if current is not None and message.job != current.generation:
+                self._retired.add(message.run)  # a run of a job the driver replaced
+                return True
             if isinstance(message, ShareReport):
+                if current is not None:
+                    current.reported = True
                 old = self.current.get(message.share)
                 if old is not None and old != message.run:
                     self._retired.add(old)  # Spark reran the share: the old run stops
@@ -293,15 +474,20 @@ class SparkHosting:
 
     @property
     def failure(self) -> BaseException | None:
-        """Why hosting failed: the hosting job ended while the topology runs."""
-        job = self.job
-        if job is None or not job.ended.is_set() or self.stopping.is_set():
+        """Why hosting failed: a share's job ended before any of its runs reported.
+
+        (A job that ended after its share reported is started again, not a failure.)
+        """
+        if self.stopping.is_set():
             return None
-        if job.error is not None:
-            return job.error
-        return EngineError(f"topology {self.name}: the hosting job ended while the topology "
-                           "ran (every share stopped: did they lose the driver?)",
-                           code="HOSTING_JOB_ENDED")
+        with self._lock:
+            if self._failure is not None:
+                return self._failure
+            for share, current in sorted(self.jobs.items()):
+                if current.job.ended.is_set() and not current.reported:
+                    self._failure = self._ended_error(share, current.job)
+                    return self._failure
+        return None
 
     def wait_reported(self, timeout: float, stop: threading.Event | None = None) -> None:
         """Wait until every share reported.
@@ -334,14 +520,24 @@ class SparkHosting:
         Python workers, and the executor processes, which watch their parent, exit.
         """
         self.stopping.set()
-        job = self.job
-        if job is not None and not job.join(timeout):
+        with self._lock:
+            jobs = [current.job for current in self.jobs.values()]
+        deadline = time.monotonic() + timeout
+        late = [job for job in jobs if not job.join(max(0.0, deadline - time.monotonic()))]
+        if late:
             logger.warning("topology %s: hosting tasks did not end within %g s; cancelling "
-                           "the hosting job", self.name, timeout)
-            job.cancel()
-            job.join(10.0)
+                           "their jobs", self.name, timeout)
+            for job in late:
+                job.cancel()
+            for job in late:
+                job.join(10.0)
         if self._listener is not None:
             self._listener.close()
 
 
-__all__ = ["ReportSeen", "Reported", "SparkHosting"]
+def _first_line(error: BaseException | None) -> str:
+    text = str(error or "").strip().splitlines()
+    return text[0][:300] if text else repr(error)
+
+
+__all__ = ["ReportSeen", "Reported", "ShareJob", "ShareRestart", "SparkHosting"]

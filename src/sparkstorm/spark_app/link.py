@@ -7,11 +7,11 @@ length-prefixed UTF-8 object with its ``type``:
 
 - ``{"type": "report", "share": 0, "run": "3f2a...", "host": "10.77.0.2", "executors":
   {"0": ["/tmp/sparkstorm-81-x/e0.sock", "10.77.0.2", 41234, 812]}, "python":
-  "/.../sparkstorm-env/bin/python", "sparkstorm": "/.../site-packages/sparkstorm"}``:
+  "/.../sparkstorm-env/bin/python", "sparkstorm": "/.../site-packages/sparkstorm", "job": 0}``:
   where the share's executors answer and their process ids, first when they all started,
   again whenever one changed (a restarted executor has a new pid, perhaps a new port);
-- ``{"type": "beat", "share": 0, "run": "3f2a...", "restarts": 0}``: a heartbeat, every
-  ``topology.executor.hosting.heartbeat.secs``.
+- ``{"type": "beat", "share": 0, "run": "3f2a...", "restarts": 0, "job": 0}``: a heartbeat,
+  every ``topology.executor.hosting.heartbeat.secs``.
 
 The driver answers every frame with ``{"type": "answer", "stop": false}``; ``"stop": true``
 asks the share to stop its executor processes and end its task (the application is
@@ -52,13 +52,14 @@ class ShareReport:
     executors: dict[int, ExecutorAddress]
     python: str = ""
     sparkstorm: str = ""
+    job: int = 0
     type: str = field(default="report", init=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object sent."""
         return {"type": self.type, "share": self.share, "run": self.run, "host": self.host,
                 "executors": {str(g): list(a) for g, a in self.executors.items()},
-                "python": self.python, "sparkstorm": self.sparkstorm}
+                "python": self.python, "sparkstorm": self.sparkstorm, "job": self.job}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> ShareReport:
@@ -66,7 +67,8 @@ class ShareReport:
         executors = {int(gid): (str(path), str(host), int(port), int(pid))
                      for gid, (path, host, port, pid) in data["executors"].items()}
         return cls(int(data["share"]), str(data["run"]), str(data["host"]), executors,
-                   str(data.get("python", "")), str(data.get("sparkstorm", "")))
+                   str(data.get("python", "")), str(data.get("sparkstorm", "")),
+                   int(data.get("job", 0)))
 
 
 @dataclass(frozen=True)
@@ -76,17 +78,19 @@ class ShareBeat:
     share: int
     run: str
     restarts: int = 0
+    job: int = 0
     type: str = field(default="beat", init=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object sent."""
         return {"type": self.type, "share": self.share, "run": self.run,
-                "restarts": self.restarts}
+                "restarts": self.restarts, "job": self.job}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> ShareBeat:
         """The beat a JSON object holds."""
-        return cls(int(data["share"]), str(data["run"]), int(data.get("restarts", 0)))
+        return cls(int(data["share"]), str(data["run"]), int(data.get("restarts", 0)),
+                   int(data.get("job", 0)))
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class ShareSettings:
         code: the file name of the shipped code zip (None: nothing shipped).
         checkpoint_id: where executors write checkpoint parts (None: checkpoints off).
         local: whether Spark's master is ``local`` (executors listen on loopback).
+        job: which hosting job of its share this is (0: the first; the driver starts a
+            share again in a new job), sent with every frame.
     """
 
     name: str
@@ -80,6 +82,7 @@ class ShareSettings:
     code: str | None = None
     checkpoint_id: str | None = None
     local: bool = False
+    job: int = 0
 
 
 def local_address() -> str:
@@ -172,6 +175,13 @@ def host_share(settings: ShareSettings, index: int, records: Iterable[Any]) -> I
     yield index
 
 
+def host_one_share(settings: ShareSettings, share: int, partition: int,
+                   records: Iterable[Any]) -> Iterator[int]:
+    """The task of a hosting job of one share (its one partition): :func:`host_share`."""
+    del partition  # always 0: the job has one task
+    return host_share(settings, share, records)
+
+
 class ShareLink:
     """A share's executors and its link to the driver, for the task's life.
 
@@ -216,7 +226,7 @@ class ShareLink:
         import sparkstorm
 
         return ShareReport(self.index, self.run_id, self.host, executors, sys.executable,
-                           str(Path(sparkstorm.__file__).parent))
+                           str(Path(sparkstorm.__file__).parent), self.settings.job)
 
     def _talk(self) -> None:
         """Report, then beat every period; each frame waits for the driver's answer."""
@@ -238,7 +248,8 @@ class ShareLink:
                     now = self.report()
                     message: ShareReport | ShareBeat = (
                         now if now.executors != last.executors else
-                        ShareBeat(self.index, self.run_id, int(self.runner.pool.restarts)))
+                        ShareBeat(self.index, self.run_id, int(self.runner.pool.restarts),
+                                  self.settings.job))
                     last = now
                     if self._exchange(sock, message):
                         return
@@ -259,5 +270,6 @@ class ShareLink:
         time.sleep(seconds)
 
 
-__all__ = ["ShareLink", "ShareSettings", "find_code", "host_share", "local_address",
+__all__ = ["ShareLink", "ShareSettings", "find_code", "host_one_share", "host_share",
+           "local_address",
            "share_conf", "unpack_code"]

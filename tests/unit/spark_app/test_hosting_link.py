@@ -196,3 +196,102 @@ def test_a_connection_without_the_token_is_closed_unheard(driver: Driver) -> Non
         with pytest.raises(ConnectionError):
             receive(sock)
     assert driver.hosting.current == {} and driver.reports == []
+
+
+class FakeJob:
+    """A hosting job that runs nothing: the test ends it or reads what was asked of it."""
+
+    made: list[FakeJob] = []
+
+    def __init__(self, sc: Any, task: Any, hosts: Any, cpus: int, group: str) -> None:
+        self.hosts, self.group = list(hosts), group
+        self.error: BaseException | None = None
+        self.ended = threading.Event()
+        self.cancelled = False
+        FakeJob.made.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def join(self, timeout: float | None) -> bool:
+        return self.ended.wait(timeout)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.ended.set()
+
+    @staticmethod
+    def live_hosts(sc: Any) -> list[str]:
+        return ["10.0.0.2", "10.0.0.3"]
+
+    replaced: list[str] = []
+
+    @staticmethod
+    def replace_executors_on(sc: Any, host: str) -> list[str]:
+        FakeJob.replaced.append(host)
+        return ["1"]
+
+
+@pytest.fixture
+def jobs(driver: Driver, monkeypatch: pytest.MonkeyPatch) -> list[FakeJob]:
+    """The driver's hosting jobs, fake: submitted as on a cluster master."""
+    import sparkstorm.spark_app.hosting as hosting_module
+
+    FakeJob.made, FakeJob.replaced = [], []
+    monkeypatch.setattr(hosting_module, "HostingJob", FakeJob)
+    hosting = driver.hosting
+    hosting._sc, hosting._settings, hosting._local = object(), driver.settings, False
+    with hosting._lock:
+        for share, host in enumerate(["10.0.0.2", "10.0.0.3"]):
+            hosting._submit(share, 0, host)
+    return FakeJob.made
+
+
+def _report(share: int, run: str, host: str, job: int = 0) -> ShareReport:
+    return ShareReport(share, run, host, {}, job=job)
+
+
+def test_a_share_whose_job_ended_after_it_reported_is_started_again(
+        driver: Driver, jobs: list[FakeJob]) -> None:
+    hosting = driver.hosting
+    assert hosting._take(_report(0, "a", "10.0.0.2")) is False
+    assert hosting._take(_report(1, "b", "10.0.0.3")) is False
+    jobs[1].error = RuntimeError("Job aborted due to stage failure: Task 0 failed 2 times")
+    jobs[1].ended.set()  # Spark gave up on share 1's task
+    hosting.check_shares()
+    assert hosting.failure is None, "started again, not a failure"
+    (restart,) = hosting.restarts
+    assert (restart.share, restart.generation) == (1, 1)
+    assert restart.reason.startswith("Spark gave up")
+    new = jobs[-1]
+    assert new.group.endswith("-1.1") and new.hosts == ["10.0.0.3"], "the host with fewest"
+    assert hosting._take(_report(1, "c", "10.0.0.3", job=0)) is True, "the old job's run stops"
+    assert hosting._take(_report(1, "d", "10.0.0.2", job=1)) is False
+    assert hosting.current[1] == "d"
+
+
+def test_a_silent_share_is_given_up_and_its_host_avoided(driver: Driver,
+                                                         jobs: list[FakeJob]) -> None:
+    hosting = driver.hosting
+    hosting._take(_report(0, "a", "10.0.0.2"))
+    hosting._take(_report(1, "b", "10.0.0.3"))
+    hosting.check_shares(now=hosting.heard[1] + hosting.give_up_after / 2)
+    assert hosting.restarts == [], "heard recently"
+    hosting.heard[0] = hosting.heard[1] + hosting.give_up_after  # share 0 beats on
+    hosting.check_shares(now=hosting.heard[1] + hosting.give_up_after + 0.1)
+    (restart,) = hosting.restarts
+    assert restart.share == 1 and restart.host == "10.0.0.2", "not on the silent host"
+    assert jobs[1].cancelled and FakeJob.replaced == ["10.0.0.3"]
+    assert hosting._take(ShareBeat(1, "b")) is True, "the link came back: told to stop"
+
+
+def test_a_share_whose_job_failed_before_reporting_fails_the_topology(
+        driver: Driver, jobs: list[FakeJob]) -> None:
+    hosting = driver.hosting
+    hosting._take(_report(0, "a", "10.0.0.2"))
+    jobs[1].error = RuntimeError("EXECUTOR_PYTHON_NOT_FOUND")
+    jobs[1].ended.set()
+    hosting.check_shares()
+    assert hosting.restarts == []
+    failure = hosting.failure
+    assert failure is not None and getattr(failure, "code", None) == "HOSTING_JOB_ENDED"

@@ -14,10 +14,13 @@ Streaming hosts its receivers: the driver submits one Spark job whose task ``i``
   standalone, YARN and Kubernetes with dynamic allocation off): no window's task is
   scheduled on the cores the executor processes use. A ``local`` master has nothing to
   reserve (one host; Spark refuses task resource profiles there): the task takes one slot;
-- in a **job group of its own**, so :meth:`HostingJob.cancel` ends it and nothing else.
+- in a **job group of its own** (``group``), so :meth:`HostingJob.cancel` ends it and
+  nothing else: the driver runs one such job per share, so that Spark giving up on one
+  share's task (and so aborting its stage, whose running tasks it kills) ends no other.
 
 Spark reruns a hosting task whose Spark executor was lost (``spark.task.maxFailures``
-times); the task function starts its share afresh wherever that is.
+times); the task function starts its share afresh wherever that is. When Spark gives up,
+the job ends with its error and the driver decides (it starts the share again in a new job).
 """
 
 from __future__ import annotations
@@ -84,18 +87,21 @@ class HostingJob:
         task: the partition function of every hosting task (picklable by reference).
         hosts: the preferred host of each share (None: anywhere); one task per entry.
         cpus: CPUs each task reserves on a cluster master (see the module docs).
+        group: the job's Spark job group (:meth:`cancel` cancels it).
     """
 
     def __init__(self, sc: Any, task: ShareTask, hosts: Sequence[str | None],
-                 cpus: int) -> None:
+                 cpus: int, group: str = HOSTING_JOB_GROUP) -> None:
         self.sc = sc
+        self.group = group
         self.task = task
         self.hosts = tuple(hosts)
         self.cpus = max(1, cpus)
         self.error: BaseException | None = None
         """Why the job ended, when it failed (Spark gave up on a task, or a cancel)."""
         self.ended = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hosting-job", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"hosting-job-{group}",
+                                        daemon=True)
 
     def rdd(self) -> Any:
         """The job's RDD: one located partition per share, with its CPU profile."""
@@ -113,8 +119,8 @@ class HostingJob:
         self._thread.start()
 
     def _run(self) -> None:
-        self.sc.setJobGroup(HOSTING_JOB_GROUP, "sparkstorm: executor processes, one task "
-                            "per share", True)  # a cancel kills the tasks' Python workers
+        self.sc.setJobGroup(self.group, "sparkstorm: executor processes, one task per "
+                            "share", True)  # a cancel kills the tasks' Python workers
         try:
             self.rdd().collect()
         except Exception as exc:  # noqa: BLE001 - kept for the driver, which decides
@@ -128,7 +134,33 @@ class HostingJob:
 
     def cancel(self) -> None:
         """End the job now: Spark kills its tasks' Python workers (and so their shares)."""
-        self.sc.cancelJobGroup(HOSTING_JOB_GROUP)
+        self.sc.cancelJobGroup(self.group)
+
+    @staticmethod
+    def live_hosts(sc: Any) -> list[str]:
+        """The hosts of the application's live Spark executors, sorted."""
+        return sorted(live_executor_hosts(sc))
+
+    @staticmethod
+    def replace_executors_on(sc: Any, host: str) -> list[str]:
+        """Have Spark kill its executors on ``host`` and ask for others; their ids.
+
+        What Spark itself does when an executor misses ``spark.network.timeout`` of
+        heartbeats (``killAndReplaceExecutor``), for a host the driver lost earlier by its
+        own, shorter, timeout: no task is offered to those executors from now on (a host cut
+        off from the network would hold every task sent there until it comes back), and
+        the cluster manager starts new ones where it has room.
+        """
+        store = sc._jsc.sc().statusStore()
+        ids = [str(s.id()) for s in _scala_list(store.executorList(True))
+               if s.id() != "driver" and s.isActive()
+               and str(s.hostPort()).rsplit(":", 1)[0] == host]
+        for executor in ids:
+            try:
+                sc._jsc.sc().killAndReplaceExecutor(executor)
+            except Exception as exc:  # noqa: BLE001 - a master that cannot: Spark's own timeout
+                logger.warning("Spark executor %s on %s: not killed (%s)", executor, host, exc)
+        return ids
 
 
 __all__ = ["HOSTING_JOB_GROUP", "HostingJob", "executor_cores", "local_master",
