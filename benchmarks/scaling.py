@@ -59,6 +59,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,30 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
     folder.mkdir(parents=True)
     total = 2 * args.sentences
     common = ["--topology", TOPOLOGY, "--dir", str(folder), "--name", f"scaling-{name}",
-              "--token", secrets.token_hex(16), "-c", f"bench.sentences={args.sentences}"]
+              "--token", secrets.token_hex(16), *conf_entries(args)]
+    processes: list[subprocess.Popen[bytes]] = []
+    load_before = os.getloadavg()[0]
+    with CpuSpeedProbe(sorted(CPU.values())) as probe, HostCpuSampler(NAMESPACES) as sampler:
+        wait_for_readings(probe)
+        launched = time.time()
+        _launch_and_wait(name, hosts, args, folder, common, total, processes)
+    # the machine's other work shares the two cores: say how busy it was
+    polls = read_polls(folder)
+    result = figures(folder, polls, total, args.steady)
+    result["first_window_s"] = first_window(polls) - launched
+    span = result.pop("steady_span")
+    result["steady_core_seconds"] = sampler.between(*span)
+    speeds = probe.between(*span)
+    result["cpu_speed"] = speeds
+    # throughput per unit of CPU speed: what the run would do on CPUs of the probe's speed
+    result["run_cpu_speed"] = mean_speed({CPU[host]: speeds[CPU[host]] for host in hosts})
+    result["jit_core_seconds_by_tenth"] = jit_by_tenth(sampler, polls, total)
+    return {**result, "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def conf_entries(args: argparse.Namespace) -> list[str]:
+    """A run's topology conf as ``-c KEY=VALUE`` arguments: its size, windows, ``--conf``."""
+    common = ["-c", f"bench.sentences={args.sentences}"]
     if args.window_ms is not None:
         common += ["-c", f"topology.window.ms={args.window_ms}"]
     if args.buffer is not None:
@@ -156,22 +180,7 @@ def run(name: str, hosts: list[str], args: argparse.Namespace) -> dict[str, Any]
                    "-c", f"topology.spout.buffer.size={args.fixed_windows}"]
     for entry in args.conf:
         common += ["-c", entry]
-    processes: list[subprocess.Popen[bytes]] = []
-    load_before = os.getloadavg()[0]
-    with CpuSpeedProbe(sorted(CPU.values())) as probe, HostCpuSampler(NAMESPACES) as sampler:
-        wait_for_readings(probe)
-        _launch_and_wait(name, hosts, args, folder, common, total, processes)
-    # the machine's other work shares the two cores: say how busy it was
-    polls = read_polls(folder)
-    result = figures(folder, polls, total, args.steady)
-    span = result.pop("steady_span")
-    result["steady_core_seconds"] = sampler.between(*span)
-    speeds = probe.between(*span)
-    result["cpu_speed"] = speeds
-    # throughput per unit of CPU speed: what the run would do on CPUs of the probe's speed
-    result["run_cpu_speed"] = mean_speed({CPU[host]: speeds[CPU[host]] for host in hosts})
-    result["jit_core_seconds_by_tenth"] = jit_by_tenth(sampler, polls, total)
-    return {**result, "load_before": load_before, "load_after": os.getloadavg()[0]}
+    return common
 
 
 def _launch_and_wait(name: str, hosts: list[str], args: argparse.Namespace, folder: Path,
@@ -212,6 +221,11 @@ def _launch_and_wait(name: str, hosts: list[str], args: argparse.Namespace, fold
 def read_polls(folder: Path) -> list[dict[str, Any]]:
     """The driver's progress polls of a run (``progress.jsonl``: time, acked)."""
     return [json.loads(line) for line in (folder / "progress.jsonl").read_text().splitlines()]
+
+
+def first_window(polls: list[dict[str, Any]]) -> float:
+    """When the driver first counted a finished window (epoch seconds; a poll's time)."""
+    return next((float(p["time"]) for p in polls if p.get("windows")), float("nan"))
 
 
 def jit_by_tenth(sampler: HostCpuSampler, polls: list[dict[str, Any]],
