@@ -24,6 +24,10 @@ from __future__ import annotations
 ERROR_CODES: dict[str, str] = {
     "AMBIGUOUS_TOPOLOGY": (
         "a topology file defines several Topology subclasses; pick one with --topology"),
+    "APP_PORT_UNAVAILABLE": (
+        "a spark-submitted topology's driver cannot listen on the address or port set for its "
+        "REST API or UI; set topology.app.rest.port / topology.app.ui.port to a free port (0: "
+        "any) or topology.app.host to an address of the driver's host"),
     "AUTH_TOKEN_INVALID": (
         "a call to Nimbus carried a cluster token that is not Nimbus's; send the token of "
         "storm.cluster.token or <storm.local.dir>/nimbus/token"),

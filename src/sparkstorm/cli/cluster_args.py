@@ -2,7 +2,8 @@
 
 Every command that talks to Nimbus (``list``, ``kill``, ``stats``, ``tail``, ...) takes
 ``-c KEY=VALUE`` overrides, streamparse's ``-e ENV`` and ``--timeout MS``. Nimbus's address
-comes, highest first, from ``-c nimbus.host=...``/``-c nimbus.port=...``, from the
+comes, highest first, from ``--nimbus http://HOST:PORT`` (a spark-submitted topology's
+driver serves the REST API there), ``-c nimbus.host=...``/``-c nimbus.port=...``, from the
 ``nimbus`` (``host[:port]``) of the streamparse project's environment (``config.json`` in
 the current folder: ``-e ENV``, or its only environment), then from the configuration
 (``sparkstorm.yaml``, ``SPARKSTORM_NIMBUS_HOST``, the defaults). An unreachable Nimbus named
@@ -57,6 +58,10 @@ def add_cluster_arguments(parser: argparse.ArgumentParser, *,
     parser.add_argument(*environment_flags, dest="environment", metavar="ENV",
                         help="environment of the streamparse project in this folder: "
                              "Nimbus is its config.json envs.ENV.nimbus (host[:port])")
+    parser.add_argument("--nimbus", metavar="URL",
+                        help="Nimbus's address (http://HOST:PORT or HOST:PORT), e.g. the REST "
+                             "API a spark-submitted topology's driver serves (it logs it at "
+                             "start); above nimbus.host and nimbus.port")
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
                         help="milliseconds to wait for each answer of Nimbus "
                              f"(default {DEFAULT_TIMEOUT_MS})")
@@ -112,6 +117,10 @@ def nimbus_target(args: argparse.Namespace, cwd: Path | None = None) -> NimbusTa
                    f'"nimbus": "HOST:PORT" there ({project.root / CONFIG_FILE}), or pass '
                    "-c nimbus.host=HOST -c nimbus.port=PORT")
             raise CliError(msg, code="ENVIRONMENT_NIMBUS_UNSET")
+    address = getattr(args, "nimbus", None)
+    if address:
+        nimbus, origin = split_nimbus(address.split("://", 1)[-1].rstrip("/"), "--nimbus"), None
+        overrides = {k: v for k, v in overrides.items() if k not in NIMBUS_KEYS}
     conf = load_config(cli={**nimbus, **overrides})
     return NimbusTarget(conf, origin, project)
 

@@ -636,6 +636,29 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0.1,
     ),
     _K(
+        "topology.app.host",
+        str,
+        "",
+        "sparkstorm: address a spark-submitted topology's driver serves its REST API and UI "
+        "on ('': spark.driver.host, else this host's address; 127.0.0.1 on a local master)",
+    ),
+    _K(
+        "topology.app.rest.port",
+        int,
+        0,
+        "sparkstorm: port of the REST API a spark-submitted topology's driver serves (0: a "
+        "free port, shown at start and in the Spark UI's environment)",
+        minimum=0,
+    ),
+    _K(
+        "topology.app.ui.port",
+        int,
+        0,
+        "sparkstorm: port of the web UI a spark-submitted topology's driver serves (0: a "
+        "free port, shown at start and in the Spark UI's environment; -1: no UI)",
+        minimum=-1,
+    ),
+    _K(
         "topology.shutdown.timeout.secs",
         _NUM,
         10,

@@ -27,6 +27,7 @@ import secrets
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from sparkstorm.config import (
     parse_cli_overrides,
 )
 from sparkstorm.errors import SparkstormError, TopologyError
+from sparkstorm.spark_app.control import AppControl, app_host, remote_nimbus
 from sparkstorm.topology.validate import (
     validate_topology,
     validate_topology_name,
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per heartbeat otherwise
     try:
         return run(args)
     except SparkstormError as exc:
@@ -192,8 +195,9 @@ def _run_target(args: argparse.Namespace, target: Target, cli_conf: dict[str, An
     hooked = threading.Event()
 
     hook = on_jvm_shutdown(spark.sparkContext, on_shutdown, bound)
+    remote = remote_nimbus(cli_conf, target.spec.config, conf)
     try:
-        return _run(args, target, conf, spark, hosting, stopping)
+        return _run(args, target, conf, spark, hosting, stopping, remote)
     finally:
         hook.remove()
         try:  # before the JVM's hook returns: Spark's own hook then finds it stopped
@@ -206,13 +210,36 @@ def _run_target(args: argparse.Namespace, target: Target, cli_conf: dict[str, An
 
 
 def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: Any,
-         hosting_kind: str, stopping: Stopping) -> int:
+         hosting_kind: str, stopping: Stopping, remote: dict[str, Any] | None) -> int:
+    """Serve the control plane (:mod:`.control`) around the topology's run; remove its folder."""
+    sc = spark.sparkContext
+    conf["spark.master"] = str(sc.master)
+    conf["spark.driver.host"] = str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
+    folder = Path(tempfile.mkdtemp(prefix=f"sparkstorm-app-{target.name}-"))
+    control = AppControl(target.name, conf, folder,
+                         app_host(conf, {"spark.master": str(sc.master),
+                                         "spark.driver.host": conf["spark.driver.host"]}),
+                         remote)
+    try:
+        where = control.start()
+        logger.info("topology %s: REST API %s, UI %s, token %s", target.name, where.rest_url,
+                    where.ui_url or "(off)", where.token_file or "storm.cluster.token")
+        topology_id = control.register(target.spec.to_dict(), {
+            "spark_ui_url": sc.uiWebUrl or "", "spark_app_id": sc.applicationId})
+        logger.info("operate it with: sparkstorm list --nimbus %s (the token: "
+                    "-c storm.cluster.token=...); its id is %s", where.rest_url, topology_id)
+        return _run_topology(args, target, conf, spark, hosting_kind, stopping, control)
+    finally:
+        control.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_topology(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: Any,
+                  hosting_kind: str, stopping: Stopping, control: AppControl) -> int:
     from sparkstorm.engine import TopologyDriver
     from sparkstorm.spark_app.hosting import SparkHosting
 
     sc = spark.sparkContext
-    conf["spark.master"] = str(sc.master)
-    conf["spark.driver.host"] = str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
     name, spec = target.name, target.spec
     token = secrets.token_hex(16)
     spark_hosted = hosting_kind == "spark"
@@ -220,6 +247,7 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
     driver = TopologyDriver(name, spec, conf, conf_optional_str(conf, "topology.checkpoint.id"),
                             hosted=set() if spark_hosted else None, token=token)
     driver.final_checkpoint = True
+    control.starting(driver)
     checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
     hosting = SparkHosting(name, spec, conf, token, driver.set_remote_endpoints,
                            code=args.code,
@@ -238,9 +266,11 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
                                   + conf_float(conf, "topology.executor.hosting.wait.secs"),
                                   stopping.requested)
         driver.start(spark)
-        _watch(args, driver, hosting, stopping, started)
-    except SparkstormError:
+        control.running(driver)
+        _watch(args, driver, hosting, stopping, started, control)
+    except SparkstormError as exc:
         if not stopping.requested.is_set():
+            control.start_failed(exc)
             raise
         logger.warning("topology %s: stopped while starting (%s)", name, stopping.reason)
     finally:
@@ -260,11 +290,14 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
 
 
 def _watch(args: argparse.Namespace, driver: Any, hosting: Any, stopping: Stopping,
-           started: float) -> None:
+           started: float, control: AppControl) -> None:
     """Log progress until a stop is requested, ``--time`` passed or something failed."""
     last = time.monotonic()
     while not stopping.requested.wait(0.25):
         elapsed = time.monotonic() - started
+        if control.killed:
+            stopping.request("killed through the REST API")
+            return
         failure = driver.failure or (hosting.failure if hosting is not None else None)
         if failure is not None:
             stopping.failure = failure

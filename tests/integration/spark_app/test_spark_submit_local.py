@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -24,90 +23,34 @@ import psutil
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.chaos.faults import TOPOLOGY, acks, sink_ids
+from tests.chaos.faults import acks, sink_ids
+from tests.integration.spark_app.submitted import (
+    COUNT,
+    alive,
+    descendants,
+    jvm,
+    python_driver,
+    spark_submit,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
-
-COUNT = 120
-"""Ids per run: two seconds of the spout's stream."""
-
-
-def _spark_submit(tmp_path: Path, hosting: str, *conf: str, log_name: str = "spark-submit"
-                  ) -> tuple[subprocess.Popen[bytes], Path]:
-    results, scratch = tmp_path / "numbers", tmp_path / "tmp"
-    results.mkdir(exist_ok=True)
-    scratch.mkdir(exist_ok=True)
-    log = tmp_path / f"{log_name}.log"
-    env = {**os.environ, "TMPDIR": str(scratch)}  # the executors' folders go there
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "sparkstorm.cli.main", "spark-submit", str(TOPOLOGY),
-             "--master", "local[4]", "--staging", str(tmp_path / "staging"),
-             "-c", f"chaos.dir={results}", "-c", f"chaos.count={COUNT}",
-             "-c", "topology.workers=2", "-c", f"topology.executor.hosting={hosting}",
-             "-c", "topology.window.ms=100", "-c", "topology.message.timeout.secs=10",
-             "-c", "spark.ui.enabled=false", "-c", f"spark.local.dir={scratch}",
-             *[arg for item in conf for arg in ("-c", item)],
-             "--", "--driver-java-options", f"-Djava.io.tmpdir={scratch}"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return process, log
-
-
-def _descendants(process: subprocess.Popen[bytes], seen: dict[int, psutil.Process]) -> None:
-    try:
-        for child in psutil.Process(process.pid).children(recursive=True):
-            seen.setdefault(child.pid, child)
-    except psutil.NoSuchProcess:
-        pass
-
-
-def _alive(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _jvm(seen: dict[int, psutil.Process]) -> psutil.Process:
-    for child in seen.values():
-        try:
-            if "org.apache.spark.deploy.SparkSubmit" in " ".join(child.cmdline()):
-                return child
-        except psutil.Error:  # gone, or a zombie
-            continue
-    msg = "no spark-submit JVM among the command's processes"
-    raise AssertionError(msg)
-
-
-def _python_driver(seen: dict[int, psutil.Process]) -> psutil.Process:
-    for child in seen.values():
-        try:
-            cmdline = child.cmdline()
-            if ("python" in Path(cmdline[0]).name
-                    and any(arg.endswith("spark_app/__main__.py") for arg in cmdline)):
-                return child  # (the JVM's command line names the file too)
-        except psutil.Error:  # gone, or a zombie
-            continue
-    msg = "no Python driver among the command's processes"
-    raise AssertionError(msg)
-
 
 @pytest.mark.parametrize(("hosting", "signalled"), [("spark", "jvm"), ("driver", "python")])
 def test_spark_submit_runs_every_id_and_drains_on_sigterm(
         tmp_path: Path, hosting: str, signalled: str) -> None:
-    process, log = _spark_submit(tmp_path, hosting)
+    process, log = spark_submit(tmp_path, hosting)
     seen: dict[int, psutil.Process] = {}
     results = tmp_path / "numbers"
     try:
         def all_acked() -> bool:
-            _descendants(process, seen)
+            descendants(process, seen)
             assert process.poll() is None, log.read_text()[-5000:]
             return len({a["id"] for a in acks(results)}) >= COUNT
 
         wait_for(all_acked, 240, message="every id acked")
         time.sleep(1.0)  # the sink's and spout's last lines
-        _descendants(process, seen)
-        target = _jvm(seen) if signalled == "jvm" else _python_driver(seen)
+        descendants(process, seen)
+        target = jvm(seen) if signalled == "jvm" else python_driver(seen)
         target.send_signal(signal.SIGTERM)
         code = process.wait(120)
     finally:
@@ -126,7 +69,7 @@ def test_spark_submit_runs_every_id_and_drains_on_sigterm(
     assert set(acked) == set(range(COUNT)), f"never acked: {set(range(COUNT)) - set(acked)}"
     assert [i for i, n in acked.items() if n > 1] == [], "ids acked twice"
     assert sink_ids(results) >= set(range(COUNT))
-    wait_for(lambda: not [p for p in seen.values() if _alive(p)], 30,
+    wait_for(lambda: not [p for p in seen.values() if alive(p)], 30,
              message="every process of the application exited")
     assert not list((tmp_path / "tmp").glob("sparkstorm-*")), "executor folders left"
     assert not (tmp_path / "staging").exists() or list((tmp_path / "staging").iterdir()) == [
@@ -136,7 +79,7 @@ def test_spark_submit_runs_every_id_and_drains_on_sigterm(
 def _stop(process: subprocess.Popen[bytes], seen: dict[int, psutil.Process]) -> int:
     """SIGTERM to the Python driver; its exit code."""
     try:
-        _python_driver(seen).send_signal(signal.SIGTERM)
+        python_driver(seen).send_signal(signal.SIGTERM)
         return process.wait(120)
     finally:
         if process.poll() is None:
@@ -147,7 +90,7 @@ def _stop(process: subprocess.Popen[bytes], seen: dict[int, psutil.Process]) -> 
 def _wait_for(process: subprocess.Popen[bytes], log: Path, seen: dict[int, psutil.Process],
               condition: Callable[[], bool], message: str) -> None:
     def met() -> bool:
-        _descendants(process, seen)
+        descendants(process, seen)
         assert process.poll() is None, log.read_text()[-5000:]
         return condition()
 
@@ -161,7 +104,7 @@ def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
     results, root = tmp_path / "numbers", tmp_path / "checkpoints"
     conf = ("topology.checkpoint.windows=100000", "topology.checkpoint.id=chaos-kept",
             f"topology.checkpoint.dir={root}")
-    process, log = _spark_submit(tmp_path, "spark", *conf, log_name="first")
+    process, log = spark_submit(tmp_path, "spark", *conf, log_name="first")
     seen: dict[int, psutil.Process] = {}
     _wait_for(process, log, seen, lambda: len({a["id"] for a in acks(results)}) >= COUNT,
               "every id acked")
@@ -171,7 +114,7 @@ def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
     assert committed is not None, first[-5000:]
     assert f"last checkpoint {committed} committed" in first, "no periodic one: windows=1e5"
 
-    process, log = _spark_submit(tmp_path, "spark", *conf, log_name="second")
+    process, log = spark_submit(tmp_path, "spark", *conf, log_name="second")
     _wait_for(process, log, seen,
               lambda: f"rolled back to checkpoint {committed}" in log.read_text(),
               "the restarted application resumed from the last checkpoint")
@@ -179,13 +122,13 @@ def test_the_drain_commits_a_last_checkpoint_and_a_restart_resumes_from_it(
     acked = Counter(a["id"] for a in acks(results))
     assert set(acked) == set(range(COUNT)) and max(acked.values()) == 1
     assert CheckpointStore(str(root), "chaos-kept").latest_committed() is not None, "kept"
-    wait_for(lambda: not [p for p in seen.values() if _alive(p)], 30,
+    wait_for(lambda: not [p for p in seen.values() if alive(p)], 30,
              message="every process of both applications exited")
 
 
 def test_a_share_whose_executors_cannot_start_fails_the_application_with_why(
         tmp_path: Path) -> None:
-    process, log = _spark_submit(tmp_path, "spark", "topology.executor.python=/no/python")
+    process, log = spark_submit(tmp_path, "spark", "topology.executor.python=/no/python")
     try:
         code = process.wait(180)
     finally:

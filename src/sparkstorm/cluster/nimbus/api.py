@@ -43,15 +43,10 @@ class FinishUpload(BaseModel):
     sha256: str
 
 
-class SubmitTopology(BaseModel):
-    """Body of ``POST /api/v1/topologies``."""
+class _WithConf(BaseModel):
+    """A body with a topology ``conf`` override, checked for depth."""
 
-    name: str
-    upload_id: str
-    spec: Any
     conf: dict[str, Any] = Field(default_factory=dict)
-    active: bool = True
-    owner: str = ""
 
     @field_validator("conf")
     @classmethod
@@ -66,6 +61,30 @@ class SubmitTopology(BaseModel):
                        "deep; flatten the value")
                 raise ValueError(msg)
         return conf
+
+
+class SubmitTopology(_WithConf):
+    """Body of ``POST /api/v1/topologies``."""
+
+    name: str
+    upload_id: str
+    spec: Any
+    active: bool = True
+    owner: str = ""
+
+
+class RegisterApplication(_WithConf):
+    """Body of ``POST /api/v1/applications``: a topology running as its own Spark application.
+
+    ``application`` says where it runs (``host``, ``rest_url``, ``ui_url``,
+    ``spark_ui_url``); see :mod:`sparkstorm.cluster.nimbus.applications`.
+    """
+
+    name: str
+    spec: Any
+    application: dict[str, Any]
+    active: bool = True
+    owner: str = ""
 
 
 class RebalanceOptions(BaseModel):
@@ -248,6 +267,11 @@ def _topology_routes(app: FastAPI, nimbus: Nimbus, auth: Any) -> None:
         topology_id = nimbus.submit(body.name, body.upload_id, body.spec, body.conf,
                                     active=body.active, owner=body.owner)
         return {"topologyId": topology_id, "status": "success"}
+
+    @app.post("/api/v1/applications", dependencies=[auth])
+    def register(body: RegisterApplication) -> dict[str, Any]:
+        return nimbus.register_application(body.name, body.spec, body.conf, body.application,
+                                           active=body.active, owner=body.owner)
 
     @app.post("/api/v1/topology/{topology_id}/activate", dependencies=[auth])
     def activate(topology_id: str) -> dict[str, Any]:

@@ -350,6 +350,8 @@ keep_staying`); only the others move.
                 if self.clock() >= float(base.action_options.get("rebalance_at", 0)):
                     self.on_rebalance_due(topology_id)
                 continue
+            if base.application is not None:
+                continue  # a Spark application of its own: nothing to (re)assign
             assignment = self.state.get_assignment(topology_id)
             reason = UNASSIGNED if assignment is None else \
                 self._dead_reason(assignment, supervisors)

@@ -99,6 +99,20 @@ class NimbusClient:
                 "active": active, "owner": owner}
         return str(self.call("POST", "/api/v1/topologies", json=body)["topologyId"])
 
+    def register_application(self, name: str, spec: dict[str, Any],
+                             conf: Mapping[str, object], application: Mapping[str, Any],
+                             *, active: bool = True) -> dict[str, str]:
+        """Register a topology running as its own Spark application.
+
+        Returns its ``topology_id`` and the ``worker_id`` its driver heartbeats under (see
+        :mod:`sparkstorm.cluster.nimbus.applications`).
+        """
+        body = {"name": name, "spec": spec, "conf": dict(conf),
+                "application": dict(application), "active": active}
+        answer = self.call("POST", "/api/v1/applications", json=body)
+        return {"topology_id": str(answer["topology_id"]),
+                "worker_id": str(answer["worker_id"])}
+
     def topologies(self) -> list[dict[str, Any]]:
         """The rows of ``GET /api/v1/topology/summary``."""
         rows: list[dict[str, Any]] = self.call("GET", "/api/v1/topology/summary")["topologies"]

@@ -14,6 +14,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sparkstorm.cluster.nimbus.applications import (
+    is_application,
+    reassign_in_place,
+    register_application,
+)
 from sparkstorm.cluster.nimbus.assigner import Assigner, MonitorTimes, topology_tasks
 from sparkstorm.cluster.nimbus.cleaner import Cleaner
 from sparkstorm.cluster.nimbus.errors import NimbusError
@@ -130,6 +135,20 @@ class Nimbus:
             logger.info("submitted topology %s", topology_id)
         self.assigner.request(topology_id, "submitted")  # outside the lock: it takes it
         return topology_id
+
+    def register_application(self, name: str, spec_data: object,
+                             overrides: Mapping[str, object], application: Mapping[str, Any],
+                             *, active: bool = True, owner: str = "") -> dict[str, str]:
+        """Register a topology running as a Spark application of its own.
+
+        See :mod:`~sparkstorm.cluster.nimbus.applications`; returns its ``topology_id`` and
+        the ``worker_id`` its driver heartbeats under.
+        """
+        result = register_application(self, name, parse_spec(spec_data), overrides,
+                                      application, active=active, owner=owner)
+        logger.info("registered application topology %s (driver on %s)",
+                    result["topology_id"], application.get("host"))
+        return result
 
     def _setup_state(self, topology_id: str, spec: dict[str, Any],
                      conf: dict[str, Any]) -> None:
@@ -297,6 +316,9 @@ class Nimbus:
                                     action_options={}, component_executors=executors,
                                     num_workers=workers)
             logger.info("rebalanced topology %s: executors %s", topology_id, executors)
+        if is_application(base):  # no supervisor: its driver regroups in place
+            reassign_in_place(self, topology_id)
+            return
         self.assigner.request(topology_id, "rebalanced")  # outside the lock: it takes it
 
     def set_active(self, topology_id: str, active: bool) -> None:

@@ -33,9 +33,11 @@ class StormDist:
         """The topology's folder (it may not exist)."""
         return self.root / topology_id
 
-    def write(self, topology_id: str, code: Path, spec: dict[str, Any],
+    def write(self, topology_id: str, code: Path | None, spec: dict[str, Any],
               conf: dict[str, Any]) -> None:
         """Move the finished upload in and write spec and conf, all or nothing.
+
+        ``code`` is None for a registered application: it carries its own code.
 
         Written to a temporary folder renamed at the end, so a crash never leaves a half
         topology folder that a restarted Nimbus would serve.
@@ -46,12 +48,14 @@ class StormDist:
             (staging / SPEC).write_text(json.dumps(spec, indent=1, sort_keys=True))
             (staging / CONF).write_text(json.dumps(conf, indent=1, sort_keys=True,
                                                    default=str))
-            shutil.copyfile(code, staging / CODE)
+            if code is not None:
+                shutil.copyfile(code, staging / CODE)
             staging.rename(self.folder(topology_id))
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        code.unlink(missing_ok=True)
+        if code is not None:
+            code.unlink(missing_ok=True)
 
     def read_json(self, topology_id: str, name: str) -> dict[str, Any]:
         """Read the spec or conf of a topology."""

@@ -120,6 +120,10 @@ class StormBase:
         prev_status: the status before the current KILLED/REBALANCING transition.
         action_options: options of that transition, e.g. ``{"wait_secs": 30}`` for a kill,
             ``{"num_workers": 2, "num_executors": {"split": 4}}`` for a rebalance.
+        application: for a topology that runs as a Spark application of its own
+            (``spark-submit``) and registered itself, where it runs:
+            ``{"host": ..., "rest_url": ..., "ui_url": ..., "spark_ui_url": ...}``; Nimbus
+            never assigns such a topology to supervisors. None for a submitted one.
     """
 
     name: str
@@ -130,6 +134,7 @@ class StormBase:
     owner: str = ""
     prev_status: TopologyStatus | None = None
     action_options: dict[str, Any] = field(default_factory=dict)
+    application: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -142,6 +147,7 @@ class StormBase:
             "owner": self.owner,
             "prev_status": None if self.prev_status is None else str(self.prev_status),
             "action_options": dict(self.action_options),
+            **({"application": dict(self.application)} if self.application else {}),
         }
 
     @classmethod
@@ -159,6 +165,7 @@ class StormBase:
             owner=f.get("owner", str, ""),
             prev_status=f.status("prev_status", None),
             action_options=f.get("action_options", dict, {}),
+            application=f.get("application", dict, None),
         )
 
 

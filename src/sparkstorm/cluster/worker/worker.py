@@ -204,7 +204,10 @@ class ClusterWorker:
         """
         if self.stop.is_set():
             return
-        orders = self._beat()
+        self._obey(self._beat())
+
+    def _obey(self, orders: dict[str, Any]) -> None:
+        """Do what a heartbeat answer orders."""
         if orders.get("shutdown"):
             logger.info("nimbus says shut down")
             self.stop.set()
@@ -363,12 +366,16 @@ class ClusterWorker:
         self._log_control_sent = (levels, sampling)
         # topology.debug (submit -d) samples every tuple until the UI's Debug says otherwise
         default = 100.0 if conf_bool(getattr(runner, "conf", {}), "topology.debug") else 0.0
-        for executor in _hosted(runner):
+        for executor in self._controlled(runner):
             pct = sampling.get(executor.component, sampling.get("*", default))
             try:
                 runner.pool.log_control(executor.gid, levels, pct)
-            except OSError as exc:  # restarting: it starts with the setting
+            except (OSError, KeyError) as exc:  # restarting: it starts with the setting
                 logger.info("log control not delivered to executor %s: %s", executor.gid, exc)
+
+    def _controlled(self, runner: Any) -> list[Any]:
+        """The executors whose log levels and sampling this worker sets: its own."""
+        return _hosted(runner)
 
     def _send_log_tails(self, wanted: list[str]) -> None:
         """Send the tails of the logs Nimbus asked for, with the list of every log."""

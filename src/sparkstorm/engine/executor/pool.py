@@ -496,16 +496,19 @@ class ExecutorPool:
         """Set an executor's log levels and debug sampling, now and for its restarts.
 
         Kept in ``<socket>.control``, which a (re)started executor applies before it serves.
+        An executor hosted elsewhere (by a Spark task) is only called: its host's caller
+        sends the setting again while it is set.
 
         Raises:
             ConnectionError: the executor did not answer (it gets the setting when it
                 starts again).
         """
         control = LogControlRequest(levels, sample_pct)
-        path = Path(self.sockets[gid] + ".control")
-        staging = path.with_name(path.name + ".tmp")
-        staging.write_text(json.dumps(control.to_wire()), encoding="utf-8")
-        os.replace(staging, path)
+        if gid in self.sockets:
+            path = Path(self.sockets[gid] + ".control")
+            staging = path.with_name(path.name + ".tmp")
+            staging.write_text(json.dumps(control.to_wire()), encoding="utf-8")
+            os.replace(staging, path)
         self.call(gid, control, timeout=2.0)
 
     def stop(self, grace: float = 5.0) -> None:
