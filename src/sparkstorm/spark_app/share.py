@@ -51,7 +51,11 @@ from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
 
-CODE_DIR_PREFIX = "sparkstorm-code-"
+CODE_DIR_PREFIX = "sparkstorm-{pid}-code-"
+"""The unpacked code's folder: named by the process like the executor hosts' folders, so
+that when a SIGKILL leaves it behind (a Spark executor killed with its Python workers, as
+after the driver's own death) the next folder made on the host removes it
+(``engine.executor.workdirs``)."""
 LOG_DIR_KEY = "topology.executor.log.dir"
 
 
@@ -115,7 +119,7 @@ def unpack_code(zip_path: Path, conf: dict[str, Any]) -> tuple[Path, dict[str, A
     becomes a folder of the unpacked code, as on a supervisor's worker.
     """
     with zipfile.ZipFile(zip_path) as archive:
-        folder = Path(tempfile.mkdtemp(prefix=CODE_DIR_PREFIX))
+        folder = Path(tempfile.mkdtemp(prefix=CODE_DIR_PREFIX.format(pid=os.getpid())))
         for member in archive.namelist():  # our own zip, but never outside the folder
             if not (folder / member).resolve().is_relative_to(folder.resolve()):
                 folder.rmdir()

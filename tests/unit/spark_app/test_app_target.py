@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_a_cluster_mode_driver_finds_the_topology_in_the_shipped_zip(
         target, unpacked = load_target(args)
         assert target.name == "ids"
         assert unpacked is not None and Path(args.file).parent == unpacked
-        assert unpacked.name.startswith("sparkstorm-code-"), "unpacked here"
+        assert unpacked.name.startswith(f"sparkstorm-{os.getpid()}-code-"), "unpacked here"
     finally:
         sys.path[:] = saved
         if unpacked is not None:
