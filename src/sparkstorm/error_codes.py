@@ -199,6 +199,10 @@ ERROR_CODES: dict[str, str] = {
         "a hosting task and its driver exchanged a frame that is none of the hosting link's "
         "messages; run the same sparkstorm version on the driver and in the shipped "
         "environment"),
+    "HOSTING_NEEDS_SPARK_SUBMIT": (
+        "a topology submitted to Nimbus sets topology.executor.hosting to 'spark', which only "
+        "an application deployed with spark-submit has; deploy it with sparkstorm "
+        "spark-submit, or leave the key unset"),
     "HOSTING_NEEDS_SUPERVISORS": (
         "topology.executor.hosting is supervisor in an application started with spark-submit, "
         "where no supervisor runs; use spark or driver, or deploy with sparkstorm submit"),

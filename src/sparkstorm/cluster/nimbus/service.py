@@ -31,7 +31,7 @@ from sparkstorm.cluster.nimbus.umbilical import Umbilical
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import StormBase, TaskInfo, TopologyStatus
 from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, validate_conf
-from sparkstorm.errors import SparkstormError
+from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
     executor_count_problem,
@@ -42,6 +42,7 @@ from sparkstorm.topology.validate import (
 
 logger = logging.getLogger(__name__)
 
+HOSTING_KEY = "topology.executor.hosting"
 SECRET_KEYS = ("storm.cluster.token",)
 """Keys never stored with a topology's conf (the conf is served to workers and the UI)."""
 
@@ -186,6 +187,12 @@ class Nimbus:
         """Nimbus's conf < the spec's conf < the submitter's overrides, validated."""
         own = {**spec.config, **overrides, "topology.name": name}
         conf = self.conf | validate_conf(own, where=f"topology {name!r} conf")
+        if own.get(HOSTING_KEY) == "spark":
+            msg = (f"topology {name!r}: {HOSTING_KEY} is 'spark', which only a topology "
+                   "deployed with spark-submit has (its Spark executors host the executor "
+                   "processes); deploy it with 'sparkstorm spark-submit', or leave the key "
+                   "unset for Nimbus's supervisors")
+            raise TopologyError(msg, code="HOSTING_NEEDS_SPARK_SUBMIT")
         for component in spec.components:  # fail now on a bad component config value
             component_conf(conf, component.config, component.name or "?")
         return {k: v for k, v in conf.items() if k not in SECRET_KEYS}

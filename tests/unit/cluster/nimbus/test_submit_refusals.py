@@ -71,6 +71,8 @@ def _zip() -> bytes:
         "topology.bolts.window.length.duration.ms": 25000,
         "topology.bolts.sliding.interval.duration.ms": 5000}}]},
      {"topology.message.timeout.secs": 20}, "WINDOW_EXCEEDS_MESSAGE_TIMEOUT"),
+    # Spark tasks host executors only in an application deployed with spark-submit
+    ("t", SPEC, {"topology.executor.hosting": "spark"}, "HOSTING_NEEDS_SPARK_SUBMIT"),
 ])
 def test_a_refused_submit_removes_its_upload(nimbus: Nimbus, name: str, spec: Any,
                                              conf: dict[str, Any], code: str) -> None:
