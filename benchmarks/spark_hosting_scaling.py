@@ -54,6 +54,7 @@ from typing import Any
 
 import scaling
 from _cpu_speed import CpuSpeedProbe, mean_speed, wait_for_readings
+from _host_cpu import HostCpuSampler
 from _spark_submit_run import SparkSubmitRun, read_log, share_processes, submit_command
 from scaling import ADDRESS, CPU, NAMESPACES, PREFIX, ROOT, SCRIPT, SHARED, crossing, script
 
@@ -128,7 +129,7 @@ def spark_run(name: str, hosts: list[str], args: argparse.Namespace,
     pin = [] if args.driver_cpu == "none" else ["taskset", "-c", args.driver_cpu]
     launcher = ["bash", str(SCRIPT), "exec", "A", *pin]
     load_before = os.getloadavg()[0]
-    with CpuSpeedProbe(sorted(CPU.values())) as probe:
+    with CpuSpeedProbe(sorted(CPU.values())) as probe, HostCpuSampler(NAMESPACES) as sampler:
         wait_for_readings(probe)
         app = SparkSubmitRun(launcher, {**environment, "PYTHONPATH": str(ROOT / "src")},
                              command, folder / "driver.log")
@@ -144,6 +145,7 @@ def spark_run(name: str, hosts: list[str], args: argparse.Namespace,
         msg = f"{name}: acked {log.acked} of {total} (exit {code}): {tail}"
         raise RuntimeError(msg)
     result = steady(log.polls, total, args.steady, probe, hosts)
+    result["steady_core_seconds"] = sampler.between(*result.pop("steady_span"))
     result.update(start_up(log, app.launched, len(hosts)), exit_code=code,
                   load_before=load_before, load_after=os.getloadavg()[0])
     if fault is not None:
@@ -214,7 +216,8 @@ def steady(polls: list[dict[str, Any]], total: int, span: tuple[float, float],
     """Steady sentences/s between ``span``'s shares of the acks, and the CPUs' speed."""
     begin, end = crossing(polls, span[0] * total), crossing(polls, span[1] * total)
     speeds = probe.between(begin, end)
-    return {"acked": polls[-1]["acked"],
+    return {"acked": polls[-1]["acked"], "steady_span": (begin, end),
+            "steady_sentences": (span[1] - span[0]) * total,
             "steady_sentences_per_s": (span[1] - span[0]) * total / max(end - begin, 1e-9),
             "run_cpu_speed": mean_speed({CPU[h]: speeds[CPU[h]] for h in hosts})}
 
@@ -372,6 +375,10 @@ def verdicts(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> li
             if value is not None and speed is not None:  # the CPUs ran at other speeds
                 lines.append(_verdict(f"pair {n}: {label} at equal CPU speed", value / speed,
                                       target, at_least=True))
+            projected = by_core_seconds(results.get(a, {}), results.get(b, {}))
+            if projected is not None:  # others' work took shares of the CPUs
+                lines.append(_verdict(f"pair {n}: {label} by core seconds per sentence",
+                                      projected, target, at_least=True))
         spark = results.get(f"spark-two-{n}", {}).get("first_window_s")
         sup = results.get(f"supervisor-two-{n}", {}).get("first_window_s")
         lines.append(_verdict(f"pair {n}: start-up to the first window, spark - supervisor "
@@ -387,6 +394,21 @@ def verdicts(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> li
         lines.append(_verdict(f"cut link to {label}, s (timeout {timeout:g} s)", cut,
                               TARGETS["cut_to_given_up_timeouts"] * timeout, at_least=False))
     return lines
+
+
+def by_core_seconds(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+    """Run ``a``'s throughput over ``b``'s if each pinned CPU ran nothing but the run.
+
+    ``scaling.projected_ratio``'s measure: the busiest CPU's core seconds per steady
+    sentence bound what a whole CPU would carry, whatever share of it the machine's other
+    work left the run.
+    """
+    if "steady_core_seconds" not in a or "steady_core_seconds" not in b:
+        return None
+    hosts = {id(r): ["B", "C"] if r["steady_core_seconds"].get("C") else ["B"]
+             for r in (a, b)}
+    return (scaling.busiest_cpu_seconds_per_sentence(b, hosts[id(b)])
+            / scaling.busiest_cpu_seconds_per_sentence(a, hosts[id(a)]))
 
 
 def _verdict(label: str, value: float | None, target: float, at_least: bool) -> str:
