@@ -70,6 +70,9 @@ def test_two_workers_share_the_executors_and_survive_a_kill(zk_cluster: TestClus
     wait_for(lambda: len(_acks(results)) >= 100, 60,
              message=f"ids acked through both workers\n{cluster.logs()}")
     assert len(hosted) == 5, f"the 5 executors (1 spout, 2 relays, 2 sinks): {hosted}"
+    topology_id = cluster.get("/api/v1/topology/summary")["topologies"][0]["id"]
+    wait_for(lambda: cluster.get(f"/api/v1/topology/{topology_id}")["workerStatus"]
+             == "RUNNING", 30, message="both workers serve: the topology's workers RUNNING")
 
     cluster.kill_worker(host)
     wait_for(lambda: (r := _roles(cluster)) and r[1]["pid"] != host["pid"], 120,

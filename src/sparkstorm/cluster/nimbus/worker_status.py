@@ -20,12 +20,13 @@ RUNNING, STARTING, FAILING = "RUNNING", "STARTING", "FAILING"
 def worker_row_status(worker: WorkerBeat) -> str:
     """One worker's status: FAILING, RUNNING or STARTING.
 
-    FAILING: its last start failed; RUNNING: it runs windows; STARTING: no heartbeat yet, or
-    Spark and the executors are starting.
+    FAILING: its last start failed; RUNNING: it runs windows (the driver's worker) or its
+    executors serve (``serving``: a worker that hosts executors for another's driver);
+    STARTING: no heartbeat yet, or Spark and the executors are starting.
     """
     if isinstance(worker.stats.get("start_failure"), dict):
         return FAILING
-    return RUNNING if worker.stats.get("windows") else STARTING
+    return RUNNING if worker.stats.get("windows") or worker.stats.get("serving") else STARTING
 
 
 def topology_worker_status(beats: list[WorkerBeat]) -> dict[str, Any]:

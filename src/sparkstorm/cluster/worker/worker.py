@@ -318,6 +318,8 @@ class ClusterWorker:
             # what the driver runs, relayed to the other workers (engine.plan.regroup)
             stats["executor_counts"] = executor_counts(runner.plan)
             stats["plan_tag"] = plan_tag(runner.plan)
+            # a worker without the driver runs no windows: it is up once its executors serve
+            stats["serving"] = not hasattr(runner, "replan")
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         elif getattr(self._starting, "plan", None) is not None:

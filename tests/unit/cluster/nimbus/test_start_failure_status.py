@@ -66,3 +66,5 @@ def test_a_start_failure_shows_failing_until_a_start_runs_windows(
 
     assert beat({"windows": 3})["workerStatus"] == "RUNNING"
     assert beat({})["workerStatus"] == "STARTING", "a later restart starts afresh"
+    # a worker that hosts executors for another worker's driver runs no windows of its own
+    assert beat({"windows": 0, "serving": True})["workerStatus"] == "RUNNING"
