@@ -84,6 +84,11 @@ ERROR_CODES: dict[str, str] = {
     "CHECKPOINT_UNPICKLABLE": (
         "a component's attribute cannot be pickled into a checkpoint; list it in the class's "
         "transient tuple and re-create it in initialize(), or define __getstate__"),
+    "CHECKPOINT_UNUSABLE": (
+        "committed checkpoints exist but none is usable (corrupt or missing parts, or state "
+        "kept outside them that an older one cannot match), so the topology stops instead of "
+        "starting from empty state; restore the folder the error names, or set "
+        "topology.checkpoint.start.empty: true to start empty deliberately"),
     "CHECKPOINT_WRITE_FAILED": (
         "a checkpoint part cannot be written; check that topology.checkpoint.dir is writable "
         "and has room"),
@@ -214,6 +219,10 @@ ERROR_CODES: dict[str, str] = {
         "the application's Spark executors (or its local master) have no more cores than the "
         "hosting tasks and a window task need, so windows would get none; raise "
         "spark.executor.cores (local[N] with N above topology.workers)"),
+    "HOST_NOT_ALLOWED": (
+        "the REST API or UI was reached under a host name it does not know (the Host header: "
+        "a DNS rebinding page looks like this); use an IP address, localhost or this "
+        "machine's name, or add the name to ui.allowed.hosts"),
     "INTERNAL_ERROR": (
         "Nimbus failed on a request (a bug); its log has the traceback"),
     "INVALID_COMPONENT_CONFIG": (

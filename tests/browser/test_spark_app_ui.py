@@ -56,6 +56,8 @@ def app_ui(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[A
 
         found = wait_for(addresses, 180, message="the driver logs its REST API and UI")
         app = AppUi(found.group(1), found.group(2))
+        wait_for(lambda: app.rest("/api/v1/topology/summary")["topologies"], 30,
+                 message="the topology registered with the driver's Nimbus")
         wait_for(lambda: app.rest(f"/api/v1/topology/{app.topology_id()}")["spouts"][0]
                  ["acked"] > 0, 180, message="the topology acks")
         yield app

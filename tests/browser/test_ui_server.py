@@ -85,7 +85,8 @@ def nimbus() -> FakeNimbus:
 
 
 def _client(nimbus: FakeNimbus, local: Path, **conf: Any) -> TestClient:
-    app = create_app({"storm.local.dir": str(local), **conf}, "http://nimbus.test",
+    app = create_app({"storm.local.dir": str(local), "ui.allowed.hosts": ["ui.test"], **conf},
+                     "http://nimbus.test",
                      transport=httpx.MockTransport(nimbus))
     return TestClient(app, base_url="http://ui.test")
 
@@ -332,3 +333,23 @@ def test_log_levels_and_debug_sampling_are_forwarded_with_the_token(
                                 f"Bearer {TOKEN}")
     assert client.post(f"{base}/logconfig", content=b"[1]",
                        headers={"X-CSRF-Token": csrf}).status_code == 422
+
+
+@pytest.mark.parametrize("path", ["/api/v1/..%2f..%2fdocs", "/api/v1/..%2F..%2Fopenapi.json",
+                                  "/api/v1/topology/%2e%2e/%2e%2e/%2e%2e/docs"])
+def test_the_proxy_never_leaves_nimbus_api(nimbus: FakeNimbus, tmp_path: Path,
+                                           path: str) -> None:
+    response = _client(nimbus, tmp_path).get(path)
+    assert response.status_code == 404
+    assert [c for c in nimbus.calls if not c[1].startswith("/api/v1/")] == []
+
+
+def test_a_foreign_host_name_is_refused_an_address_is_not(nimbus: FakeNimbus,
+                                                         tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    refused = client.get(f"/api/v1/topology/{TOPOLOGY}", headers={"host": "evil.example"})
+    assert refused.status_code == 421 and refused.json()["code"] == "HOST_NOT_ALLOWED"
+    assert nimbus.calls == [], "nothing reached Nimbus"
+    for host in ("127.0.0.1:8080", "localhost:8080", "ui.test"):
+        response = client.get(f"/api/v1/topology/{TOPOLOGY}", headers={"host": host})
+        assert response.status_code == 200, (host, response.text)

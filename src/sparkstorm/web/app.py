@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 from fastapi import FastAPI, Request
@@ -30,6 +30,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from sparkstorm.cluster.nimbus.host_check import check_hosts
 from sparkstorm.config import conf_bool, local_dir
 from sparkstorm.web import pages
 from sparkstorm.web.actions import (
@@ -215,6 +216,7 @@ def create_app(conf: Mapping[str, object], nimbus_url: str,
     app = FastAPI(title="sparkstorm ui", version="1", docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.ui = ui
+    check_hosts(app, conf)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
@@ -246,6 +248,7 @@ def create_app(conf: Mapping[str, object], nimbus_url: str,
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _page_routes(app, ui)
     _api_routes(app, ui)
+    _proxy_route(app, ui)  # last: the routes above take their paths first
     return app
 
 
@@ -395,9 +398,18 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
             ui.client, ui.check_session(request),
             f"/api/v1/topology/{quote(topology_id, safe='')}/logs", request.query_params)
 
+
+def _proxy_route(app: FastAPI, ui: UiServer) -> None:
     @app.get("/api/v1/{path:path}")
     async def proxy(request: Request, path: str) -> Response:
-        """Nimbus's read-only UI API, as is (no token is ever added to a GET)."""
-        response = await ui.nimbus_get(f"/api/v1/{path}", params=request.query_params)
+        """Nimbus's read-only UI API, as is (no token is ever added to a GET).
+
+        Only under ``/api/v1``: a path that climbs out of it (``..``, encoded or not) is
+        not Nimbus's API, and is not served.
+        """
+        if any(part in ("..", ".") for part in unquote(path).replace("\\", "/").split("/")):
+            raise HTTPException(404, f"there is no API path {path!r}")
+        response = await ui.nimbus_get(f"/api/v1/{quote(path, safe='/')}",
+                                       params=request.query_params)
         return Response(response.content, status_code=response.status_code,
                         media_type=response.headers.get("content-type", "application/json"))

@@ -126,8 +126,11 @@ def app(tmp_path_factory: pytest.TempPathFactory,
             return ADDRESSES.search(log.read_text())
 
         found = wait_for(addresses, 180, message="the driver logs its REST API and UI")
-        yield App(process, log, tmp_path / "numbers", tmp_path / "tmp", found.group(1),
+        app = App(process, log, tmp_path / "numbers", tmp_path / "tmp", found.group(1),
                   found.group(2), seen)
+        wait_for(lambda: app.get("/api/v1/topology/summary")["topologies"], 30,
+                 message="the topology registered with the driver's Nimbus")
+        yield app
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
+from sparkstorm.cluster.nimbus.host_check import check_hosts
 from sparkstorm.cluster.nimbus.log_control import LogControl
 from sparkstorm.cluster.nimbus.log_tails import SOURCE, LogTails
 from sparkstorm.cluster.nimbus.request_limits import RequestLimits
@@ -151,6 +152,7 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     # outermost: a body is never read before its token and size are checked
     app.add_middleware(RequestLimits, token=token, max_json_bytes=conf_int(
         nimbus.conf, "nimbus.request.max.bytes"), max_upload_bytes=nimbus.inbox.max_bytes)
+    check_hosts(app, nimbus.conf)  # DNS rebinding must not reach even the open reads
     _install_error_handlers(app)
     auth = _token_check(token)
     _upload_routes(app, nimbus, auth)

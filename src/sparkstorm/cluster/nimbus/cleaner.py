@@ -7,24 +7,37 @@
   longer has (a Nimbus that died between forgetting a killed topology and deleting its
   files), staging folders of interrupted submits, and heartbeats, task infos, errors and
   assignments left without a StormBase (Storm's ``do-cleanup``).
+- The checkpoint folder of a killed topology (``<topology.checkpoint.dir>/<topology id>``) is
+  noted when Nimbus forgets the topology (:meth:`Cleaner.topology_removed`, or a round that
+  finds its leftovers) and deleted by the first round ``topology.checkpoint.retention.secs``
+  later; the notes are kept in ``<storm.local.dir>/nimbus/checkpoint-removals.json``, so a
+  restarted Nimbus still deletes them. A topology that names its checkpoints with
+  ``topology.checkpoint.id`` keeps them (they are meant for a restart).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
+from sparkstorm.checkpoint.store import checkpoint_root, remove_checkpoints
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.store.cluster_state import ClusterState
+from sparkstorm.config import conf_float, conf_int, conf_optional_str
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
 MIN_PERIOD_SECS = 0.1
 """The cleaner's shortest period: a configured 0 must not spin a core."""
+REMOVALS = "checkpoint-removals.json"
+"""Checkpoint folders of killed topologies and when each may go (next to ``stormdist``)."""
 
 
 class Cleaner:
@@ -50,6 +63,7 @@ class Cleaner:
         self.lock = lock
         self.expiration_secs = expiration_secs
         self.clock = clock
+        self.removals_file = stormdist.root.parent / REMOVALS
         self._timer = PeriodicThread("nimbus-cleaner", max(MIN_PERIOD_SECS, period_secs),
                                      self.clean_all, first_now=False)
 
@@ -67,6 +81,7 @@ class Cleaner:
         try:
             self.clean_inbox()
             self.clean_dead_topologies()
+            self.clean_checkpoints()
         except Exception:  # the cleaner must outlive one bad round
             logger.exception("nimbus cleanup failed; trying again next round")
 
@@ -93,5 +108,66 @@ class Cleaner:
             for topology_id in sorted(dead):
                 logger.info("cleaning up topology %s, which is no longer alive", topology_id)
                 state.teardown_topology(topology_id)
+                self.topology_removed(topology_id)
                 stormdist.remove(topology_id)
         return sorted(dead)
+
+    def topology_removed(self, topology_id: str) -> None:
+        """Nimbus forgets ``topology_id``: its checkpoint folder goes after the retention.
+
+        Called before its ``stormdist`` folder is deleted (its conf says where the folder is
+        and how long it stays), under Nimbus's lock.
+        """
+        try:
+            conf = self.stormdist.conf(topology_id)
+        except (OSError, ValueError):
+            return  # no conf left: nothing says where its checkpoints went
+        if conf_int(conf, "topology.checkpoint.windows") <= 0 or \
+                conf_optional_str(conf, "topology.checkpoint.id"):
+            return
+        removals = self._removals()
+        removals[topology_id] = {
+            "root": checkpoint_root(conf),
+            "remove_at": self.clock() + conf_float(conf, "topology.checkpoint.retention.secs")}
+        self._save_removals(removals)
+
+    def clean_checkpoints(self) -> list[str]:
+        """Delete the checkpoint folders of killed topologies whose retention is over.
+
+        Returns:
+            The topology ids whose folders were deleted (or were gone already).
+        """
+        with self.lock:
+            removals = self._removals()
+            due = sorted(tid for tid, note in removals.items()
+                         if float(note.get("remove_at", 0)) <= self.clock())
+            done = []
+            for topology_id in due:
+                root = str(removals[topology_id].get("root"))
+                try:
+                    found = remove_checkpoints(root, topology_id)
+                except Exception as exc:  # noqa: BLE001 - tried again next round
+                    logger.warning("checkpoints of killed topology %s in %s not removed: %s",
+                                   topology_id, root, exc)
+                    continue
+                if found:
+                    logger.info("removed the checkpoints of killed topology %s from %s",
+                                topology_id, root)
+                del removals[topology_id]
+                done.append(topology_id)
+            if done:
+                self._save_removals(removals)
+        return done
+
+    def _removals(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.removals_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): v for k, v in data.items() if isinstance(v, dict)} \
+            if isinstance(data, dict) else {}
+
+    def _save_removals(self, removals: dict[str, dict[str, Any]]) -> None:
+        staging = self.removals_file.with_name(f".{REMOVALS}.tmp")
+        staging.write_text(json.dumps(removals, indent=1, sort_keys=True))
+        os.replace(staging, self.removals_file)

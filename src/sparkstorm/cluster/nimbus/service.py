@@ -122,6 +122,12 @@ class Nimbus:
         validate_topology(spec, topology_name=name)
         conf = self._topology_conf(spec, overrides, name)
         validate_windowed_bolts(spec, conf)  # issue 11: windows against the effective conf
+        if conf.get(HOSTING_KEY) == "spark":
+            msg = (f"topology {name!r}: {HOSTING_KEY} is 'spark', which only a topology "
+                   "deployed with spark-submit has (its Spark executors host the executor "
+                   "processes); deploy it with 'sparkstorm spark-submit', or leave the key "
+                   "unset for Nimbus's supervisors")
+            raise TopologyError(msg, code="HOSTING_NEEDS_SPARK_SUBMIT")
         code = self.inbox.finished(upload_id)
         with self.lock:
             self._check_name_free(name)
@@ -187,12 +193,6 @@ class Nimbus:
         """Nimbus's conf < the spec's conf < the submitter's overrides, validated."""
         own = {**spec.config, **overrides, "topology.name": name}
         conf = self.conf | validate_conf(own, where=f"topology {name!r} conf")
-        if own.get(HOSTING_KEY) == "spark":
-            msg = (f"topology {name!r}: {HOSTING_KEY} is 'spark', which only a topology "
-                   "deployed with spark-submit has (its Spark executors host the executor "
-                   "processes); deploy it with 'sparkstorm spark-submit', or leave the key "
-                   "unset for Nimbus's supervisors")
-            raise TopologyError(msg, code="HOSTING_NEEDS_SPARK_SUBMIT")
         for component in spec.components:  # fail now on a bad component config value
             component_conf(conf, component.config, component.name or "?")
         return {k: v for k, v in conf.items() if k not in SECRET_KEYS}
@@ -231,6 +231,7 @@ class Nimbus:
         """Forget a killed topology: state first (supervisors stop its worker), then disk."""
         with self.lock:
             self.state.teardown_topology(topology_id)
+            self.cleaner.topology_removed(topology_id)  # its checkpoints go after retention
             self.stormdist.remove(topology_id)
             logger.info("removed topology %s", topology_id)
 

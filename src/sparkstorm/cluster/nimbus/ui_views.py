@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import sparkstorm
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.nimbus.service import SECRET_KEYS
+from sparkstorm.cluster.nimbus.secrets_mask import mask_secrets, secret_matcher
 from sparkstorm.cluster.nimbus.ui_health import HEALTH_WINDOW, health, owner_summaries
 from sparkstorm.cluster.nimbus.ui_stats import (
     SYSTEM_COMPONENTS,
@@ -33,11 +33,10 @@ from sparkstorm.cluster.nimbus.worker_status import topology_worker_status, work
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import Assignment, StormBase, TopologyStatus
 from sparkstorm.config import conf_int, conf_str
+from sparkstorm.config.keys import MASK_PATTERNS
 from sparkstorm.engine import FAIL_CAUSES
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
-MASK = "********"
-_SECRET_WORDS = frozenset({"token", "password", "secret"})
 _RAS_DETAIL = tuple(f"{kind}{share}{heap}Mem" for kind in ("requested", "assigned")
                     for share in ("Regular", "Shared") for heap in ("OnHeap", "OffHeap"))
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
@@ -61,21 +60,6 @@ def pretty_uptime(seconds: float) -> str:
 def latency(value: object) -> str:
     """A latency as Storm shows it: a string with 3 decimals, ``"0.000"`` when unknown."""
     return f"{float(value):.3f}" if isinstance(value, int | float) else "0.000"
-
-
-def mask_secrets(conf: dict[str, Any]) -> dict[str, Any]:
-    """``conf`` with its secret values replaced by ``"********"``.
-
-    Secrets are ``storm.cluster.token`` and the keys ending in ``.token``, ``.password`` or
-    ``.secret``; unset ones stay as they are.
-
-    Example:
-        >>> mask_secrets({"storm.cluster.token": "s3cr3t", "nimbus.port": 6627})
-        {'storm.cluster.token': '********', 'nimbus.port': 6627}
-    """
-    return {key: MASK if value not in (None, "") and (
-        key in SECRET_KEYS or key.rsplit(".", 1)[-1].lower() in _SECRET_WORDS) else value
-        for key, value in conf.items()}
 
 
 class TopologySource(Protocol):
@@ -119,6 +103,8 @@ class UiViews:
         self.topologies = sources.topologies
         self.state = sources.state
         self.clock = sources.clock
+        self.secrets = secret_matcher(sources.conf.get("ui.conf.mask.patterns")  # type: ignore[arg-type]
+                                      or MASK_PATTERNS)
 
     def _used_slots(self) -> dict[str, int]:
         used: dict[str, int] = {}
@@ -163,7 +149,7 @@ class UiViews:
 
         Nimbus's effective conf, secrets masked.
         """
-        return mask_secrets(dict(self.sources.conf))
+        return mask_secrets(dict(self.sources.conf), self.secrets)
 
     def topology_conf(self, topology_id: str) -> dict[str, Any]:
         """``GET /api/v1/topology/{id}/conf``: the conf the topology runs with, secrets masked.
@@ -171,7 +157,7 @@ class UiViews:
         None is stored with it; masked again in case.
         """
         self.topologies.storm(topology_id)
-        return mask_secrets(self.topologies.topology_conf(topology_id))
+        return mask_secrets(self.topologies.topology_conf(topology_id), self.secrets)
 
     def visualization(self, topology_id: str) -> dict[str, Any]:
         """``GET /api/v1/topology/{id}/visualization``: the DAG, open to read.
@@ -368,7 +354,7 @@ class UiViews:
                 "checkpointWindows": conf_int(conf, "topology.checkpoint.windows"),
                 "committedWindow": self.state.committed_window(topology_id),
                 **debug_fields(self.sources.sampling(topology_id, None)),
-                "configuration": mask_secrets(conf),
+                "configuration": mask_secrets(conf, self.secrets),
                 "schedulerDisplayResource": False, "visualizationTable": [],
                 "bugtracker-url": None, "central-log-url": None,
                 **dict.fromkeys(_RAS_DETAIL, 0.0),

@@ -22,6 +22,7 @@ from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from sparkstorm.engine.spark.locality import CallLocality
 from sparkstorm.engine.wire.stats import ComponentCounters
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 SPEC = {"components": [{"name": "word", "kind": "spout", "component": "t:S",
                         "outputs": [{"fields": ["w"], "name": "default", "direct": False}],
@@ -87,7 +88,7 @@ def heartbeat_stats(now: float) -> dict[str, Any]:
 
 def api_client(nimbus: Nimbus) -> TestClient:
     """Nimbus's REST API in process, with the token ``secret``."""
-    return TestClient(create_app(nimbus, "secret"))
+    return TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
 
 
 def running(nimbus: Nimbus, state: ClusterState) -> tuple[str, str]:

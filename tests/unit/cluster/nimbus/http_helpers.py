@@ -15,6 +15,8 @@ from fastapi.testclient import TestClient
 from sparkstorm.cluster.store.base import StateStore
 
 AUTH = {"Authorization": "Bearer secret"}
+LOOPBACK = "http://127.0.0.1"
+"""The test clients' base URL: Nimbus answers under known names only (``host_check``)."""
 
 
 def code_zip() -> bytes:

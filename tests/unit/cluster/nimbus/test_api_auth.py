@@ -19,7 +19,7 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
 from tests.unit.cluster.nimbus.helpers import SPEC
-from tests.unit.cluster.nimbus.http_helpers import code_zip, dump_store, sha256
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK, code_zip, dump_store, sha256
 
 TOKEN = "secret"
 
@@ -156,7 +156,7 @@ def _snapshot(nimbus: Nimbus, http: TestClient, world: World) -> dict[str, Any]:
 @pytest.mark.parametrize("name", sorted(GUARDED))
 def test_guarded_calls_refuse_a_missing_or_bad_token_and_change_nothing(
         nimbus: Nimbus, world: World, name: str, token: str) -> None:
-    http = TestClient(create_app(nimbus, TOKEN))
+    http = TestClient(create_app(nimbus, TOKEN), base_url=LOOPBACK)
     before = _snapshot(nimbus, http, world)
     headers, code = BAD_TOKENS[token]
     response = _request(http, world, name, headers)
@@ -169,7 +169,7 @@ def test_guarded_calls_refuse_a_missing_or_bad_token_and_change_nothing(
 def test_guarded_calls_accept_the_right_token(nimbus: Nimbus, world: World,
                                               name: str) -> None:
     """The same requests pass with the token: the refusals above are the token's doing."""
-    http = TestClient(create_app(nimbus, TOKEN))
+    http = TestClient(create_app(nimbus, TOKEN), base_url=LOOPBACK)
     response = _request(http, world, name, {"Authorization": f"Bearer {TOKEN}"})
     assert response.status_code == 200, response.text
 

@@ -49,6 +49,13 @@ def test_a_bad_registration_is_refused_and_writes_nothing(
     assert nimbus.storms() == {} and nimbus.stormdist.topology_ids() == []
 
 
+def test_an_application_hosted_by_spark_is_registered(nimbus: Nimbus) -> None:
+    """What a submit refuses (HOSTING_NEEDS_SPARK_SUBMIT) is what an application is."""
+    ids = nimbus.register_application("app", SPEC, {"topology.executor.hosting": "spark"},
+                                      WHERE)
+    assert nimbus.topology_conf(ids["topology_id"])["topology.executor.hosting"] == "spark"
+
+
 def test_a_name_in_use_is_refused(nimbus: Nimbus) -> None:
     _register(nimbus)
     with pytest.raises(NimbusError) as caught:

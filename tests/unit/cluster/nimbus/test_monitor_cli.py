@@ -17,11 +17,12 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.errors import ConfigError
 from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 
 def _client(nimbus: Nimbus) -> NimbusClient:
     client = NimbusClient("http://testserver", "secret")
-    client.http = TestClient(create_app(nimbus, "secret"),
+    client.http = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK,
                              headers={"Authorization": "Bearer secret"})
     return client
 

@@ -15,6 +15,7 @@ from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import TopologyStatus
 from sparkstorm.errors import ConfigError
 from tests.unit.cluster.nimbus.helpers import only_worker, register, submit
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 AUTH = {"Authorization": "Bearer secret"}
 
@@ -24,7 +25,7 @@ def test_rest_rebalance_takes_storm_ui_s_body(nimbus: Nimbus, state: ClusterStat
     register(state, "s1", 6700)
     topology_id = submit(nimbus)
     first = only_worker(state, topology_id)
-    client = TestClient(create_app(nimbus, "secret"))
+    client = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
     path = f"/api/v1/topology/{topology_id}/rebalance"
     assert client.post(f"{path}/0", json={}).json()["code"] == "AUTH_TOKEN_MISSING"
     too_many = client.post(f"{path}/0", headers=AUTH,

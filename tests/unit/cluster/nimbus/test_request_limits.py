@@ -116,7 +116,7 @@ def _send_chunked(total: int) -> Callable[[socket.socket], None]:
 
 
 def _post_head(path: str, headers: dict[str, str]) -> str:
-    lines = [f"POST {path} HTTP/1.1", "Host: nimbus", "Content-Type: application/json",
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
              *(f"{k}: {v}" for k, v in headers.items())]
     return "\r\n".join(lines) + "\r\n\r\n"
 

@@ -16,13 +16,14 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import SPEC, register, submit
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 AUTH = {"Authorization": "Bearer secret"}
 
 
 def _client(nimbus: Nimbus, token: str | None = "secret") -> NimbusClient:
     client = NimbusClient("http://testserver", token)
-    client.http = TestClient(create_app(nimbus, "secret"),
+    client.http = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK,
                              headers={"Authorization": f"Bearer {token}"} if token else {})
     return client
 
@@ -31,7 +32,7 @@ def test_spec_needs_the_token_and_answers_the_submitted_spec(
         nimbus: Nimbus, state: ClusterState) -> None:
     register(state, "s1", 6700)
     topology_id = submit(nimbus)
-    http = TestClient(create_app(nimbus, "secret"))
+    http = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
     path = f"/api/v1/topology/{topology_id}/spec"
     refused = http.get(path)
     assert refused.status_code == 401 and refused.json()["code"] == "AUTH_TOKEN_MISSING"
@@ -70,5 +71,6 @@ def test_name_allowed_refuses_invalid_and_live_names(nimbus: Nimbus, state: Clus
     clock.now += 11
     nimbus.assigner.check_all()
     assert client.name_allowed("t")["allowed"] is True, "free again once removed"
-    no_param = TestClient(create_app(nimbus, "secret")).get("/api/v1/topologies/name-allowed")
+    no_param = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK).get(
+        "/api/v1/topologies/name-allowed")
     assert no_param.status_code == 422 and no_param.json()["code"] == "BAD_REQUEST"

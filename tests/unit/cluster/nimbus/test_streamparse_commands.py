@@ -25,6 +25,7 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
 from tests.unit.cluster.nimbus.helpers import running, submit
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 pytestmark = pytest.mark.usefixtures("two_components")
 
@@ -39,7 +40,7 @@ def served(nimbus: Nimbus, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Nimb
 
     def client(*_: Any, **__: Any) -> NimbusClient:
         made = NimbusClient("http://testserver", "secret")
-        made.http = TestClient(app, headers={"Authorization": "Bearer secret"})
+        made.http = TestClient(app, base_url=LOOPBACK, headers={"Authorization": "Bearer secret"})
         return made
 
     monkeypatch.setattr(NimbusClient, "from_conf", staticmethod(client))

@@ -18,7 +18,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
-from tests.unit.cluster.nimbus.http_helpers import AUTH, upload_code
+from tests.unit.cluster.nimbus.http_helpers import AUTH, LOOPBACK, upload_code
 
 VALID: dict[str, Any] = {
     "components": [
@@ -100,7 +100,8 @@ def http(nimbus: Nimbus, state: ClusterState) -> TestClient:
     A server error is answered (500), not raised, as a real client would see it.
     """
     state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
-    return TestClient(create_app(nimbus, "secret"), raise_server_exceptions=False)
+    return TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK,
+                      raise_server_exceptions=False)
 
 
 def _nothing_left(nimbus: Nimbus) -> None:

@@ -23,6 +23,7 @@ from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.errors import SparkstormError
 from tests.unit.cluster.nimbus.helpers import BOLT, SPEC, submit
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 TOPOLOGY_FILE = '''
 from sparkstorm import Spout, Topology
@@ -115,7 +116,7 @@ def cli_nimbus(nimbus: Nimbus, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def client(_conf: object, **_kwargs: object) -> NimbusClient:
         answer = NimbusClient("http://testserver", "secret")
-        answer.http = TestClient(create_app(nimbus, "secret"),
+        answer.http = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK,
                                  headers={"Authorization": "Bearer secret"})
         return answer
 

@@ -18,7 +18,7 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.topology import validate
-from tests.unit.cluster.nimbus.http_helpers import AUTH, dump_store, upload_code
+from tests.unit.cluster.nimbus.http_helpers import AUTH, LOOPBACK, dump_store, upload_code
 
 
 def _stream(*fields: str, name: str = "default", direct: bool = False) -> dict[str, Any]:
@@ -105,7 +105,7 @@ def http(nimbus: Nimbus, state: ClusterState) -> TestClient:
     A refusal must not touch what is there either.
     """
     state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
-    client = TestClient(create_app(nimbus, "secret"))
+    client = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
     assert _submit(client, "running", VALID).status_code == 200
     return client
 

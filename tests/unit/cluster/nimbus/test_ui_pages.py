@@ -147,7 +147,24 @@ def test_cluster_configuration_masks_the_token(nimbus: Nimbus) -> None:
         conf = client.get(path).json()
         assert conf["storm.cluster.token"] == "********", path
         assert conf["nimbus.port"] == 6627
-        assert "secret" not in client.get(path).text
+        assert '":"secret"' not in client.get(path).text  # the token's value, under no key
+
+
+def test_topology_conf_masks_secrets_by_pattern_at_any_depth(nimbus: Nimbus,
+                                                              state: ClusterState) -> None:
+    register(state, "s1", 6700)
+    secrets = {"spark.ssl.keyPassword": "k1", "aws.secret.access.key": "k2",
+               "db_password": "k3", "topology.state.provider.config": {
+                   "host": "redis-host", "password": "k4", "nodes": [{"auth_token": "k5"}]},
+               "sink.url": "postgresql://app:k6@db:5432/x"}
+    topology_id = submit(nimbus, conf=secrets)
+    response = api_client(nimbus).get(f"/api/v1/topology/{topology_id}/conf")
+    assert response.status_code == 200, response.text
+    assert not [s for s in ("k1", "k2", "k3", "k4", "k5", "k6") if s in response.text]
+    conf = response.json()
+    assert conf["topology.state.provider.config"]["host"] == "redis-host", "not a secret"
+    assert conf["sink.url"] == "postgresql://app:********@db:5432/x"
+    assert conf["topology.name"] == "t"
 
 
 def test_topology_conf(nimbus: Nimbus, state: ClusterState) -> None:
@@ -159,7 +176,7 @@ def test_topology_conf(nimbus: Nimbus, state: ClusterState) -> None:
     conf = response.json()
     assert conf["storm.id"] == topology_id and conf["topology.name"] == "t"
     assert conf.get("storm.cluster.token") in (None, "", "********")
-    assert "secret" not in response.text
+    assert '":"secret"' not in response.text  # the token's value, under no key
     missing = client.get("/api/v1/topology/nope-1-1/conf")
     assert missing.status_code == 404 and missing.json()["code"] == "TOPOLOGY_NOT_FOUND"
 

@@ -16,6 +16,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from tests.unit.cluster.nimbus.helpers import api_client, heartbeat_stats, register, running
+from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},
              "executors": {"0": {"pid": 11, "cpuPercent": 30.0, "memoryMb": 40.0},
@@ -112,7 +113,7 @@ def test_a_killed_topology_links_to_no_spark_ui(nimbus: Nimbus, state: ClusterSt
 def test_reading_a_log_asks_its_worker_for_the_tail_at_the_next_heartbeat(
         nimbus: Nimbus, state: ClusterState) -> None:
     topology_id, worker_id = running(nimbus, state)
-    client = TestClient(create_app(nimbus, "secret"))
+    client = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
     auth = {"Authorization": "Bearer secret"}
     beat = f"/api/v1/worker/{worker_id}/heartbeat"
     body = {"topology_id": topology_id, "stats": {}, "uptime_secs": 1}
@@ -142,7 +143,7 @@ def test_reading_a_log_asks_its_worker_for_the_tail_at_the_next_heartbeat(
 def test_log_levels_and_debug_sampling_reach_the_workers_heartbeat_answer(
         nimbus: Nimbus, state: ClusterState, clock: Any) -> None:
     topology_id, worker_id = running(nimbus, state)
-    client = TestClient(create_app(nimbus, "secret"))
+    client = TestClient(create_app(nimbus, "secret"), base_url=LOOPBACK)
     auth = {"Authorization": "Bearer secret"}
     base = f"/api/v1/topology/{topology_id}"
     assert client.get(f"{base}/logconfig").json() == {"namedLoggerLevels": {}}
