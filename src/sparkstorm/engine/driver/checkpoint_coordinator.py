@@ -13,9 +13,13 @@ their state) before they take their next part, so every ``prepare_commit(txid)``
 followed by ``commit(txid)`` or a rollback.
 
 On a failure (an executor restarted, an executor lost, a job failed for good) the whole
-topology rolls back to the newest committed checkpoint (or to the very start when none is
-committed yet): the torn checkpoints after it are deleted, each executor rebuilds its tasks
-from its part, and the driver puts its own part back.
+topology rolls back to the newest usable committed checkpoint (or to the very start when none
+is committed yet): the torn and corrupt checkpoints after it are deleted, each executor
+rebuilds its tasks from its part, and the driver puts its own part back. The newest
+``keep`` committed checkpoints are kept (``topology.checkpoint.keep``), so a corrupt newest
+one falls back to the one before; when committed checkpoints exist but none is usable the
+rollback raises ``CHECKPOINT_UNUSABLE`` (the topology stops) unless ``start_empty``
+(``topology.checkpoint.start.empty``) says to start from empty state.
 
 Example:
     >>> from sparkstorm.checkpoint import CheckpointStore
@@ -42,7 +46,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkstorm.checkpoint import CheckpointStore, PartInfo
+from sparkstorm.checkpoint import CheckpointError, CheckpointStore, PartInfo
 from sparkstorm.checkpoint.versioned import dump_versioned, load_versioned
 from sparkstorm.engine.driver.acker import Acker, LedgerEntry, Verdicts
 
@@ -115,11 +119,24 @@ class CheckpointCoordinator:
         every: take a checkpoint after every ``every``-th window.
         store: the topology's checkpoint store.
         writers: the parts every checkpoint needs besides the driver's (one per executor).
+        keep: committed checkpoints kept (``topology.checkpoint.keep``).
+        start_empty: start from empty state when no committed checkpoint is usable
+            (``topology.checkpoint.start.empty``) instead of raising ``CHECKPOINT_UNUSABLE``.
+        outside_state: what keeps state outside the checkpoints, at the newest committed
+            one (a Redis state provider), for messages; None: nothing. A rollback cannot
+            then fall back to an older checkpoint.
     """
 
-    def __init__(self, every: int, store: CheckpointStore, writers: Iterable[str]) -> None:
+    def __init__(self, every: int, store: CheckpointStore, writers: Iterable[str], *,
+                 keep: int = 2, start_empty: bool = False,
+                 outside_state: str | None = None) -> None:
         self.every = every
         self.store = store
+        self.keep = max(1, keep)
+        self.start_empty = start_empty
+        self.outside_state = outside_state
+        self.kept: list[int] = []
+        """The committed checkpoints kept that this driver committed, oldest first."""
         self.expected = {*writers, DRIVER_PART}
         self.pending: dict[int, dict[str, PartInfo]] = {}
         self.committed: int | None = None
@@ -168,7 +185,8 @@ class CheckpointCoordinator:
             del self.pending[older]
             self._taken_at.pop(older, None)
         self.committed = self._announce = window
-        self.store.purge_before(window)
+        self.kept = [*self.kept, window][-self.keep:]
+        self.store.purge(self.keep)
         return window
 
     def replace_parts(self, writers: Iterable[str]) -> None:
@@ -201,9 +219,22 @@ class CheckpointCoordinator:
         self._next_due = 0  # the next window after the rollback starts a checkpoint
         self._taken_at.clear()
         self._announce = None
-        target = self.store.latest_committed()
-        self.store.discard_after(target)
+        target = self.store.restore_point(start_empty=self.start_empty)
+        committed = self.store.committed_windows()
+        if self.outside_state and target is not None and committed and committed[-1] > target:
+            msg = (f"the newest committed checkpoint in {self.store.base!r}, window "
+                   f"{committed[-1]}, is not usable, and the topology's state in "
+                   f"{self.outside_state} is at it or later: checkpoint {target} before it "
+                   "would apply updates twice, so the topology stops. Restore that "
+                   "checkpoint's folder from a copy, or set topology.checkpoint.start.empty: "
+                   "true and clear that state to start from empty state deliberately")
+            raise CheckpointError(msg, code="CHECKPOINT_UNUSABLE")
+        discarded = self.store.discard_after(target)
+        if discarded:
+            logger.info("checkpoints %s after %s deleted: torn, corrupt or not committed",
+                        discarded, "the start" if target is None else target)
         self.committed = target
+        self.kept = [w for w in self.kept if target is not None and w <= target]
         return target
 
     def engine_state(self, window: int) -> EngineState:

@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
-from sparkstorm.config import conf_float, conf_int
+from sparkstorm.config import conf_bool, conf_float, conf_int, conf_str
 from sparkstorm.engine.driver.acker import Acker, Verdicts
 from sparkstorm.engine.driver.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -183,10 +183,15 @@ class WindowCheckpoints:
             pool_of(None)
             return NoCheckpoints()
         store = CheckpointStore(checkpoint_root(conf), checkpoint_id)
-        coordinator = CheckpointCoordinator(every, store, [part_name(e.gid)
-                                                           for e in plan.executors])
+        coordinator = CheckpointCoordinator(
+            every, store, [part_name(e.gid) for e in plan.executors],
+            keep=conf_int(conf, "topology.checkpoint.keep"),
+            start_empty=conf_bool(conf, "topology.checkpoint.start.empty"),
+            outside_state=outside_state(conf))
+        # a committed checkpoint, usable or not: the first rollback finds which (or stops
+        # the topology with CHECKPOINT_UNUSABLE when none is)
         return cls(coordinator, pool_of(checkpoint_id), conf, name,
-                   resume=store.latest_committed() is not None)
+                   resume=bool(store.committed_windows()))
 
     def flags(self, window: int) -> WindowFlags:
         """Whether ``window`` takes a part; the commit to announce first, if any.
@@ -216,7 +221,7 @@ class WindowCheckpoints:
             return None
         if committed is None:
             return None
-        self.part_layouts.forget_before(committed)
+        self.part_layouts.forget_before(self.coordinator.kept[0])  # a fallback needs them
         logger.info("topology %s: checkpoint %d committed", self.name, committed)
         return Committed(committed, self.coordinator.last_commit_ms)
 
@@ -230,11 +235,16 @@ class WindowCheckpoints:
         return self._needs_rollback or self.pool.restarts != self._seen_restarts
 
     def roll_back(self, acker: Acker, window: int) -> Rollback | None:
-        """Roll every executor and ``acker`` back to the newest committed checkpoint.
+        """Roll every executor and ``acker`` back to the newest usable committed checkpoint.
 
         Returns:
             What the window loop takes back; None when an executor could not restore (the
             rollback is tried again before the next window).
+
+        Raises:
+            CheckpointError: ``CHECKPOINT_UNUSABLE`` when committed checkpoints exist but
+                none is usable (and ``topology.checkpoint.start.empty`` is off): the window
+                loop stops the topology with it.
         """
         self._needs_rollback = True
         restarts = self.pool.restarts
@@ -277,6 +287,20 @@ class WindowCheckpoints:
         if one_off:
             with contextlib.suppress(OSError):
                 self.store.fs.rm(self.store.base, recursive=True)
+
+
+def outside_state(conf: dict[str, Any]) -> str | None:
+    """Where the topology keeps state outside its checkpoints, or None.
+
+    A Redis state provider holds its stateful bolts' state at the newest committed
+    checkpoint (``state.redis_state``): an older checkpoint cannot be restored under it.
+    """
+    from sparkstorm.state.providers import ALIASES
+
+    provider = conf_str(conf, "topology.state.provider")
+    if ALIASES.get(provider) == "memory":
+        return None
+    return f"{provider} (topology.state.provider)"
 
 
 __all__ = ["Checkpointing", "Committed", "NoCheckpoints", "Rollback", "WindowCheckpoints"]
