@@ -219,6 +219,10 @@ ERROR_CODES: dict[str, str] = {
         "the application's Spark executors (or its local master) have no more cores than the "
         "hosting tasks and a window task need, so windows would get none; raise "
         "spark.executor.cores (local[N] with N above topology.workers)"),
+    "HOST_NOT_ALLOWED": (
+        "the REST API or UI was reached under a host name it does not know (the Host header: "
+        "a DNS rebinding page looks like this); use an IP address, localhost or this "
+        "machine's name, or add the name to ui.allowed.hosts"),
     "INTERNAL_ERROR": (
         "Nimbus failed on a request (a bug); its log has the traceback"),
     "INVALID_COMPONENT_CONFIG": (

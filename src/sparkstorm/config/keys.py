@@ -94,6 +94,12 @@ class ConfigKey:
 _NUM = (int, float)
 
 
+MASK_PATTERNS = ("token", "passw", "secret", "credential", "private", r"api[._-]?key",
+                 r"access[._-]?key", r"\bkey$", r"sasl\.jaas")
+"""``ui.conf.mask.patterns``' default: tokens, passwords (``passwd`` too), secrets,
+credentials, private and access keys, a key named ``key``, JAAS settings."""
+
+
 def _declare(*keys: ConfigKey) -> dict[str, ConfigKey]:
     table: dict[str, ConfigKey] = {}
     for key in keys:
@@ -954,6 +960,21 @@ KEYS: dict[str, ConfigKey] = _declare(
         bool,
         True,
         "enable activate/deactivate/rebalance/kill buttons and POST endpoints",
+    ),
+    _K(
+        "ui.conf.mask.patterns",
+        list,
+        list(MASK_PATTERNS),
+        "regular expressions (case-insensitive): a conf key in which one is found, at any "
+        "depth of a nested value, is shown masked by the REST API and UI; a URL's password "
+        "is masked in any value",
+    ),
+    _K(
+        "ui.allowed.hosts",
+        list,
+        [],
+        "host names the REST API and UI answer under besides IP addresses, localhost and "
+        "this machine's names (the Host header is checked against them: DNS rebinding)",
     ),
     _K("ui.disable.spout.lag.monitoring", bool, True, "hide spout lag in the UI"),
     _K("logviewer.port", int, 8000, "logviewer port"),
