@@ -147,6 +147,8 @@ def test_a_corrupt_newest_checkpoint_falls_back_to_the_one_before(
     # a rollback must meet this pair: no commit from now on until the executor is killed
     coordinator = running.checkpointing.coordinator
     coordinator.commit_ready = lambda: None
+    after = running.window + 2  # a commit under way when it was replaced has ended then
+    wait_for(lambda: running.window >= after, 30, message="two more windows")
     older, newest = store.committed_windows()[-2:]
     assert len(_read(store, running, older)[0]) < COUNT, "the ids after it must replay"
     assert _modes(tmp_path / "checkpoints") == ({0o700}, {0o600})
