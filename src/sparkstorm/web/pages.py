@@ -211,8 +211,11 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 <table id="topology-summary"><thead><tr><th>Name</th><th>Id</th><th>Owner</th><th>Status</th>
 <th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th><th>Message timeout</th>
 <th title="the newest committed checkpoint: what the topology rolls back to after a failure
-(topology.checkpoint.windows)">Committed window</th></tr>
+(topology.checkpoint.windows)">Committed window</th>
+<th title="RUNNING: every worker serves; STARTING; FAILING: a start failed (hover: why)">
+Workers state</th></tr>
 </thead><tbody></tbody></table>
+<ul id="troubles" class="troubles" hidden></ul>
 {action_block}
 </section>
 <section><h2>Topology stats</h2>

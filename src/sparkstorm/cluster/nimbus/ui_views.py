@@ -21,6 +21,7 @@ import sparkstorm
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.secrets_mask import mask_secrets, secret_matcher
 from sparkstorm.cluster.nimbus.ui_health import HEALTH_WINDOW, health, owner_summaries
+from sparkstorm.cluster.nimbus.ui_progress import health_with_troubles, trouble_fields
 from sparkstorm.cluster.nimbus.ui_stats import (
     SYSTEM_COMPONENTS,
     WINDOWS,
@@ -299,8 +300,16 @@ class UiViews:
         totals = [w.process_totals() for w in view.beats]
         spark = next((w.stats.get("spark_ui_url") for w in view.beats
                       if w.stats.get("spark_ui_url")), None)
+        workers = topology_worker_status(view.beats)
+        trouble = trouble_fields(
+            [w.stats for w in view.beats], self.clock(),
+            running=workers["workerStatus"] == "RUNNING" and base.status != TopologyStatus.KILLED,
+            checkpoint_windows=conf_int(self.topologies.topology_conf(topology_id),
+                                        "topology.checkpoint.windows"))
         return {"id": topology_id, "encodedId": quote(topology_id, safe=""),
-                "health": health(view.components(HEALTH_WINDOW), spouts),
+                "health": health_with_troubles(health(view.components(HEALTH_WINDOW), spouts),
+                                               trouble["troubles"]),
+                **trouble,
                 "sparkUiUrl": None if base.status == TopologyStatus.KILLED else spark,
                 "cpuPercent": round(sum(t["cpuPercent"] for t in totals), 1),
                 "memoryMb": round(sum(t["memoryMb"] for t in totals), 1),
@@ -314,8 +323,7 @@ class UiViews:
                 "requestedTotalMem": 0.0, "requestedCpu": 0.0, "assignedMemOnHeap": 0.0,
                 "assignedMemOffHeap": 0.0, "assignedTotalMem": 0.0, "assignedCpu": 0.0,
                 "requestedGenericResources": "", "assignedGenericResources": "",
-                "topologyVersion": None, "stormVersion": VERSION,
-                **topology_worker_status(self.beats(topology_id).beats)}
+                "topologyVersion": None, "stormVersion": VERSION, **workers}
 
     def beats(self, topology_id: str) -> TopologyStatsView:
         """The latest heartbeat of each worker assigned to ``topology_id``."""

@@ -40,6 +40,7 @@ from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
+from sparkstorm.cluster.nimbus.ui_progress import progress_marks
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import (
     Assignment,
@@ -166,6 +167,9 @@ class Umbilical:
         bounded, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
         self._trims.note(worker_id, self.heartbeat_max_bytes, trimmed)
         self._keep_start_failure(assignment.topology_id, worker_id, bounded)
+        previous = self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
+        bounded["progress"] = progress_marks(  # when each count last changed, for the UI
+            previous.executor_stats if previous is not None else {}, bounded, self.clock())
         self.state.worker_heartbeat(WorkerHeartbeat(
             assignment.topology_id, worker_id, self.clock(), bounded,
             float(body.get("uptime_secs") or 0.0), slot.node, slot.port))

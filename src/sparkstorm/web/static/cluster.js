@@ -13,9 +13,14 @@ resources and Spark UI), supervisors; refreshed every second. */
     if (h.failedShare === null || h.failedShare === undefined) parts.push("no trees completed");
     else parts.push(`${F.percent(h.failedShare)} failed`);
     if (h.errors) parts.push(`${F.count(h.errors)} error${h.errors === 1 ? "" : "s"}`);
+    /* what an operator must see first: workers failing to start, a stall, restarts... */
+    if (t.workerStatus === "FAILING") parts.unshift("workers failing to start");
+    else if (t.workerStatus === "STARTING") parts.unshift("starting");
+    const troubles = (h.troubles || []).map((x) => x.split(":")[0]);
     return UI.el("td", {"data-field": "health", "data-value": h.state, class: "health-" + h.state,
-                        title: `last 10 minutes: ${F.count(h.acked)} acked, ${F.count(h.failed)} failed`},
-                 parts.join(", "));
+                        title: [`last 10 minutes: ${F.count(h.acked)} acked, ${F.count(h.failed)} failed`,
+                                t.workerStatusDetail || "", ...(h.troubles || [])].filter((x) => x).join("\n")},
+                 [...troubles, ...parts].join(", "));
   }
 
   function sparkCell(t) {

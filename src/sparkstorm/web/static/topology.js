@@ -38,6 +38,26 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     return Object.entries(causes).filter(([, n]) => n).map(([c, n]) => `${c} ${n}`).join(", ");
   }
 
+  /* The workers' start failure and the current troubles, above everything else: what is
+  wrong now, in the API's words (a failing start names the component, its error and log). */
+  function renderTroubles(t) {
+    const box = $("troubles");
+    if (!box) return;
+    const lines = [];
+    if (t.workerStatus === "FAILING") lines.push(t.workerStatusDetail || "workers failing to start");
+    for (const trouble of t.troubles || []) lines.push(trouble);
+    const facts = [];
+    if (t.executorRestarts) facts.push(`executor restarts ${F.count(t.executorRestarts)}`);
+    if (t.rollbacks) facts.push(`rollbacks ${F.count(t.rollbacks)}`);
+    if (t.checkpointAgeSecs !== null && t.checkpointAgeSecs !== undefined) {
+      facts.push(`checkpoint age ${F.duration(t.checkpointAgeSecs)}`);
+    }
+    box.replaceChildren(...lines.map((line) => UI.el("li", {class: "error"}, line)),
+                        ...facts.map((fact) => UI.el("li", {class: "muted"}, fact)));
+    box.hidden = !lines.length && !facts.length;
+    box.dataset.troubles = String(lines.length);
+  }
+
   function renderSummary(t) {
     UI.fillBody($("topology-summary"), [UI.el("tr", {"data-id": t.id},
       UI.cell(t, "name"), UI.cell(t, "id"), UI.cell(t, "owner"),
@@ -47,7 +67,10 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.cell(t, "tasksTotal", count),
       UI.cell(t, "msgTimeout", {format: (v) => F.duration(v)}),
       UI.cell(t, "committedWindow", {format: (v) => `${v} (every ${t.checkpointWindows})`,
-                                     empty: t.checkpointWindows ? "none yet" : "off"}))]);
+                                     empty: t.checkpointWindows ? "none yet" : "off"}),
+      UI.cell(t, "workerStatus", {class: "worker-" + t.workerStatus,
+                                  title: t.workerStatusDetail || ""}))]);
+    renderTroubles(t);
     const wait = $("kill-wait");
     if (wait && !wait.dataset.touched) wait.value = t.msgTimeout;
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",

@@ -14,7 +14,13 @@ from fastapi.testclient import TestClient
 
 from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
+from sparkstorm.cluster.nimbus.ui_progress import (
+    health_with_troubles,
+    progress_marks,
+    trouble_fields,
+)
 from sparkstorm.cluster.store.cluster_state import ClusterState
+from tests.fakes import FakeClock
 from tests.unit.cluster.nimbus.helpers import api_client, heartbeat_stats, register, running
 from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
@@ -81,7 +87,7 @@ def test_resources_health_and_log_links_of_a_running_topology(nimbus: Nimbus,
     (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
     # 9 acked and 1 failed in the last 10 minutes: 10 % of the trees failed
     assert row["health"] == {"window": "600", "acked": 9, "failed": 1, "failedShare": 0.1,
-                             "errors": 0, "state": "failing"}
+                             "errors": 0, "state": "failing", "troubles": []}
     assert row["sparkUiUrl"] == "http://h:4040"
     assert (row["cpuPercent"], row["memoryMb"]) == (47.5, 160.5)
     (worker,) = _get(client, f"/api/v1/topology/{topology_id}")["workers"]
@@ -176,3 +182,50 @@ def test_log_levels_and_debug_sampling_reach_the_workers_heartbeat_answer(
     nope = client.post(f"{base}/component/nope/debug/enable/5", headers=auth)
     assert nope.json()["code"] == "COMPONENT_NOT_FOUND"
     assert client.post(f"{base}/debug/enable/0", headers=auth).json()["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_restarts_rollbacks_and_a_stall_are_told_with_when(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    topology_id, worker_id = running(nimbus, state)
+    client = api_client(nimbus)
+
+    def row() -> dict[str, Any]:
+        (found,) = _get(client, "/api/v1/topology/summary")["topologies"]
+        return dict(found)
+
+    _beat(nimbus, topology_id, worker_id, windows=10, executor_restarts=0, rollbacks=0)
+    assert row()["troubles"] == [] and row()["executorRestarts"] == 0
+    clock.advance(5)
+    _beat(nimbus, topology_id, worker_id, windows=20, executor_restarts=1, rollbacks=1)
+    clock.advance(7)
+    _beat(nimbus, topology_id, worker_id, windows=30, executor_restarts=1, rollbacks=1)
+    found = row()
+    assert (found["executorRestarts"], found["lastExecutorRestartSecs"]) == (1, 7.0)
+    assert (found["rollbacks"], found["lastRollbackSecs"]) == (1, 7.0)
+    assert found["health"]["state"] == "failing", "a worse state is kept"
+    assert [t.split(":")[0] for t in found["troubles"]] == ["executors restarting",
+                                                            "rolled back"]
+
+    clock.advance(45)  # heartbeats go on, windows do not: stalled
+    _beat(nimbus, topology_id, worker_id, windows=30, executor_restarts=1, rollbacks=1)
+    found = row()
+    assert found["windowsIdleSecs"] == 45.0 and found["health"]["state"] == "stalled"
+    assert found["troubles"][0] == "stalled: no window completed for 45 s"
+    detail = _get(client, f"/api/v1/topology/{topology_id}")
+    assert detail["troubles"] == found["troubles"]
+
+
+def test_checkpoints_that_stop_committing_are_a_trouble() -> None:
+    first = {"windows": 10, "committed_window": 8}
+    first["progress"] = progress_marks({}, first, now=100.0)
+    later: dict[str, Any] = {"windows": 40, "committed_window": 8}
+    later["progress"] = progress_marks(first, later, now=160.0)  # windows go on, no commit
+    fields = trouble_fields([later], 160.0, running=True, checkpoint_windows=5)
+    assert (fields["checkpointAgeSecs"], fields["windowsSinceCommit"]) == (60.0, 30)
+    assert fields["troubles"] == [
+        "checkpoints not committing: 30 windows since the last commit (every 5)"]
+    assert health_with_troubles({"state": "ok"}, fields["troubles"])["state"] == "recovering"
+    fine = trouble_fields([{**later, "windows": 12}], 101.0, running=True,
+                          checkpoint_windows=5)
+    assert fine["troubles"] == []

@@ -1,0 +1,125 @@
+"""Whether a topology makes progress, and what it went through: the UI's trouble fields.
+
+The workers' heartbeats carry counts (windows run, executor restarts, rollbacks, the
+committed window); :func:`progress_marks` notes, as each heartbeat is stored, when each
+count last changed, so that the UI can say *when*, not only how many. From them,
+:func:`trouble_fields` gives the topology's fields (Storm has none of these; documented in
+docs/cluster.md) and the lines an operator reads first:
+
+- ``executorRestarts``, ``lastExecutorRestartSecs``: executor processes that died and were
+  started again, and how long ago the last one was;
+- ``rollbacks``, ``lastRollbackSecs``: rollbacks to the committed checkpoint;
+- ``windowsIdleSecs``: seconds since the driver last completed a window (a running topology
+  completes several a second, even inactive);
+- ``checkpointAgeSecs``, ``windowsSinceCommit``: how old the committed checkpoint is;
+- ``troubles``: one sentence per current trouble (stalled, checkpoints not committing,
+  executors restarting, rolled back, workers failing to start).
+
+Example:
+    >>> marks = progress_marks({}, {"windows": 3, "executor_restarts": 0}, now=100.0)
+    >>> marks["windows_at"], "restarts_at" in marks
+    (100.0, False)
+    >>> progress_marks({"windows": 3, "progress": marks}, {"windows": 3}, now=130.0)["windows_at"]
+    100.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+STALL_SECS = 30.0
+"""A running topology that completed no window for this long is stalled."""
+RECENT_SECS = 600.0
+"""Restarts and rollbacks this recent count as trouble (the health window)."""
+STALE_CHECKPOINTS = 3
+"""Checkpoints are stale after this many intervals of windows without a commit."""
+_MARKS = (("windows", "windows_at"), ("executor_restarts", "restarts_at"),
+          ("rollbacks", "rollbacks_at"), ("committed_window", "committed_at"))
+
+
+def progress_marks(previous: Mapping[str, Any], stats: Mapping[str, Any],
+                   now: float) -> dict[str, float]:
+    """When each count of ``stats`` last changed, carried over from ``previous`` stats.
+
+    A count seen for the first time marks now, but restarts and rollbacks only when above
+    zero (none happened); the committed window marks ``committed_windows`` too (the
+    windows run then).
+    """
+    marks = dict(previous.get("progress") or {})
+    for count, mark in _MARKS:
+        value = stats.get(count)
+        if value is None or value == previous.get(count):
+            continue
+        if count in ("executor_restarts", "rollbacks") and not value:
+            continue
+        marks[mark] = now
+        if count == "committed_window":
+            marks["committed_windows"] = float(stats.get("windows") or 0)
+    return marks
+
+
+def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: bool,
+                   checkpoint_windows: int) -> dict[str, Any]:
+    """The topology's progress fields and ``troubles`` from its workers' latest stats.
+
+    ``running``: its workers run (``workerStatus`` RUNNING): only then can it stall.
+    """
+    stats = [b for b in beats if b]
+    marks = [b.get("progress") or {} for b in stats]
+    restarts = sum(int(b.get("executor_restarts") or 0) for b in stats)
+    rollbacks = sum(int(b.get("rollbacks") or 0) for b in stats)
+    fields: dict[str, Any] = {
+        "executorRestarts": restarts,
+        "lastExecutorRestartSecs": _ago(now, marks, "restarts_at"),
+        "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
+        "windowsIdleSecs": _ago(now, marks, "windows_at"),
+        "checkpointAgeSecs": None, "windowsSinceCommit": None}
+    windows = max((int(b.get("windows") or 0) for b in stats), default=0)
+    if checkpoint_windows > 0:
+        fields["checkpointAgeSecs"] = _ago(now, marks, "committed_at")
+        committed_at = max((float(m.get("committed_windows") or 0) for m in marks), default=0)
+        fields["windowsSinceCommit"] = max(0, windows - int(committed_at))
+    fields["troubles"] = _troubles(fields, running, checkpoint_windows)
+    return fields
+
+
+def _troubles(fields: Mapping[str, Any], running: bool, checkpoint_windows: int) -> list[str]:
+    found = []
+    idle = fields["windowsIdleSecs"]
+    if running and idle is not None and idle > STALL_SECS:
+        found.append(f"stalled: no window completed for {idle:.0f} s")
+    since = fields["windowsSinceCommit"]
+    if since is not None and since > STALE_CHECKPOINTS * checkpoint_windows + 2:
+        found.append(f"checkpoints not committing: {since} windows since the last commit "
+                     f"(every {checkpoint_windows})")
+    last = fields["lastExecutorRestartSecs"]
+    if last is not None and last <= RECENT_SECS:
+        found.append(f"executors restarting: {fields['executorRestarts']} restart(s), the "
+                     f"last {last:.0f} s ago")
+    last = fields["lastRollbackSecs"]
+    if last is not None and last <= RECENT_SECS:
+        found.append(f"rolled back: {fields['rollbacks']} rollback(s) to the committed "
+                     f"checkpoint, the last {last:.0f} s ago")
+    return found
+
+
+def health_with_troubles(health: dict[str, Any], troubles: list[str]) -> dict[str, Any]:
+    """The health at a glance, worsened by current troubles.
+
+    ``stalled`` above everything (nothing moves); ``recovering`` (restarts, rollbacks,
+    checkpoints not committing) over ``ok`` and ``idle``.
+    """
+    if any(t.startswith("stalled") for t in troubles):
+        return {**health, "state": "stalled", "troubles": troubles}
+    if troubles and health.get("state") in ("ok", "idle"):
+        return {**health, "state": "recovering", "troubles": troubles}
+    return {**health, "troubles": troubles}
+
+
+def _ago(now: float, marks: list[Mapping[str, Any]], mark: str) -> float | None:
+    times = [float(m[mark]) for m in marks if m.get(mark) is not None]
+    return round(max(0.0, now - max(times)), 1) if times else None
+
+
+__all__ = ["health_with_troubles", "progress_marks", "trouble_fields"]

@@ -1,0 +1,63 @@
+"""A topology that cannot start, as the pages show it: where an operator looks first.
+
+Its spout raises in ``initialize``; the supervisor keeps restarting the worker with a
+back-off. The cluster page's health says the workers fail to start; the topology page
+says it above everything, with the component's own error and its log file, and its
+workers' state reads FAILING.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.browser.conftest import UiCluster, ui_up
+from tests.browser.helpers import open_page, texts
+from tests.integration.cluster.harness import TestCluster, free_port
+from tests.integration.cluster.test_start_failure import RAISING_INITIALIZE
+
+pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(400)]
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[UiCluster]:
+    folder = tmp_path_factory.mktemp("failing-start")
+    cluster = TestCluster(folder, **{"ui.port": free_port(),
+                                     "supervisor.worker.restart.backoff.secs": 1,
+                                     "supervisor.worker.restart.backoff.max.secs": 4})
+    try:
+        topology = Path(folder) / "raising.py"
+        topology.write_text(RAISING_INITIALIZE)
+        cluster.start_nimbus()
+        cluster.start_supervisor()
+        result = cluster.cli("submit", str(topology), "--name", "broken")
+        assert result.returncode == 0, result.stderr + cluster.logs()
+        cluster.start("ui")
+        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
+        ui = UiCluster(cluster, url, result.stdout.strip())
+        wait_for(lambda: ui.topology()["workerStatus"] == "FAILING", 180,
+                 message=f"the start failure reached Nimbus\n{cluster.logs()}")
+        yield ui
+    finally:
+        cluster.close()
+
+
+def test_a_failing_start_is_the_first_thing_both_pages_say(failing: UiCluster,
+                                                         page: Any) -> None:
+    ui = failing
+    open_page(page, ui.ui_url + "/")
+    row = f'#topologies tr[data-id="{ui.topology_id}"]'
+    page.wait_for_selector(f"{row} td[data-field=health]:text('workers failing to start')")
+    assert texts(page, row)["status"] == "ACTIVE", "the user's order, not the workers' state"
+
+    open_page(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    page.wait_for_selector("#troubles li.error")
+    said = page.text_content("#troubles li.error") or ""
+    assert "component word" in said and "EXECUTOR_START_FAILED" in said, said
+    assert "KeyError: 'missing-setting'" in said and "executor-0.log" in said, said
+    page.wait_for_selector('#topology-summary td[data-field=workerStatus]:text("FAILING")')
