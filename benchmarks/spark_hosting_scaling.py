@@ -35,7 +35,7 @@ spark/supervisor ≥ 0.9, spark's start-up ≤ the supervisors' + 20 s, host kil
 Run (as root): ``TEST_HOSTS_SUBNET=10.79.0 TEST_HOSTS_PREFIX=sb TEST_HOSTS_BRIDGE=sbbr0
 TEST_HOSTS_DIR=/tmp/sparkstorm-hosts-bench PYTHONPATH=src:benchmarks .venv/bin/python
 benchmarks/spark_hosting_scaling.py`` (the defaults: two pairs of 2,000,000-sentence runs
-and both failures, about 35 minutes).
+and both failures, about 30 minutes).
 """
 
 from __future__ import annotations
