@@ -54,6 +54,7 @@ _WHERE = {
     "plan_shares": "plan.shares",
     "executor_counts": "plan.regroup",
     "follow_driver_plan": "plan.regroup",
+    "with_counts": "plan.regroup",
 }
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
         plan_tag,
         split_tasks,
     )
-    from sparkstorm.engine.plan.regroup import executor_counts, follow_driver_plan
+    from sparkstorm.engine.plan.regroup import executor_counts, follow_driver_plan, with_counts
     from sparkstorm.engine.plan.shares import plan_shares
     from sparkstorm.engine.spark.hosting_job import (
         HostingJob,
@@ -130,4 +131,5 @@ __all__ = [
     "stop_spark_jvm",
     "submitted_spark",
     "wait_for_hosts",
+    "with_counts",
 ]

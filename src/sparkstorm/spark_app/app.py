@@ -251,7 +251,8 @@ def _run_topology(args: argparse.Namespace, target: Target, conf: dict[str, Any]
     checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
     hosting = SparkHosting(name, spec, conf, token, driver.set_remote_endpoints,
                            code=args.code,
-                           checkpoint_id=driver.checkpoint_id if checkpoints else None
+                           checkpoint_id=driver.checkpoint_id if checkpoints else None,
+                           driver_plan=lambda: driver.plan,  # rebalance -e: shares follow
                            ) if spark_hosted else None
     for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark's own (PySpark's SIGINT)
         signal.signal(signum, lambda n, _: stopping.request(f"signal {signal.Signals(n).name}"))

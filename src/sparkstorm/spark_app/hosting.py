@@ -67,8 +67,10 @@ from sparkstorm.engine import (
     HostingJob,
     authenticated,
     executor_cores,
+    executor_counts,
     local_master,
     plan_shares,
+    plan_tag,
     wait_for_hosts,
 )
 from sparkstorm.errors import EngineError, SparkstormError
@@ -136,13 +138,20 @@ class SparkHosting:
             (``TopologyDriver.set_remote_endpoints``).
         code: the file name of the code zip shipped with ``--py-files`` (None: none).
         checkpoint_id: the id executors write checkpoint parts under (None: off).
+        driver_plan: the plan the driver runs now (``TopologyDriver.plan``); every answer
+            carries its counts, which the shares follow after a ``rebalance -e`` (None:
+            the plan never changes).
     """
 
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any], token: str,
-                 on_report: Callable[[Reported], None], *, code: str | None = None,
-                 checkpoint_id: str | None = None) -> None:
+                 on_report: Callable[[Reported, dict[int, str] | None], None], *,
+                 code: str | None = None, checkpoint_id: str | None = None,
+                 driver_plan: Callable[[], ExecutionPlan] | None = None) -> None:
         self.name, self.spec, self.conf, self.token = name, spec, conf, token
         self.on_report = on_report
+        self.driver_plan = driver_plan
+        self._plan_tag = plan_tag(ExecutionPlan(spec, conf))
+        """The tag of the plan the shares were dealt from (:meth:`_follow_driver`)."""
         self.code = code
         self.checkpoint_id = checkpoint_id
         workers = conf_int(conf, "topology.workers")
@@ -429,11 +438,44 @@ class SparkHosting:
                 share = message.share
                 stop = self._take(message)
                 try:
-                    send(conn, DriverAnswer(stop))
+                    send(conn, DriverAnswer(stop, None if stop else self._plan_order()))
                 except OSError:
                     return
                 if stop:
                     return
+
+    def _plan_order(self) -> dict[str, Any] | None:
+        """The driver's plan for an answer (None: no driver plan to follow).
+
+        When the driver has switched to new executor counts (``rebalance -e``), the shares
+        are dealt again from its plan, so a share started again later hosts its part of
+        the new counts.
+        """
+        if self.driver_plan is None:
+            return None
+        plan = self.driver_plan()
+        tag = plan_tag(plan)
+        if tag != self._plan_tag:
+            self._follow_driver(plan, tag)
+        return {"executor_counts": executor_counts(plan), "plan_tag": tag}
+
+    def _follow_driver(self, plan: ExecutionPlan, tag: str) -> None:
+        with self._lock:
+            if tag == self._plan_tag:
+                return
+            shares = [s for s in plan_shares(plan, conf_int(self.conf, "topology.workers"))
+                      if s]
+            if len(shares) != len(self.shares):
+                logger.warning("topology %s: the new executor counts deal %d shares, not %d: "
+                               "the hosting jobs stay %d", self.name, len(shares),
+                               len(self.shares), len(self.shares))
+                shares = (shares + [set()] * len(self.shares))[:len(self.shares)]
+            self.spec, self.shares, self._plan_tag = plan.spec, shares, tag
+            if self._settings is not None:
+                self._settings = replace(self._settings, spec=plan.spec.to_dict(),
+                                         shares=tuple(frozenset(s) for s in shares))
+        logger.info("topology %s: shares follow the driver to %s: %s", self.name, tag,
+                    [sorted(s) for s in shares])
 
     def _take(self, message: ShareReport | ShareBeat) -> bool:
         """Take a share's frame; whether that run must stop."""
@@ -462,8 +504,12 @@ class SparkHosting:
                         "sparkstorm from %s", self.name, message.share, message.run,
                         sorted(message.executors), message.host, message.python,
                         message.sparkstorm)
+            # tagged with the plan they run: the driver takes only its own plan's
+            tags = ({gid: message.plan_tag for gid in message.executors}
+                    if message.plan_tag else None)
             self.on_report({gid: (Endpoint(path, host, port), pid)
-                            for gid, (path, host, port, pid) in message.executors.items()})
+                            for gid, (path, host, port, pid) in message.executors.items()},
+                           tags)
         return False
 
     # -- state ------------------------------------------------------------------------

@@ -13,7 +13,9 @@ length-prefixed UTF-8 object with its ``type``:
 - ``{"type": "beat", "share": 0, "run": "3f2a...", "restarts": 0, "job": 0}``: a heartbeat,
   every ``topology.executor.hosting.heartbeat.secs``.
 
-The driver answers every frame with ``{"type": "answer", "stop": false}``; ``"stop": true``
+The driver answers every frame with ``{"type": "answer", "stop": false, "plan": {...}}``
+(``plan``: the executor counts it runs, which a share follows after a ``rebalance -e``);
+``"stop": true``
 asks the share to stop its executor processes and end its task (the application is
 draining, or a newer run of the same share reported). A share that hears nothing for
 ``topology.executor.hosting.timeout.secs``, or whose connection closes, stops its executors:
@@ -53,13 +55,17 @@ class ShareReport:
     python: str = ""
     sparkstorm: str = ""
     job: int = 0
+    plan_tag: str = ""
+    """The plan the executors run (their executor counts): the driver takes endpoints of
+    the plan it runs only (``rebalance -e``)."""
     type: str = field(default="report", init=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object sent."""
         return {"type": self.type, "share": self.share, "run": self.run, "host": self.host,
                 "executors": {str(g): list(a) for g, a in self.executors.items()},
-                "python": self.python, "sparkstorm": self.sparkstorm, "job": self.job}
+                "python": self.python, "sparkstorm": self.sparkstorm, "job": self.job,
+                "plan_tag": self.plan_tag}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> ShareReport:
@@ -68,7 +74,7 @@ class ShareReport:
                      for gid, (path, host, port, pid) in data["executors"].items()}
         return cls(int(data["share"]), str(data["run"]), str(data["host"]), executors,
                    str(data.get("python", "")), str(data.get("sparkstorm", "")),
-                   int(data.get("job", 0)))
+                   int(data.get("job", 0)), str(data.get("plan_tag", "")))
 
 
 @dataclass(frozen=True)
@@ -95,19 +101,29 @@ class ShareBeat:
 
 @dataclass(frozen=True)
 class DriverAnswer:
-    """The driver's answer to every frame of a share: go on, or stop."""
+    """The driver's answer to every frame of a share: go on, or stop; and its plan.
+
+    ``plan`` is what the driver runs (``{"executor_counts": {...}, "plan_tag": ...}``): a
+    share whose executors run other counts regroups them as the driver did
+    (``rebalance -e``, ``engine.plan.regroup``) and reports them under the new tag.
+    """
 
     stop: bool = False
+    plan: dict[str, Any] | None = None
     type: str = field(default="answer", init=False)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object sent."""
-        return {"type": self.type, "stop": self.stop}
+        wire: dict[str, Any] = {"type": self.type, "stop": self.stop}
+        if self.plan is not None:
+            wire["plan"] = self.plan
+        return wire
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> DriverAnswer:
         """The answer a JSON object holds."""
-        return cls(bool(data["stop"]))
+        plan = data.get("plan")
+        return cls(bool(data["stop"]), plan if isinstance(plan, dict) else None)
 
 
 Message = ShareReport | ShareBeat | DriverAnswer

@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import conf_float, conf_int
-from sparkstorm.engine import send_frame
+from sparkstorm.engine import (
+    ExecutionPlan,
+    executor_counts,
+    plan_shares,
+    plan_tag,
+    send_frame,
+    with_counts,
+)
 from sparkstorm.multilang.shell_base import with_code_resources
 from sparkstorm.spark_app.link import (
     DriverAnswer,
@@ -230,7 +237,8 @@ class ShareLink:
         import sparkstorm
 
         return ShareReport(self.index, self.run_id, self.host, executors, sys.executable,
-                           str(Path(sparkstorm.__file__).parent), self.settings.job)
+                           str(Path(sparkstorm.__file__).parent), self.settings.job,
+                           plan_tag(self.runner.plan))
 
     def _talk(self) -> None:
         """Report, then beat every period; each frame waits for the driver's answer."""
@@ -250,8 +258,9 @@ class ShareLink:
                 while True:
                     self._wait(self.period)
                     now = self.report()
+                    changed = (now.executors, now.plan_tag) != (last.executors, last.plan_tag)
                     message: ShareReport | ShareBeat = (
-                        now if now.executors != last.executors else
+                        now if changed else
                         ShareBeat(self.index, self.run_id, int(self.runner.pool.restarts),
                                   self.settings.job))
                     last = now
@@ -267,7 +276,38 @@ class ShareLink:
         if isinstance(answer, DriverAnswer) and answer.stop:
             self.stopped_by = "driver: stop"
             return True
+        if isinstance(answer, DriverAnswer) and answer.plan is not None:
+            self.follow(answer.plan)
         return False
+
+    def follow(self, driver_plan: dict[str, Any]) -> bool:
+        """Regroup the share's executors as the driver did (``rebalance -e``), if it did.
+
+        The share's executors under the driver's new counts are the same deal of them over
+        the shares as the driver's (:func:`~sparkstorm.engine.plan_shares`), so both sides
+        agree without saying which; the next report carries the new plan's tag, and the
+        driver, which waits for it, calls them there. Whether the executors were regrouped.
+        """
+        counts, tag = driver_plan.get("executor_counts"), driver_plan.get("plan_tag")
+        if not isinstance(counts, dict) or tag == plan_tag(self.runner.plan):
+            return False
+        try:
+            merged = {**executor_counts(self.runner.plan),
+                      **{str(k): int(v) for k, v in counts.items()}}
+            new = ExecutionPlan(with_counts(self.runner.plan.spec, merged), self.runner.conf)
+        except (TypeError, ValueError) as exc:
+            logger.warning("share %d: ignoring the driver's plan %r: %s", self.index,
+                           driver_plan, exc)
+            return False
+        shares = [s for s in plan_shares(new, conf_int(self.runner.conf, "topology.workers"))
+                  if s]
+        mine = shares[self.index] if self.index < len(shares) else set()
+        ids = [[min(e.tasks), max(e.tasks)] for e in new.executors if e.gid in mine]
+        followed = bool(self.runner.follow_driver_plan(counts, ids))
+        if followed:
+            logger.info("share %d: follows the driver to executor counts %s: hosts %s",
+                        self.index, merged, sorted(mine))
+        return followed
 
     def _wait(self, seconds: float) -> None:
         """Sleep between beats."""

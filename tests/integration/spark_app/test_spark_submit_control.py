@@ -219,6 +219,21 @@ def test_the_cluster_nimbus_lists_the_application(app: App,
     assert detail["workers"][0]["host"] == "127.0.0.1"
 
 
+def test_rebalance_e_regroups_the_spark_hosted_executors_in_place(app: App) -> None:
+    _running(app)
+    answer = app.cli("rebalance", "chaos", "-w", "0", "-e", "relay=1")
+    assert answer.returncode == 0, answer.stderr
+    wait_for(lambda: "every worker runs the new plan" in app.log.read_text(), 90,
+             message="both shares followed the driver to the new counts")
+    text = app.log.read_text()
+    assert "shares follow the driver to ids=1,relay=1,sink=2" in text, text[-3000:]
+    before = app.acked_ids()
+    wait_for(lambda: app.acked_ids() >= before + 50, 60,
+             message="ids are acked under the new counts")
+    relay = next(b for b in app.topology()["bolts"] if b["boltId"] == "relay")
+    assert relay["executors"] == 1
+
+
 def test_kill_through_the_drivers_address_drains_and_ends_the_application(
         app: App, cluster_nimbus: ClusterNimbus) -> None:
     _running(app)

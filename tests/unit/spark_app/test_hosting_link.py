@@ -23,7 +23,14 @@ import pytest
 from sparkstorm import Topology
 from sparkstorm.cluster.worker.executor_host import ExecutorHostRunner
 from sparkstorm.config import load_config
-from sparkstorm.engine import Endpoint, recv_frame, send_frame
+from sparkstorm.engine import (
+    Endpoint,
+    ExecutionPlan,
+    plan_tag,
+    recv_frame,
+    send_frame,
+    with_counts,
+)
 from sparkstorm.engine.spark.stage import ping
 from sparkstorm.spark_app.hosting import SparkHosting
 from sparkstorm.spark_app.link import DriverAnswer, ShareBeat, ShareReport, receive, send
@@ -56,10 +63,17 @@ class Driver:
 
     def __init__(self, conf: dict[str, Any]) -> None:
         self.reports: list[Reported] = []
+        self.tags: list[dict[int, str] | None] = []
+        self.plan = ExecutionPlan(Relay.topology_spec, conf)
+        """What the driver runs; a test switches it as a rebalance -e would."""
         self.hosting = SparkHosting("relay", Relay.topology_spec, conf, "token-1",
-                                    self.reports.append)
+                                    self._reported, driver_plan=lambda: self.plan)
         self.address = self.hosting.listen(local=True)
         self.settings = self.hosting.settings(self.address, local=True)
+
+    def _reported(self, reported: Reported, tags: dict[int, str] | None) -> None:
+        self.reports.append(reported)
+        self.tags.append(tags)
 
 
 class Share:
@@ -295,3 +309,33 @@ def test_a_share_whose_job_failed_before_reporting_fails_the_topology(
     assert hosting.restarts == []
     failure = hosting.failure
     assert failure is not None and getattr(failure, "code", None) == "HOSTING_JOB_ENDED"
+
+
+def test_shares_follow_the_drivers_new_executor_counts_in_place(
+        driver: Driver, conf: dict[str, Any]) -> None:
+    shares = [Share(driver, 0, conf), Share(driver, 1, conf)]
+    wait_for(driver.hosting.reported, 60, message="both shares reported")
+    spout_pid = shares[0].runner.pool.pids()[0]
+    old_tag = plan_tag(driver.plan)
+    assert all(tags == dict.fromkeys(report, old_tag)
+               for report, tags in zip(driver.reports, driver.tags, strict=True))
+
+    # rebalance -e relay=1: the driver switched between windows and now runs new counts
+    driver.plan = ExecutionPlan(with_counts(Relay.topology_spec, {"numbers": 1, "relay": 1,
+                                                                  "sink": 2}), conf)
+    new_tag = plan_tag(driver.plan)
+
+    def reported_under_new_plan() -> set[int]:
+        return {gid for report, tags in zip(driver.reports, driver.tags, strict=True)
+                for gid in report if tags and tags.get(gid) == new_tag}
+
+    wait_for(lambda: reported_under_new_plan() == {0, 1, 2, 3}, 60,
+             message="every executor of the new counts reported under the new plan's tag")
+    assert [sorted(s) for s in driver.hosting.shares] == [[0, 1, 2], [3]]
+    assert driver.hosting.spec.component("relay").par == 1, "a restarted share gets it"
+    assert shares[0].runner.pool.pids()[0] == spout_pid, "the spout kept its process"
+    assert sorted(shares[1].runner.pool.sockets) == [3]
+    driver.hosting.stop(timeout=10)
+    for share in shares:
+        share.thread.join(20)
+        assert share.error is None

@@ -263,6 +263,12 @@ class Nimbus:
                 msg = (f"topology {topology_id} is {str(base.status).lower()}; it cannot be "
                        "rebalanced now")
                 raise NimbusError(msg, code=code)
+            if is_application(base) and num_workers is not None:
+                msg = (f"topology {topology_id} is a Spark application of its own: its "
+                       "workers are its hosting shares (topology.workers), fixed for its "
+                       "life; rebalance its executors with -e, or deploy it again with "
+                       "another topology.workers")
+                raise NimbusError(msg, code="REBALANCE_INVALID")
             counts = self._checked_executors(topology_id, executors or {})
             if num_workers is not None and (isinstance(num_workers, bool)
                                             or not isinstance(num_workers, int)

@@ -99,3 +99,11 @@ def test_rebalance_e_keeps_every_executor_on_the_drivers_slot(
                                                            "stats": {}})
     assert answer["executor_counts"] == {"word": 1, "split": 4}
     assert answer["active"] is True
+
+
+def test_an_applications_worker_count_cannot_be_rebalanced(nimbus: Nimbus) -> None:
+    ids = _register(nimbus)
+    with pytest.raises(NimbusError) as caught:
+        nimbus.rebalance(ids["topology_id"], 0, num_workers=3)
+    assert caught.value.code == "REBALANCE_INVALID" and "-e" in str(caught.value)
+    assert nimbus.storm(ids["topology_id"]).status == TopologyStatus.ACTIVE
