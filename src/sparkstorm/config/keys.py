@@ -660,8 +660,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         _NUM,
         30,
         "sparkstorm: a hosting task that hears nothing from its driver for this many "
-        "seconds stops its executor processes; the driver forgets a share it has not heard "
-        "from for as long",
+        "seconds stops its executor processes; the driver gives up a share it has not "
+        "heard from for this plus two heartbeats and starts it again elsewhere",
         minimum=0.1,
     ),
     _K(

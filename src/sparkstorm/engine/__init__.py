@@ -40,6 +40,7 @@ _WHERE = {
     "HostingJob": "spark.hosting_job",
     "executor_cores": "spark.hosting_job",
     "local_master": "spark.hosting_job",
+    "dynamic_allocation": "spark.hosting_job",
     "wait_for_hosts": "spark.hosting_job",
     "on_jvm_shutdown": "spark.shutdown_hook",
     "ComponentError": "wire.messages",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from sparkstorm.engine.plan.shares import plan_shares
     from sparkstorm.engine.spark.hosting_job import (
         HostingJob,
+        dynamic_allocation,
         executor_cores,
         local_master,
         wait_for_hosts,
@@ -114,6 +116,7 @@ __all__ = [
     "WindowOutput",
     "authenticated",
     "build_routes",
+    "dynamic_allocation",
     "executor_cores",
     "executor_counts",
     "executor_stacks",

@@ -66,6 +66,7 @@ from sparkstorm.engine import (
     ExecutionPlan,
     HostingJob,
     authenticated,
+    dynamic_allocation,
     executor_cores,
     executor_counts,
     local_master,
@@ -182,6 +183,8 @@ class SparkHosting:
         self._settings: ShareSettings | None = None
         self._cpus = 1
         self._local = False
+        self._dedicated = False
+        """Dynamic allocation is on: hosting tasks run on executors of their own."""
 
     # -- start ------------------------------------------------------------------------
     def start(self, spark: Any) -> None:
@@ -196,12 +199,25 @@ class SparkHosting:
         local = local_master(sc)
         if local:
             self.check_local_slots(int(sc.defaultParallelism))
-        hosts = [None] if local else self._hosts(sc)
+        self._dedicated = dynamic_allocation(sc)
+        if self._dedicated:
+            # no executor exists until tasks wait for one: the hosting tasks ask Spark for
+            # executors of their own, sized to a share, and hold none of the windows' slots
+            hosts: list[str | None] = [None]
+            cpus = (conf_int(self.conf, "topology.executor.hosting.cpus")
+                    or max(len(s) for s in self.shares))
+            self.reserved_slots = 0
+            logger.info("topology %s: dynamic allocation is on: each hosting task runs on a "
+                        "Spark executor of its own with %d cores, which Spark requests for "
+                        "it; the windows' executors come and go with their load",
+                        self.name, cpus)
+        else:
+            hosts = [None] if local else self._hosts(sc)
+            cpus = self.task_cpus(executor_cores(sc),
+                                  int(sc.getConf().get("spark.task.cpus", "1")), local)
+            per_slot = 1 if local else int(sc.getConf().get("spark.task.cpus", "1"))
+            self.reserved_slots = len(self.shares) * -(-cpus // per_slot)
         preferred = [hosts[i % len(hosts)] for i in range(len(self.shares))]
-        cpus = self.task_cpus(executor_cores(sc), int(sc.getConf().get("spark.task.cpus", "1")),
-                              local)
-        per_slot = 1 if local else int(sc.getConf().get("spark.task.cpus", "1"))
-        self.reserved_slots = len(self.shares) * -(-cpus // per_slot)
         self._sc, self._cpus, self._local = sc, cpus, local
         self._settings = self.settings(self.listen(local), local)
         with self._lock:
@@ -218,7 +234,7 @@ class SparkHosting:
         settings = replace(self._settings, job=generation)
         group = f"{JOB_GROUP}-{share}" + (f".{generation}" if generation else "")
         job = HostingJob(self._sc, partial(host_one_share, settings, share), [host], self._cpus,
-                         group)
+                         group, dedicated=self._dedicated)
         self.jobs[share] = ShareJob(share, generation, job, host)
         job.start()
 
@@ -370,6 +386,8 @@ class SparkHosting:
 
     def _place(self, share: int, avoid: str | None) -> str | None:
         """The live Spark executor host with the fewest other shares (not ``avoid``)."""
+        if self._dedicated:
+            return None  # Spark requests a new executor for it, where the cluster has room
         hosts = [h for h in HostingJob.live_hosts(self._sc) if h != avoid]
         if not hosts:
             return None

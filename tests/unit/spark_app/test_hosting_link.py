@@ -217,8 +217,9 @@ class FakeJob:
 
     made: list[FakeJob] = []
 
-    def __init__(self, sc: Any, task: Any, hosts: Any, cpus: int, group: str) -> None:
-        self.hosts, self.group = list(hosts), group
+    def __init__(self, sc: Any, task: Any, hosts: Any, cpus: int, group: str, *,
+                 dedicated: bool = False) -> None:
+        self.hosts, self.group, self.dedicated = list(hosts), group, dedicated
         self.error: BaseException | None = None
         self.ended = threading.Event()
         self.cancelled = False

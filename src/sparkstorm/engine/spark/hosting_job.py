@@ -12,8 +12,12 @@ Streaming hosts its receivers: the driver submits one Spark job whose task ``i``
   so on a cluster master the job's stage carries a task resource profile asking ``cpus``
   CPUs per task (stage-level scheduling of task resources, which Spark 3.4+ supports on
   standalone, YARN and Kubernetes with dynamic allocation off): no window's task is
-  scheduled on the cores the executor processes use. A ``local`` master has nothing to
-  reserve (one host; Spark refuses task resource profiles there): the task takes one slot;
+  scheduled on the cores the executor processes use. With dynamic allocation on
+  (``dedicated``), the stage carries a full resource profile instead, executors of
+  ``cpus`` cores running one ``cpus``-CPU task: Spark requests executors of that size for
+  the hosting tasks alone (a profile's executors take no other profile's tasks), and the
+  windows' executors scale with their load. A ``local`` master has nothing to reserve
+  (one host; Spark refuses resource profiles there): the task takes one slot;
 - in a **job group of its own** (``group``), so :meth:`HostingJob.cancel` ends it and
   nothing else: the driver runs one such job per share, so that Spark giving up on one
   share's task (and so aborting its stage, whose running tasks it kills) ends no other.
@@ -79,6 +83,15 @@ def local_master(sc: Any) -> bool:
     return str(sc.master).startswith("local")
 
 
+def dynamic_allocation(sc: Any) -> bool:
+    """Whether Spark's dynamic allocation is on (``spark.dynamicAllocation.enabled``).
+
+    Never on a ``local`` master, where Spark ignores it.
+    """
+    enabled = str(sc.getConf().get("spark.dynamicAllocation.enabled", "false"))
+    return enabled.strip().lower() == "true" and not local_master(sc)
+
+
 class HostingJob:
     """The hosting job of one topology (see the module docs).
 
@@ -88,15 +101,19 @@ class HostingJob:
         hosts: the preferred host of each share (None: anywhere); one task per entry.
         cpus: CPUs each task reserves on a cluster master (see the module docs).
         group: the job's Spark job group (:meth:`cancel` cancels it).
+        dedicated: run the tasks on executors of their own, ``cpus`` cores each (dynamic
+            allocation on; see the module docs).
     """
 
     def __init__(self, sc: Any, task: ShareTask, hosts: Sequence[str | None],
-                 cpus: int, group: str = HOSTING_JOB_GROUP) -> None:
+                 cpus: int, group: str = HOSTING_JOB_GROUP, *,
+                 dedicated: bool = False) -> None:
         self.sc = sc
         self.group = group
         self.task = task
         self.hosts = tuple(hosts)
         self.cpus = max(1, cpus)
+        self.dedicated = dedicated
         self.error: BaseException | None = None
         """Why the job ended, when it failed (Spark gave up on a task, or a cancel)."""
         self.ended = threading.Event()
@@ -109,9 +126,15 @@ class HostingJob:
         rdd = rdd.mapPartitionsWithIndex(self.task)
         if local_master(self.sc):
             return rdd
-        from pyspark.resource import ResourceProfileBuilder, TaskResourceRequests
+        from pyspark.resource import (
+            ExecutorResourceRequests,
+            ResourceProfileBuilder,
+            TaskResourceRequests,
+        )
 
         profile = ResourceProfileBuilder().require(TaskResourceRequests().cpus(self.cpus))
+        if self.dedicated:
+            profile = profile.require(ExecutorResourceRequests().cores(self.cpus))
         return rdd.withResources(profile.build)
 
     def start(self) -> None:
