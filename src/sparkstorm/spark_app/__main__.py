@@ -13,4 +13,13 @@ if __name__ == "__main__":
     sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != _HERE]
     from sparkstorm.spark_app.app import main
 
-    sys.exit(main())
+    code = main()
+    # everything of ours is stopped by now (drained, shares ended, Spark stopped); a window
+    # thread still inside a Spark call that Spark's stop left unanswered must not keep this
+    # process, and so spark-submit's JVM, alive: the interpreter's exit would join it forever
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
 def _run_topology(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: Any,
                   hosting_kind: str, stopping: Stopping, control: AppControl) -> int:
     from sparkstorm.engine import TopologyDriver
-    from sparkstorm.spark_app.hosting import SparkHosting
+    from sparkstorm.spark_app.hosting import DriverSide, SparkHosting
 
     sc = spark.sparkContext
     name, spec = target.name, target.spec
@@ -249,10 +249,10 @@ def _run_topology(args: argparse.Namespace, target: Target, conf: dict[str, Any]
     driver.final_checkpoint = True
     control.starting(driver)
     checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
-    hosting = SparkHosting(name, spec, conf, token, driver.set_remote_endpoints,
-                           code=args.code,
+    told = DriverSide(driver.set_remote_endpoints, plan=lambda: driver.plan,
+                      on_share_lost=driver.cancel_windows_in_flight)
+    hosting = SparkHosting(name, spec, conf, token, told, code=args.code,
                            checkpoint_id=driver.checkpoint_id if checkpoints else None,
-                           driver_plan=lambda: driver.plan,  # rebalance -e: shares follow
                            ) if spark_hosted else None
     for signum in (signal.SIGTERM, signal.SIGINT):  # after Spark's own (PySpark's SIGINT)
         signal.signal(signum, lambda n, _: stopping.request(f"signal {signal.Signals(n).name}"))

@@ -127,6 +127,26 @@ class ShareRestart:
     host: str | None
 
 
+@dataclass(frozen=True)
+class DriverSide:
+    """What the hosting tells the driver (``TopologyDriver``), and reads of it.
+
+    Attributes:
+        on_report: called, from a link's thread, with the endpoints and pids of each report
+            and the plan tag of each (``set_remote_endpoints``).
+        plan: the plan the driver runs now (``TopologyDriver.plan``); every answer carries
+            its counts, which the shares follow after a ``rebalance -e`` (None: the plan
+            never changes).
+        on_share_lost: called with why, once a silent share was given up
+            (``cancel_windows_in_flight``: the windows in flight have tasks on its host's
+            Spark executor, which Spark would wait for).
+    """
+
+    on_report: Callable[[Reported, dict[int, str] | None], None]
+    plan: Callable[[], ExecutionPlan] | None = None
+    on_share_lost: Callable[[str], None] | None = None
+
+
 class SparkHosting:
     """The driver's side of Spark hosting (see the module docs).
 
@@ -135,22 +155,18 @@ class SparkHosting:
         spec: its spec.
         conf: its conf (``spark.master`` and ``spark.driver.host`` set from the session).
         token: the topology's token (the driver's and every executor's).
-        on_report: called, from a link's thread, with the endpoints and pids of each report
-            (``TopologyDriver.set_remote_endpoints``).
+        driver: what it tells the driver (:class:`DriverSide`).
         code: the file name of the code zip shipped with ``--py-files`` (None: none).
         checkpoint_id: the id executors write checkpoint parts under (None: off).
-        driver_plan: the plan the driver runs now (``TopologyDriver.plan``); every answer
-            carries its counts, which the shares follow after a ``rebalance -e`` (None:
-            the plan never changes).
     """
 
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any], token: str,
-                 on_report: Callable[[Reported, dict[int, str] | None], None], *,
-                 code: str | None = None, checkpoint_id: str | None = None,
-                 driver_plan: Callable[[], ExecutionPlan] | None = None) -> None:
+                 driver: DriverSide, *, code: str | None = None,
+                 checkpoint_id: str | None = None) -> None:
         self.name, self.spec, self.conf, self.token = name, spec, conf, token
-        self.on_report = on_report
-        self.driver_plan = driver_plan
+        self.on_report = driver.on_report
+        self.driver_plan = driver.plan
+        self.on_share_lost = driver.on_share_lost
         self._plan_tag = plan_tag(ExecutionPlan(spec, conf))
         """The tag of the plan the shares were dealt from (:meth:`_follow_driver`)."""
         self.code = code
@@ -329,12 +345,18 @@ class SparkHosting:
         """Start again each share whose job ended or that went silent (see the module docs).
 
         A job that ended before any run of it reported fails the topology instead
-        (:attr:`failure`): its executors cannot start.
+        (:attr:`failure`): its executors cannot start. Once a silent share was given up,
+        :attr:`on_share_lost` hears it (outside the lock).
         """
-        now = time.monotonic() if now is None else now
+        given_up = self._check_shares(time.monotonic() if now is None else now)
+        if given_up and self.on_share_lost is not None:
+            self.on_share_lost("; ".join(given_up))
+
+    def _check_shares(self, now: float) -> list[str]:
+        given_up: list[str] = []
         with self._lock:
             if self.stopping.is_set():
-                return
+                return given_up
             for share, current in sorted(self.jobs.items()):
                 job = current.job
                 if job.ended.is_set():
@@ -366,6 +388,8 @@ class SparkHosting:
                                        lost, host)
                     self._restart(share, f"not heard from for {now - heard:.1f} s",
                                   avoid=host)
+                    given_up.append(f"share {share} on {host} was given up")
+        return given_up
 
     def _restart(self, share: int, reason: str, avoid: str | None) -> None:
         """Start ``share`` again in a new hosting job (the caller holds the lock)."""
@@ -604,4 +628,5 @@ def _first_line(error: BaseException | None) -> str:
     return text[0][:300] if text else repr(error)
 
 
-__all__ = ["ReportSeen", "Reported", "ShareJob", "ShareRestart", "SparkHosting"]
+__all__ = ["DriverSide", "ReportSeen", "Reported", "ShareJob", "ShareRestart",
+           "SparkHosting"]

@@ -353,6 +353,12 @@ def test_a_host_cut_off_is_given_up_and_its_share_hosted_elsewhere(
             app.wait(lambda: app.share_hosts().get(1) == HOST_B, 120,
                      "C's share hosted on B")
             hosted_again = time.monotonic() - cut
+            assert "cancelling the windows in flight" in app.text(), app.tail()
+            progress = app.wait(lambda: (c := _committed(store)[0]) is not None and c, 60,
+                                "a checkpoint")
+            app.wait(lambda: (_committed(store)[0] or 0) > progress, 50,
+                     "checkpoints commit again while C is still cut off")
+            resumed = time.monotonic() - cut
             wait_for(lambda: not set(on_c.values()) & set(_executors("C").values()), 60,
                      message="C's executor processes stopped themselves")
             stopped = time.monotonic() - cut
@@ -363,6 +369,7 @@ def test_a_host_cut_off_is_given_up_and_its_share_hosted_elsewhere(
         _figure("link cut to the share given up", given_up)
         _figure("link cut to C's executors stopped", stopped)
         _figure("link cut to the share reported from B", hosted_again)
+        _figure("link cut to checkpoints committing again (link still down)", resumed)
         window = _exact_counts(app, store, count)
         assert window > 0
         assert _executors("C") == {}, "nothing of C's old share runs after the link returns"

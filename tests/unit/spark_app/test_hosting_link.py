@@ -32,7 +32,7 @@ from sparkstorm.engine import (
     with_counts,
 )
 from sparkstorm.engine.spark.stage import ping
-from sparkstorm.spark_app.hosting import SparkHosting
+from sparkstorm.spark_app.hosting import DriverSide, SparkHosting
 from sparkstorm.spark_app.link import DriverAnswer, ShareBeat, ShareReport, receive, send
 from sparkstorm.spark_app.share import ShareLink, ShareSettings
 from sparkstorm.testing.polling import wait_for
@@ -66,8 +66,10 @@ class Driver:
         self.tags: list[dict[int, str] | None] = []
         self.plan = ExecutionPlan(Relay.topology_spec, conf)
         """What the driver runs; a test switches it as a rebalance -e would."""
+        self.lost: list[str] = []
         self.hosting = SparkHosting("relay", Relay.topology_spec, conf, "token-1",
-                                    self._reported, driver_plan=lambda: self.plan)
+                                    DriverSide(self._reported, plan=lambda: self.plan,
+                                               on_share_lost=self.lost.append))
         self.address = self.hosting.listen(local=True)
         self.settings = self.hosting.settings(self.address, local=True)
 
@@ -291,11 +293,12 @@ def test_a_silent_share_is_given_up_and_its_host_avoided(driver: Driver,
     hosting._take(_report(0, "a", "10.0.0.2"))
     hosting._take(_report(1, "b", "10.0.0.3"))
     hosting.check_shares(now=hosting.heard[1] + hosting.give_up_after / 2)
-    assert hosting.restarts == [], "heard recently"
+    assert hosting.restarts == [] and driver.lost == [], "heard recently"
     hosting.heard[0] = hosting.heard[1] + hosting.give_up_after  # share 0 beats on
     hosting.check_shares(now=hosting.heard[1] + hosting.give_up_after + 0.1)
     (restart,) = hosting.restarts
     assert restart.share == 1 and restart.host == "10.0.0.2", "not on the silent host"
+    assert driver.lost == ["share 1 on 10.0.0.3 was given up"], "the windows in flight end"
     assert jobs[1].cancelled and FakeJob.replaced == ["10.0.0.3"]
     assert hosting._take(ShareBeat(1, "b")) is True, "the link came back: told to stop"
 

@@ -8,13 +8,14 @@ import pytest
 
 from sparkstorm.config import load_config
 from sparkstorm.errors import EngineError
-from sparkstorm.spark_app.hosting import SparkHosting
+from sparkstorm.spark_app.hosting import DriverSide, SparkHosting
 from tests.unit.spark_app.test_hosting_link import Relay
 
 
 def _hosting(**conf: Any) -> SparkHosting:
     merged = load_config(topology={"topology.workers": 2, **conf})
-    return SparkHosting("relay", Relay.topology_spec, merged, "k", lambda reported, tags: None)
+    return SparkHosting("relay", Relay.topology_spec, merged, "k",
+                        DriverSide(lambda reported, tags: None))
 
 
 def test_a_task_holds_one_cpu_per_executor_process_of_the_largest_share() -> None:

@@ -67,6 +67,7 @@ from sparkstorm.engine.spark.placement import Placement
 from sparkstorm.engine.spark.session import cache_jvm_lookups, get_spark
 from sparkstorm.engine.spark.stage import DRIVER, StageInfo
 from sparkstorm.engine.spark.window_job import (
+    WINDOW_JOB_TAG,
     WindowJob,
     counting_tasks,
     release_on_end,
@@ -314,7 +315,20 @@ class TopologyDriver:
             logger.warning("topology %s: executors %s move here from a worker that is going "
                            "away; cancelling the windows in flight (their trees replay)",
                            self.name, sorted(arriving))
-            self._spark.sparkContext.cancelAllJobs()
+            self._spark.sparkContext.cancelJobsWithTag(WINDOW_JOB_TAG)
+
+    def cancel_windows_in_flight(self, reason: str) -> None:
+        """End the Spark jobs of the windows in flight now: they fail, their trees replay.
+
+        For a host that went silent: its Spark executor runs tasks of those windows that
+        Spark would wait for until its own network timeout (120 s) declares it lost, and the
+        next windows would wait behind them. Only windows' jobs are cancelled (their tag).
+        """
+        if self._spark is None:
+            return
+        logger.warning("topology %s: %s; cancelling the windows in flight (their trees "
+                       "replay)", self.name, reason)
+        self._spark.sparkContext.cancelJobsWithTag(WINDOW_JOB_TAG)
 
     def _follow_rehost(self) -> None:
         """Apply a wanted rehost: end the window in flight, move executors, await them.

@@ -126,7 +126,9 @@ def call_executor(endpoint: Endpoint, token: str, request: Request, timeout: flo
     delay = 0.01
     while True:
         try:
-            with endpoint.connect(token, answer_timeout) as sock:
+            remaining = max(0.05, deadline - time.monotonic())
+            with endpoint.connect(token, answer_timeout, min(remaining, answer_timeout or
+                                                             remaining)) as sock:
                 send_frame(sock, body)
                 if answer_timeout is not None:
                     _await_answer(sock, endpoint, token, answer_timeout)

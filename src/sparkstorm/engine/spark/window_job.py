@@ -58,11 +58,17 @@ class WindowJob:
     """Set when the spout stage's tasks have finished, or the job has ended."""
 
 
+WINDOW_JOB_TAG = "sparkstorm-window"
+"""Every window's Spark job carries this tag: ``cancelJobsWithTag`` ends the windows in
+flight and nothing else (not a spark-submitted topology's hosting jobs)."""
+
+
 def submit_window_job(threads: ThreadPoolExecutor, sc: Any, rdd: Any, group: str,
                       description: str) -> Future[tuple[list[Any], float]]:
-    """Collect ``rdd`` in job group ``group`` from one of ``threads``."""
+    """Collect ``rdd`` in job group ``group``, tagged :data:`WINDOW_JOB_TAG`, from ``threads``."""
     def collect() -> tuple[list[Any], float]:
         sc.setJobGroup(group, description)
+        sc.addJobTag(WINDOW_JOB_TAG)  # the thread's jobs keep it (Spark's tags are per thread)
         return rdd.collect(), time.time()
     return threads.submit(collect)
 

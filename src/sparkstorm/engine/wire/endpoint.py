@@ -39,8 +39,13 @@ class Endpoint:
         """Whether the executor runs on this host (its socket is visible here)."""
         return os.path.exists(self.path)
 
-    def connect(self, token: str, timeout: float | None) -> socket.socket:
+    def connect(self, token: str, timeout: float | None,
+                connect_timeout: float | None = None) -> socket.socket:
         """A connection to the executor, authenticated when it is over TCP.
+
+        ``timeout`` is the socket's; ``connect_timeout`` bounds a TCP connect on its own (a
+        host cut off answers no SYN: the caller's retry bound, not a long answer bound,
+        must decide when to look its address up again).
 
         Raises:
             OSError: the executor does not accept connections (yet).
@@ -54,8 +59,11 @@ class Endpoint:
                 sock.close()
                 raise
             return sock
-        sock = socket.create_connection((self.host, self.port), timeout)
+        sock = socket.create_connection(
+            (self.host, self.port), timeout if connect_timeout is None else connect_timeout)
         try:
+            if connect_timeout is not None:
+                sock.settimeout(timeout)
             send_frame(sock, token.encode())
         except OSError:
             sock.close()
