@@ -27,6 +27,7 @@ from sparkstorm.cluster.nimbus.ui_views import (
     latency,
     log_link,
     pretty_uptime,
+    with_intervals,
 )
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class ComponentPage:
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
             "eventLogLink": "",
             "executorStats": self._executors(topology_id, view, window, name, kind),
-            "recentWindows": [_recent(r, name) for r in view.recent_windows()],
+            "recentWindows": with_intervals([_recent(r, name) for r in view.recent_windows()]),
         }
         error = self.state.last_error(topology_id, name)
         last_error = error.error[:200] if error else ""

@@ -375,8 +375,8 @@ class UiViews:
                 "hostLocality": view.locality(),
                 "failureReasons": sorted(reasons, key=lambda r: (
                     -int(r["count"]), -float(r.get("lastSeen") or 0.0)))[:20],
-                "recentWindows": [recent_window(r, spout_names)
-                                  for r in view.recent_windows()]}
+                "recentWindows": with_intervals([recent_window(r, spout_names)
+                                                 for r in view.recent_windows()])}
 
     def _last_error(self, topology_id: str, component: str) -> dict[str, Any]:
         error = self.state.last_error(topology_id, component)
@@ -528,6 +528,34 @@ _BRIEF_DEFAULTS: dict[str, Any] = {
     "emitted": 0, "transferred": 0, "executed": 0, "acked": 0, "failed": 0, "capacity": None,
     "execute_latency_ms": None, "complete_latency_ms": None, "buffered": 0, "buffer_bound": 0}
 """What a heartbeat's brief leaves out (zeros and unknowns)."""
+
+
+MAX_INTERVAL_SECS = 60.0
+"""A longer gap between two recent windows is a restart, not a window's time."""
+
+
+def with_intervals(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``points`` (oldest first) with ``intervalSeconds``: since the window before began.
+
+    What a rate divides by: a window's count arrived over the time between two windows'
+    starts, not over its Spark job's duration (a 20 tuples/s topology whose windows last
+    19 ms would plot at 1,000/s). The first point, and one after a gap of more than a minute
+    (a restart), has none: the chart then falls back to the job's duration.
+
+    Example:
+        >>> [p["intervalSeconds"] for p in with_intervals(
+        ...     [{"time": 10.0}, {"time": 10.5}, {"time": 200.0}])]
+        [None, 0.5, None]
+    """
+    previous = None
+    for point in points:
+        began = point.get("time")
+        gap = (began - previous) if isinstance(began, int | float) and isinstance(
+            previous, int | float) else None
+        point["intervalSeconds"] = (round(gap, 3) if gap is not None
+                                    and 0 < gap <= MAX_INTERVAL_SECS else None)
+        previous = began
+    return points
 
 
 def recent_window(record: dict[str, Any], spouts: set[str]) -> dict[str, Any]:

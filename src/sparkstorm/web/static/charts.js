@@ -25,11 +25,13 @@ const Charts = (() => {
     get size() { return this.windows.size; }
   }
 
-  /* value per second of a counter in one window (the window's own count when it has no length) */
+  /* value per second of a counter in one window: over the time since the window before began
+  (intervalSeconds), else over the window's own job (seconds), else the count itself */
   const rate = (field) => (w) => {
     const value = w[field];
     if (value === null || value === undefined) return null;
-    return w.seconds > 0 ? value / w.seconds : value;
+    const over = w.intervalSeconds > 0 ? w.intervalSeconds : w.seconds;
+    return over > 0 ? value / over : value;
   };
 
   /* a latency (ms, or null when nothing completed) */
