@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from sparkstorm.cluster.daemon_log import attach as attach_daemon_log
 from sparkstorm.config import load_config, parse_cli_overrides
 from sparkstorm.errors import ConfigError
 
@@ -54,6 +55,7 @@ def nimbus_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.store.cluster_state import ClusterState
 
     conf = _conf(args)
+    attach_daemon_log(conf, "nimbus")  # <storm.local.dir>/logs/nimbus.log, for the logviewer
     with open_store(conf) as store:
         nimbus, server = build_server(conf, ClusterState(store))
         try:
@@ -141,6 +143,7 @@ def cluster_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.supervisor.supervisor import Supervisor
 
     conf = _conf(args)
+    attach_daemon_log(conf, "nimbus")  # the supervisor writes its own supervisor.log
     with open_store(conf) as store:
         state = ClusterState(store)
         nimbus, server = build_server(conf, state)

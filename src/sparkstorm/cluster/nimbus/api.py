@@ -24,6 +24,8 @@ from sparkstorm.cluster.nimbus.errors import NimbusError, status_of
 from sparkstorm.cluster.nimbus.host_check import check_hosts
 from sparkstorm.cluster.nimbus.log_control import LogControl
 from sparkstorm.cluster.nimbus.log_tails import SOURCE, LogTails
+from sparkstorm.cluster.nimbus.logviewer_proxy import LogviewerProxy
+from sparkstorm.cluster.nimbus.logviewer_proxy import add_routes as add_logviewer_routes
 from sparkstorm.cluster.nimbus.request_limits import RequestLimits
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.stormdist import PARTS
@@ -164,6 +166,7 @@ def create_app(nimbus: Nimbus, token: str) -> FastAPI:
     tails = LogTails(nimbus.clock)
     _worker_routes(app, nimbus.umbilical, auth, tails, control)
     _log_routes(app, views, tails, auth)
+    add_logviewer_routes(app, LogviewerProxy(nimbus.state, nimbus.conf, token), auth)
     _log_control_routes(app, views, control, auth)
     return app
 

@@ -276,6 +276,7 @@ class SupervisorInfo:
         version: the sparkstorm version it runs.
         time_secs: registration time, epoch seconds: when the supervisor wrote this record
             (it re-registers on each heartbeat, so this is also its latest heartbeat).
+        logviewer_url: where its logviewer answers (``http://host:port``), "" when none.
     """
 
     supervisor_id: str
@@ -285,6 +286,7 @@ class SupervisorInfo:
     uptime_secs: float = 0.0
     version: str = ""
     time_secs: float = 0.0
+    logviewer_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -296,6 +298,7 @@ class SupervisorInfo:
             "uptime_secs": self.uptime_secs,
             "version": self.version,
             "time_secs": self.time_secs,
+            "logviewer_url": self.logviewer_url,
         }
 
     @classmethod
@@ -311,6 +314,7 @@ class SupervisorInfo:
             uptime_secs=float(f.get("uptime_secs", (int, float), 0.0)),
             version=f.get("version", str, ""),
             time_secs=float(f.get("time_secs", (int, float), 0.0)),
+            logviewer_url=f.get("logviewer_url", str, ""),
         )
 
 

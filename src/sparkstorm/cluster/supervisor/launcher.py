@@ -26,6 +26,7 @@ from pathlib import Path
 import psutil
 
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
+from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, keep_logs
 from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
 
 logger = logging.getLogger(__name__)
@@ -146,6 +147,9 @@ class Launcher:
              grace: float | None = None) -> None:
         """Stop a worker: SIGTERM its group, wait, SIGKILL what is left, remove its folders.
 
+        With ``forget``, its log files are kept in ``workers-artifacts`` (:mod:`.log_retention`)
+        before its folder goes.
+
         SIGTERM (and SIGCONT) the worker's group, wait the grace period (``grace``, by
         default ``shutdown_secs``), SIGKILL what is left, then every process the worker had
         started, and remove the temporary folder it named in its heartbeat.
@@ -170,7 +174,8 @@ class Launcher:
         if child is not None:
             child.wait(5)
         self._remove_workdir(process)
-        if forget:
+        if forget:  # its logs stay until the logviewer's retention limits (log_retention)
+            keep_logs(self.root / process.worker_id, self.root.parent / ARTIFACTS)
             shutil.rmtree(self.root / process.worker_id, ignore_errors=True)
         logger.info("stopped worker %s (pid %s)", process.worker_id, process.pid)
 

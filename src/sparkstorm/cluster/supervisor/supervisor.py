@@ -14,6 +14,10 @@ with it, and launched again. Right after a launch, before its first heartbeat, a
 
 A worker that died or hung before it ran a window failed to start: the next start of that
 topology's worker waits, longer after each failure in a row (:mod:`.backoff`).
+
+It also serves its host's logs (:mod:`.logviewer`), keeps a stopped worker's logs and
+removes them after the retention limits (:mod:`.log_retention`), and writes its own log to
+``<storm.local.dir>/logs/supervisor.log``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.cluster.daemon_log import attach, detach
 from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.inbox import UnpackLimits, safe_extract
@@ -38,6 +43,8 @@ from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.backoff import RestartBackoff
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
+from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, clean_up
+from sparkstorm.cluster.supervisor.logviewer import LogFolders, LogviewerServer
 from sparkstorm.cluster.worker.worker import shutdown_bound
 from sparkstorm.config import conf_float, conf_int_list, local_dir
 from sparkstorm.errors import ConfigError
@@ -89,9 +96,18 @@ class Supervisor:
         self._watches_lock = threading.Lock()  # watch callbacks run on the store's threads
         self._stopping = False  # under _watches_lock: no new watch once stop began
         self._timer: PeriodicThread | None = None
+        self._token = token  # the logviewer's calls need it, as Nimbus's log calls do
+        self.logviewer: LogviewerServer | None = None
+        self._log_handler: logging.Handler | None = None
+        self._next_log_cleanup = 0.0
 
     def start(self) -> None:
-        """Register, then run the sync loop on a daemon thread."""
+        """Start the logviewer, register, then run the sync loop on a daemon thread."""
+        self._log_handler = attach(self.conf, "supervisor")
+        if self._token:
+            self.logviewer = LogviewerServer(self.conf, LogFolders(
+                self.root, local_dir(self.conf) / "logs"), self._token)
+            self.logviewer.start()
         self.register()
         self.state.on_assignments_change(self._watch_assignments)
         self._timer = PeriodicThread("supervisor", conf_float(
@@ -112,6 +128,12 @@ class Supervisor:
             for process in list(self.workers.values()):
                 self.launcher.kill(process)
             self.workers.clear()
+        if self.logviewer is not None:
+            self.logviewer.stop()
+            self.logviewer = None
+        if self._log_handler is not None:
+            detach(self._log_handler)
+            self._log_handler = None
 
     def _watch_assignments(self, topology_ids: list[str]) -> None:
         """Wake the loop when an assignment appears, goes or changes.
@@ -139,7 +161,7 @@ class Supervisor:
         used = tuple(sorted({p.port for p in self.workers.values()}))
         self.state.register_supervisor(SupervisorInfo(
             self.id, self.hostname, self.ports, used, time.time() - self.started, VERSION,
-            time.time()))
+            time.time(), self.logviewer.url if self.logviewer else ""))
 
     def wanted(self) -> dict[str, tuple[str, int]]:
         """The workers assigned to this supervisor: worker id -> (topology id, port)."""
@@ -164,7 +186,19 @@ class Supervisor:
         self.backoff.forget({tid for tid, _ in wanted.values()})
         for worker_id, (topology_id, port) in sorted(wanted.items()):
             self._ensure_running(worker_id, topology_id, port)
+        self._clean_up_logs()
         self.register()
+
+    def _clean_up_logs(self) -> None:
+        """Apply the logviewer's retention limits to gone workers' logs, at its interval."""
+        now = time.time()
+        if now < self._next_log_cleanup:
+            return
+        self._next_log_cleanup = now + conf_float(self.conf, "logviewer.cleanup.interval.secs")
+        clean_up(self.root / ARTIFACTS,
+                 max_age_secs=conf_float(self.conf, "logviewer.cleanup.age.mins") * 60,
+                 max_bytes=conf_float(self.conf, "logviewer.max.per.worker.logs.size.mb")
+                 * 1024 * 1024, now=now)
 
     def silence(self, process: WorkerProcess, now: float | None = None) -> str | None:
         """Why a running worker counts as hung, or None while it heartbeats.

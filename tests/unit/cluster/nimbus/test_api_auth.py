@@ -6,8 +6,10 @@ on loopback unless told otherwise. FastAPI's test client, one real bind.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from sparkstorm.cluster.nimbus.api import create_app
 from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
+from sparkstorm.cluster.supervisor.logviewer import LogFolders, LogviewerServer
 from tests.unit.cluster.nimbus.helpers import SPEC
 from tests.unit.cluster.nimbus.http_helpers import LOOPBACK, code_zip, dump_store, sha256
 
@@ -106,6 +109,25 @@ GUARDED: dict[str, tuple[str, str, Call]] = {
     "worker log tails": ("POST", "/api/v1/worker/{worker_id}/logs",
                          _worker({"sources": {"worker": "worker"},
                                   "tails": {"worker": "a line"}})),
+    "log files": ("GET", "/api/v1/topology/{topology_id}/logfiles", _topology),
+    "log file": ("GET", "/api/v1/topology/{topology_id}/logfile", lambda w: (
+        {"topology_id": w.topology_id}, {"params": {"worker": w.worker_id,
+                                                    "file": "worker.log"}})),
+    "log search": ("GET", "/api/v1/topology/{topology_id}/logsearch", lambda w: (
+        {"topology_id": w.topology_id}, {"params": {"search": "line"}})),
+    "log download": ("GET", "/api/v1/topology/{topology_id}/logdownload", lambda w: (
+        {"topology_id": w.topology_id}, {"params": {"worker": w.worker_id,
+                                                    "file": "worker.log"}})),
+    "daemon logs": ("GET", "/api/v1/daemonlogs", _no_args),
+    "daemon log": ("GET", "/api/v1/daemonlog", lambda w: (
+        {}, {"params": {"daemon": "supervisor", "supervisor": "s1",
+                        "file": "supervisor.log"}})),
+    "daemon log search": ("GET", "/api/v1/daemonlog/search", lambda w: (
+        {}, {"params": {"daemon": "supervisor", "supervisor": "s1", "file": "supervisor.log",
+                        "search": "x"}})),
+    "daemon log download": ("GET", "/api/v1/daemonlog/download", lambda w: (
+        {}, {"params": {"daemon": "supervisor", "supervisor": "s1",
+                        "file": "supervisor.log"}})),
 }
 """Every token-guarded route: the mutating ones, code and spec downloads, the umbilical."""
 
@@ -117,9 +139,23 @@ BAD_TOKENS = {
 }
 
 
+@pytest.fixture(scope="module")
+def logviewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """A real supervisor logviewer (its root folder and URL) for the log routes' calls."""
+    local = tmp_path_factory.mktemp("logviewer")
+    (local / "logs").mkdir()
+    (local / "logs" / "supervisor.log").write_text("supervisor line\n")
+    server = LogviewerServer({"logviewer.port": 0}, LogFolders(local / "supervisor",
+                                                               local / "logs"), TOKEN)
+    server.start()
+    yield local / "supervisor", server.url
+    server.stop()
+
+
 @pytest.fixture
-def world(nimbus: Nimbus, state: ClusterState) -> World:
-    state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701)))
+def world(nimbus: Nimbus, state: ClusterState, logviewer: tuple[Path, str]) -> World:
+    state.register_supervisor(SupervisorInfo("s1", "host-s1", (6700, 6701),
+                                             logviewer_url=logviewer[1]))
     data = code_zip()
     finished = nimbus.inbox.begin()
     nimbus.inbox.chunk(finished, data)
@@ -128,6 +164,10 @@ def world(nimbus: Nimbus, state: ClusterState) -> World:
     assignment = state.get_assignment(topology_id)
     assert assignment is not None
     (worker_id,) = assignment.worker_ids.values()
+    folder = logviewer[0] / "workers" / worker_id  # the worker's logs on s1's host
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "worker.json").write_text(json.dumps({"topology_id": topology_id}))
+    (folder / "worker.log").write_text("a line\n")
     begun, ready = nimbus.inbox.begin(), nimbus.inbox.begin()
     nimbus.inbox.chunk(begun, data)
     nimbus.inbox.chunk(ready, data)
