@@ -46,7 +46,8 @@ def cluster_page(session: Session) -> str:
 <h1>Cluster summary</h1>
 <p id="error" class="error" hidden></p>
 <section><h2>Cluster</h2><table id="cluster-summary" class="kv"><tbody></tbody></table></section>
-<section><h2>Nimbus</h2><table id="nimbus"><tbody></tbody></table></section>
+<section><h2>Nimbus</h2><table id="nimbus"><thead><tr><th>Host</th><th>Port</th>
+<th>Status</th><th>Version</th><th>Uptime</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Topologies</h2>
 <table id="topologies" class="sortable"><thead><tr><th>Name</th><th>Id</th><th>Owner</th>
 <th>Status</th><th title="share of tuple trees failed and errors reported in the last 10 minutes">

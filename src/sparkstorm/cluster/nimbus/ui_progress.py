@@ -12,6 +12,8 @@ docs/cluster.md) and the lines an operator reads first:
 - ``windowsIdleSecs``: seconds since the driver last completed a window (a running topology
   completes several a second, even inactive);
 - ``checkpointAgeSecs``, ``windowsSinceCommit``: how old the committed checkpoint is;
+- ``statisticsResetSecs``: when the counts started again from zero (a new driver: a
+  restarted worker), so that an all-time figure is read as such;
 - ``troubles``: one sentence per current trouble (stalled, checkpoints not committing,
   executors restarting, rolled back, workers failing to start).
 
@@ -47,6 +49,9 @@ def progress_marks(previous: Mapping[str, Any], stats: Mapping[str, Any],
     windows run then).
     """
     marks = dict(previous.get("progress") or {})
+    before, windows = previous.get("windows"), stats.get("windows")
+    if isinstance(before, int) and isinstance(windows, int) and windows < before:
+        marks["reset_at"] = now  # a new driver: its counts start again from zero
     for count, mark in _MARKS:
         value = stats.get(count)
         if value is None or value == previous.get(count):
@@ -74,6 +79,7 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
         "lastExecutorRestartSecs": _ago(now, marks, "restarts_at"),
         "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
         "windowsIdleSecs": _ago(now, marks, "windows_at"),
+        "statisticsResetSecs": _ago(now, marks, "reset_at"),
         "checkpointAgeSecs": None, "windowsSinceCommit": None}
     windows = max((int(b.get("windows") or 0) for b in stats), default=0)
     if checkpoint_windows > 0:
@@ -97,6 +103,10 @@ def _troubles(fields: Mapping[str, Any], running: bool, checkpoint_windows: int)
     if last is not None and last <= RECENT_SECS:
         found.append(f"executors restarting: {fields['executorRestarts']} restart(s), the "
                      f"last {last:.0f} s ago")
+    last = fields["statisticsResetSecs"]
+    if last is not None and last <= RECENT_SECS:
+        found.append(f"statistics reset {last:.0f} s ago: the driver's worker started again, "
+                     "and its counts (all-time ones too) start from there")
     last = fields["lastRollbackSecs"]
     if last is not None and last <= RECENT_SECS:
         found.append(f"rolled back: {fields['rollbacks']} rollback(s) to the committed "

@@ -137,6 +137,9 @@ class ClusterWorker:
             conf["topology.executor.log.dir"] = os.getcwd()
         if self.local_dir is not None:  # Spark's scratch files go with the worker's folder
             conf.setdefault("spark.local.dir", str(self.local_dir / "spark-local"))
+        # Spark's UI listens on every interface without authentication, and has kill links:
+        # off in workers unless the topology or the cluster's conf turns it on
+        conf.setdefault("spark.ui.enabled", False)
         hosted = _hosted_gids(spec, conf, context.get("executors"))
         token = context.get("token") or None
         runner: Any

@@ -277,7 +277,10 @@ const Actions = (() => {
         const changes = Object.entries(chosen.options.executors).map(([c, n]) => `${c} → ${n} executors`);
         question = `Rebalance topology ${id} after ${chosen.wait} s` +
           (changes.length ? ` (${changes.join(", ")})?` : " (same executor counts)?") +
-          " It is deactivated until its worker restarts.";
+          ` Its spouts are deactivated for ${chosen.wait} s; then ` +
+          (changes.length ? "its workers regroup their executors in place (executors of " +
+                            "unchanged components keep running)." :
+                            "workers that move are replaced.");
       } else if (action === "stacktrace") {
         question = `Take stack traces of topology ${id}? Each worker sends its threads and ` +
           "every executor's at its next heartbeat; the topology keeps running.";

@@ -229,3 +229,13 @@ def test_checkpoints_that_stop_committing_are_a_trouble() -> None:
     fine = trouble_fields([{**later, "windows": 12}], 101.0, running=True,
                           checkpoint_windows=5)
     assert fine["troubles"] == []
+
+
+def test_a_restarted_driver_is_flagged_as_statistics_reset() -> None:
+    first: dict[str, Any] = {"windows": 500}
+    first["progress"] = progress_marks({}, first, now=100.0)
+    again: dict[str, Any] = {"windows": 3}
+    again["progress"] = progress_marks(first, again, now=130.0)
+    fields = trouble_fields([again], 140.0, running=True, checkpoint_windows=0)
+    assert fields["statisticsResetSecs"] == 10.0
+    assert fields["troubles"][0].startswith("statistics reset 10 s ago")
