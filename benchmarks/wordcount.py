@@ -411,14 +411,16 @@ def analyse(run: Run, n: int,  # noqa: PLR0915 - one steady-state figure after a
     out["steady_windows"] = len(steady)
     out["steady_window_range"] = ((steady[0][0]["window"], steady[-1][0]["window"])
                                   if steady else None)
+    # a run without acking (topology.acker.executors=0) records no complete latency
+    timed = [(s, a) for _, s, a in steady if s.get("complete_latency_p50_ms") is not None]
     out["steady_p50_ms"] = _weighted_quantile(
-        [(s["complete_latency_p50_ms"], a) for _, s, a in steady], 0.5)
+        [(s["complete_latency_p50_ms"], a) for s, a in timed], 0.5)
     out["steady_p99_ms"] = _weighted_quantile(
-        [(s["complete_latency_p99_ms"], a) for _, s, a in steady], 0.99)
+        [(s["complete_latency_p99_ms"], a) for s, a in timed], 0.99)
     out["steady_worst_window_p99_ms"] = max(
-        (s["complete_latency_p99_ms"] for _, s, _ in steady), default=None)
-    out["steady_mean_ms"] = (sum(s["complete_latency_ms"] * a for _, s, a in steady)
-                             / sum(a for *_, a in steady)) if steady else None
+        (s["complete_latency_p99_ms"] for s, _ in timed), default=None)
+    out["steady_mean_ms"] = (sum(s["complete_latency_ms"] * a for s, a in timed)
+                             / sum(a for _, a in timed)) if timed else None
     out["steady_window_seconds"] = (statistics.fmean(r["seconds"] for r, _, _ in steady)
                                     if steady else None)
     out["mean_window_seconds"] = (statistics.fmean(r["seconds"] for r in all_windows)
