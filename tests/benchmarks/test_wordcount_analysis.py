@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from wordcount import COUNT, SPOUT, Run, analyse  # noqa: E402 - benchmarks/ on the path
+from wordcount import COUNT, SPOUT, Run, analyse
 
 
 def _run(latency: bool) -> Run:
