@@ -26,8 +26,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.host_check import check_hosts
@@ -266,12 +267,16 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
     async def logs(request: Request, topology_id: str, worker: str = "",
                    source: str = "worker") -> HTMLResponse:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
-        if response.status_code == HTTPStatus.NOT_FOUND:
-            return ui.not_found(request, topology_id, None, response)
-        response.raise_for_status()
+        if response.status_code != HTTPStatus.NOT_FOUND:  # gone: its kept logs are listed
+            response.raise_for_status()
         name = str(response.json().get("name", topology_id))
         return ui.page(request, lambda s: pages.logs_page(s, topology_id, name, worker,
                                                           source))
+
+    @app.get("/logs", response_class=HTMLResponse)
+    async def daemon_logs_page(request: Request) -> HTMLResponse:
+        """Nimbus's and the supervisors' own logs."""
+        return ui.page(request, lambda s: pages.logs_page(s, "", "", "", ""))
 
     @app.get("/topology/{topology_id}", response_class=HTMLResponse)
     async def topology(request: Request, topology_id: str) -> HTMLResponse:
@@ -397,6 +402,65 @@ def _api_routes(app: FastAPI, ui: UiServer) -> None:
         return await forward_token_get(
             ui.client, ui.check_session(request),
             f"/api/v1/topology/{quote(topology_id, safe='')}/logs", request.query_params)
+
+    _logviewer_routes(app, ui)
+
+
+def _logviewer_routes(app: FastAPI, ui: UiServer) -> None:
+    """Log pages, searches and downloads (Nimbus's logviewer routes), with the session's token."""
+    def topology_log(what: str) -> Any:
+        async def read(request: Request, topology_id: str) -> Response:
+            path = f"/api/v1/topology/{quote(topology_id, safe='')}/{what}"
+            session = ui.check_session(request)
+            if what == "logdownload":
+                return await _download(ui, session, path, request.query_params)
+            return await forward_token_get(ui.client, session, path, request.query_params)
+        return read
+
+    for what in ("logfiles", "logfile", "logsearch", "logdownload"):
+        app.add_api_route(f"/api/v1/topology/{{topology_id}}/{what}", topology_log(what),
+                          methods=["GET"])
+
+    @app.get("/api/v1/daemonlogs")
+    async def daemon_logs(request: Request) -> Response:
+        return await forward_token_get(ui.client, ui.check_session(request),
+                                       "/api/v1/daemonlogs")
+
+    @app.get("/api/v1/daemonlog")
+    async def daemon_log(request: Request) -> Response:
+        return await forward_token_get(ui.client, ui.check_session(request),
+                                       "/api/v1/daemonlog", request.query_params)
+
+    @app.get("/api/v1/daemonlog/search")
+    async def daemon_log_search(request: Request) -> Response:
+        return await forward_token_get(ui.client, ui.check_session(request),
+                                       "/api/v1/daemonlog/search", request.query_params)
+
+    @app.get("/api/v1/daemonlog/download")
+    async def daemon_log_download(request: Request) -> Response:
+        return await _download(ui, ui.check_session(request), "/api/v1/daemonlog/download",
+                               request.query_params)
+
+
+async def _download(ui: UiServer, session: Session, path: str,
+                    params: Mapping[str, str]) -> Response:
+    """A whole log file from Nimbus, streamed to the browser as an attachment."""
+    if session.token is None:
+        return JSONResponse({"error": "the cluster token is needed to download logs: open "
+                                      "the log page and give it first",
+                             "code": "AUTH_TOKEN_MISSING"}, status_code=401)
+    request = ui.client.build_request("GET", path, params=params,
+                                      headers={"Authorization": f"Bearer {session.token}"})
+    response = await ui.client.send(request, stream=True)
+    if response.status_code != HTTPStatus.OK:
+        body = await response.aread()
+        await response.aclose()
+        return Response(body, status_code=response.status_code,
+                        media_type=response.headers.get("content-type", "application/json"))
+    headers = {k: v for k, v in response.headers.items()
+               if k.lower() in ("content-disposition", "content-type")}
+    return StreamingResponse(response.aiter_bytes(), headers=headers,
+                             background=BackgroundTask(response.aclose))
 
 
 def _proxy_route(app: FastAPI, ui: UiServer) -> None:

@@ -340,28 +340,54 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 
 def logs_page(session: Session, topology_id: str, name: str, worker: str,
               source: str) -> str:
-    """``/topology/{id}/logs?worker=...&source=...``: a worker's or executor's log.
+    """``/topology/{id}/logs?worker=...&source=...``: a topology's logs; ``/logs``: the daemons'.
 
-    Tailed live: the worker sends its tail while the page reads it.
+    A worker's or executor's log tailed live (the worker sends its tail while the page reads
+    it), and any log file of the topology (live or kept after a kill) or of Nimbus and the
+    supervisors read page by page (byte offsets, the file's size shown), searched (one file
+    or all of them) and downloaded, through the supervisors' logviewers.
     """
     tid = escape(topology_id)
-    topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
-    body = f"""
-<p class="crumbs"><a href="/">Cluster</a> / <a id="topology-link" href="{topology_link}">topology
-{escape(name)}</a> / logs</p>
-<h1>Log of <span id="log-title">{escape(source)}</span></h1>
-<p id="error" class="error" hidden></p>
+    if topology_id:
+        topology_link = f"/topology/{escape(quote(topology_id, safe=''))}"
+        crumbs = (f'<a id="topology-link" href="{topology_link}">topology {escape(name)}</a>'
+                  " / logs")
+        live = f"""
+<section id="live-box"><h2>Live: <span id="log-title">{escape(source)}</span></h2>
 <p class="log-bar"><label>Log <select id="log-source"></select></label>
 <span id="log-where" class="muted"></span>
 <label><input type="checkbox" id="log-follow" checked> follow the end</label>
 <span id="log-status" role="status" class="muted"></span></p>
-<pre id="log-text" class="log" tabindex="0"></pre>
+<pre id="log-text" class="log" tabindex="0"></pre></section>"""
+        title = f"Logs of {escape(name)}"
+        search_all = ('<label><input type="checkbox" id="search-all"> in every file of the '
+                      "topology</label>")
+    else:
+        crumbs, live, title, search_all = "logs", "", "Nimbus and supervisor logs", ""
+    body = f"""
+<p class="crumbs"><a href="/">Cluster</a> / {crumbs}</p>
+<h1>{title}</h1>
+<p id="error" class="error" hidden></p>
+<section id="file-box"><h2>Log files</h2>
+<p class="log-bar"><label>File <select id="file-select"></select></label>
+<button type="button" id="page-first">First</button>
+<button type="button" id="page-prev">Previous</button>
+<button type="button" id="page-next">Next</button>
+<button type="button" id="page-last">Last</button>
+<a id="file-download" href="#" download>Download</a>
+<span id="page-info" role="status" class="muted"></span></p>
+<form id="search-form" class="log-bar"><label>Search <input id="search-input" type="search"
+maxlength="1000"></label> {search_all} <button type="submit" id="search-go">Search</button>
+<span id="search-status" role="status" class="muted"></span></form>
+<ol id="search-results" class="log-matches"></ol>
+<pre id="page-text" class="log" tabindex="0"></pre></section>
+{live}
 {TOKEN_DIALOG}
 """
     attrs = (f'data-page="logs" data-topology-id="{tid}" data-worker="{escape(worker)}" '
              f'data-source="{escape(source)}"')
-    return _layout(f"Log of {name}", session, body, script="actions.js logs.js",
-                   page_attrs=attrs)
+    return _layout(f"Logs of {name}" if topology_id else "Daemon logs", session, body,
+                   script="actions.js logs.js", page_attrs=attrs)
 
 
 def error_page(session: Session | None, status: int, title: str, message: str,

@@ -1,6 +1,9 @@
 /* The log page: a worker's or executor's log, tailed live. Each read asks Nimbus for the
 tail, and Nimbus asks the worker at its next heartbeat, so the text follows the log about
-once a second while the page is open. Logs are read with the cluster token. */
+once a second while the page is open. Below it (and alone on /logs, the daemons' logs), any
+log file read page by page by byte offset, searched and downloaded through the supervisors'
+logviewers (Nimbus's logfile, logsearch and logdownload calls). Logs are read with the
+cluster token. */
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -59,6 +62,7 @@ once a second while the page is open. Logs are read with the cluster token. */
     document.body.dataset.refreshed = String(Date.now());
   }
 
+  if (topologyId) {
   $("log-source").addEventListener("change", (event) => {
     source = event.target.value;
     const url = new URL(location.href);
@@ -68,4 +72,123 @@ once a second while the page is open. Logs are read with the cluster token. */
     refresh().catch((e) => UI.showError(e.message));
   });
   UI.poll(refresh, 1000);
+  }
 })();
+
+/* Whole files: pages of PAGE bytes, search, download. */
+const Files = (() => {
+  const PAGE = 51200;
+  const $ = (id) => document.getElementById(id);
+  const enc = encodeURIComponent;
+  let topologyId = "", files = [], page = null, asking = false;
+
+  async function get(url) {
+    for (;;) {
+      try {
+        return await UI.getJson(url);
+      } catch (e) {
+        if (e.status !== 401 || asking) throw e;
+        asking = true;
+        const ok = await Actions.askToken("Logs are shown with the cluster token.", "");
+        asking = false;
+        if (!ok) throw new Error("the cluster token is needed to read logs");
+      }
+    }
+  }
+
+  function base(file) {
+    return file.daemon
+      ? `/api/v1/daemonlog?daemon=${enc(file.daemon)}&supervisor=${enc(file.supervisorId || "")}` +
+        `&file=${enc(file.file)}`
+      : `/api/v1/topology/${enc(topologyId)}/logfile?worker=${enc(file.workerId)}&file=${enc(file.file)}`;
+  }
+
+  function label(file) {
+    const where = file.daemon ? `${file.daemon} ${file.host}` :
+      `worker ${file.workerId} on ${file.host}${file.live ? "" : " (kept after the worker ended)"}`;
+    return `${where}: ${file.file} (${UI.number ? UI.number(file.size) : file.size} bytes)`;
+  }
+
+  function current() { return files[Number($("file-select").value)] || null; }
+
+  async function load(start) {
+    const file = current();
+    if (!file) return;
+    const query = start === null ? "" : `&start=${Math.max(0, start)}`;
+    page = await get(`${base(file)}${query}&length=${PAGE}`);
+    $("page-text").textContent = page.data;
+    $("page-text").dataset.start = String(page.start);
+    $("page-info").textContent = `bytes ${page.start.toLocaleString()}–` +
+      `${(page.start + page.length).toLocaleString()} of ${page.size.toLocaleString()}`;
+    $("page-info").dataset.size = String(page.size);
+    $("page-prev").disabled = page.start === 0;
+    $("page-first").disabled = page.start === 0;
+    $("page-next").disabled = page.start + page.length >= page.size;
+    const download = file.daemon
+      ? base(file).replace("/api/v1/daemonlog?", "/api/v1/daemonlog/download?")
+      : base(file).replace("/logfile?", "/logdownload?");
+    $("file-download").href = download;
+  }
+
+  async function list() {
+    const body = topologyId
+      ? await get(`/api/v1/topology/${enc(topologyId)}/logfiles`)
+      : await get("/api/v1/daemonlogs");
+    files = body.files.map((f) => (topologyId ? f : {...f}));
+    const select = $("file-select");
+    select.replaceChildren(...files.map((f, i) => UI.el("option", {value: String(i)}, label(f))));
+    if (!files.length) $("page-info").textContent = "no log files";
+  }
+
+  async function search(event) {
+    event.preventDefault();
+    const needle = $("search-input").value;
+    const file = current();
+    if (!needle || (!file && !$("search-all")?.checked)) return;
+    let url;
+    if (topologyId) {
+      url = `/api/v1/topology/${enc(topologyId)}/logsearch?search=${enc(needle)}`;
+      if (!$("search-all").checked) url += `&worker=${enc(file.workerId)}&file=${enc(file.file)}`;
+    } else {
+      url = base(file).replace("/api/v1/daemonlog?", "/api/v1/daemonlog/search?") +
+        `&search=${enc(needle)}`;
+    }
+    $("search-status").textContent = "searching…";
+    const body = await get(url);
+    const results = body.files || [{...file, ...body}];
+    const items = [];
+    for (const found of results) {
+      for (const m of found.matches) {
+        const link = UI.el("a", {href: "#"}, `${found.workerId || found.daemon || ""} ` +
+          `${found.file} @${m.byteOffset}`);
+        link.addEventListener("click", (e) => {
+          e.preventDefault();
+          const index = files.findIndex((f) => f.file === found.file &&
+            (f.workerId || "") === (found.workerId || "") &&
+            (f.supervisorId || "") === (found.supervisorId || f.supervisorId || ""));
+          if (index >= 0) $("file-select").value = String(index);
+          load(Math.max(0, m.byteOffset - 200)).catch((err) => UI.showError(err.message));
+        });
+        items.push(UI.el("li", {}, link, ": ", m.beforeString,
+                         UI.el("mark", {}, m.matchString), m.afterString));
+      }
+    }
+    $("search-results").replaceChildren(...items);
+    $("search-status").textContent = `${items.length} match${items.length === 1 ? "" : "es"}`;
+  }
+
+  function start(id) {
+    topologyId = id;
+    const go = (f) => () => f().catch((e) => UI.showError(e.message));
+    $("file-select").addEventListener("change", go(() => load(null)));
+    $("page-first").addEventListener("click", go(() => load(0)));
+    $("page-last").addEventListener("click", go(() => load(null)));
+    $("page-prev").addEventListener("click", go(() => load(page ? page.start - PAGE : 0)));
+    $("page-next").addEventListener("click", go(() => load(page ? page.start + page.length : 0)));
+    $("search-form").addEventListener("submit", (e) => search(e).catch((err) => UI.showError(err.message)));
+    go(async () => { await list(); await load(null); })();
+  }
+  return {start};
+})();
+
+Files.start(document.body.dataset.topologyId || "");

@@ -1,0 +1,64 @@
+"""The log viewer in Chromium on a real cluster: paging a big log, search, download.
+
+The worker's ``worker.log`` gets 400 KB of numbered lines; the page pages through it by byte
+offset (its size shown), finds a line by search and jumps to it, and downloads the whole file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkstorm.testing.polling import wait_for
+from tests.browser.conftest import UiCluster
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+LINE = "browser-logviewer line {:06d} padding padding padding\n"
+
+
+def _worker_log(ui: UiCluster) -> tuple[str, Path]:
+    wait_for(lambda: ui.cluster.worker_records(), 60, message="a worker")
+    record = ui.cluster.worker_records()[0]
+    return record["worker_id"], (ui.cluster.local / "supervisor" / "workers" /
+                                 record["worker_id"] / "worker.log")
+
+
+def test_paging_search_and_download(ui_cluster: UiCluster, page: Any, tmp_path: Path) -> None:
+    worker, log = _worker_log(ui_cluster)
+    with log.open("a") as handle:
+        handle.write("".join(LINE.format(n) for n in range(8000)))
+    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token-input", ui_cluster.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_function("() => document.getElementById('file-select').options.length > 0")
+    page.select_option("#file-select", label=next(
+        o for o in page.eval_on_selector_all("#file-select option", "os => os.map(o => o.text)")
+        if o.startswith(f"worker {worker}") and ": worker.log" in o))
+    page.wait_for_function("() => +document.getElementById('page-info').dataset.size > 400000")
+    size = int(page.get_attribute("#page-info", "data-size"))
+    last_start = int(page.get_attribute("#page-text", "data-start"))
+    assert last_start == max(0, size - 51_200)
+    page.click("#page-prev")
+    page.wait_for_function("() => document.getElementById('page-text').dataset.start == "
+                           f"'{last_start - 51_200}'")
+    grown = int(page.get_attribute("#page-info", "data-size"))  # the worker writes on
+    assert grown >= size and f"of {grown:,}" in page.inner_text("#page-info")
+    page.fill("#search-input", "line 001234 ")
+    page.click("#search-go")
+    page.wait_for_selector("#search-results li a")
+    assert page.inner_text("#search-status") == "1 match"
+    page.click("#search-results li a")
+    page.wait_for_function("() => document.getElementById('page-text').textContent"
+                           ".includes('line 001234 ')")
+    with page.expect_download() as info:
+        page.click("#file-download")
+    saved = tmp_path / "worker.log"
+    info.value.save_as(saved)
+    assert saved.read_bytes()[:size] == log.read_bytes()[:size]
+    page.goto(f"{ui_cluster.ui_url}/logs")  # the daemons' own logs
+    page.wait_for_function("() => [...document.getElementById('file-select').options]"
+                           ".some(o => o.text.startsWith('supervisor'))")
