@@ -45,6 +45,7 @@ def cluster_page(session: Session) -> str:
     body = """
 <h1>Cluster summary</h1>
 <p id="error" class="error" hidden></p>
+<p><a href="/logs">Nimbus and supervisor logs</a></p>
 <section><h2>Cluster</h2><table id="cluster-summary" class="kv"><tbody></tbody></table></section>
 <section><h2>Nimbus</h2><table id="nimbus"><thead><tr><th>Host</th><th>Port</th>
 <th>Status</th><th>Version</th><th>Uptime</th></tr></thead><tbody></tbody></table></section>
