@@ -240,6 +240,27 @@ ERROR_CODES: dict[str, str] = {
     "JAVA_COMPONENT_UNSUPPORTED": (
         "JavaBolt and JavaSpout cannot run; port the component to Python or run a program as "
         "a shell component"),
+    "KAFKA_BROKER_ERROR": (
+        "a KafkaSpout could not list partitions, read committed offsets or fetch (the "
+        "brokers are down or unreachable); it goes on and retries; check bootstrap_servers "
+        "and the brokers"),
+    "KAFKA_COMMIT_FAILED": (
+        "a KafkaSpout could not commit its offsets; they are committed at the next period; "
+        "check the brokers and the group's rights"),
+    "KAFKA_CONFIG_INVALID": (
+        "a KafkaSpoutConfig, RecordTranslator or KafkaBolt.spec setting is missing or wrong; "
+        "see docs/connectors.md for the settings"),
+    "KAFKA_DELIVERY_FAILED": (
+        "a KafkaBolt's record was not delivered (the producer gave up after its "
+        "message.timeout.ms, or refused it); the tuple was failed so that its spout replays "
+        "it; check the brokers and the producer properties"),
+    "KAFKA_RECORD_UNTRANSLATABLE": (
+        "a KafkaSpout record's key or value did not decode, or the translator's func raised; "
+        "the record is skipped and counted as processed; fix the producer or the translator"),
+    "KAFKA_TUPLE_UNMAPPABLE": (
+        "a KafkaBolt's tuple lacks the key, message or topic field it reads (or has no "
+        "topic and no default is set); the tuple was failed; set key_field, message_field, "
+        "topic_field or topic"),
     "LOGS_NOT_SENT": (
         "tail: no log came from the topology's workers in time; check that they run and what "
         "--pattern picks"),

@@ -1,0 +1,226 @@
+"""``KafkaBolt``: storm-kafka-client's bolt on confluent-kafka's producer.
+
+A tuple becomes one record: its topic is fixed (``topic=``) or read from a field
+(``topic_field=``, ``topic`` then the default when the field is missing or None), its key and
+value come from the fields ``key_field`` and ``message_field`` (Storm's
+``FieldNameBasedTupleToKafkaMapper`` names, ``key`` and ``message``). A str is sent as UTF-8,
+bytes as they are, None as null, anything else as JSON.
+
+The tuple is acked when Kafka confirms the record's delivery and failed (reason
+``KAFKA_DELIVERY_FAILED: ...``) when the producer gives up on it (after its
+``message.timeout.ms``), so its spout replays it. Delivery reports are read after each tuple
+and at the end of each window, which waits up to ``delivery_wait_ms`` for the window's
+records; those still unconfirmed then are acked or failed in a later window. With
+``fire_and_forget=True`` a tuple is acked as soon as the record is handed to the producer.
+
+Usage::
+
+    from sparkstorm.connectors.kafka import KafkaBolt
+
+    out = KafkaBolt.spec(inputs=[parse], bootstrap_servers="broker:9092", topic="parsed",
+                         producer_properties={"linger.ms": 20})
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from functools import partial
+from typing import Any, ClassVar
+
+from sparkstorm.connectors.kafka.errors import KafkaConnectorError
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.component import Bolt
+from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
+from sparkstorm.topology.tuple import Tuple
+
+ERROR_REPORT_SECONDS = 30.0
+"""A failed delivery is reported as the component's error at most this often (logged always)."""
+FULL_QUEUE_WAIT_SECONDS = 1.0
+"""How long ``process`` serves delivery reports when the producer's queue is full before it
+fails the tuple."""
+CLOSE_FLUSH_SECONDS = 5.0
+"""How long ``close`` waits for the records still on their way."""
+
+
+class KafkaBolt(Bolt):
+    """Writes each tuple to Kafka; see the module docstring and docs/connectors.md."""
+
+    outputs: ClassVar[list[Any]] = []
+    auto_ack: ClassVar[bool] = False
+    transient = ("producer",)
+
+    @classmethod
+    def spec(  # type: ignore[override]  # noqa: PLR0913 - Storm's KafkaBolt settings, by keyword
+        cls, name: str | None = None, inputs: Any = None,
+        par: int | dict[str, int] | None = None, num_tasks: int | None = None,
+        config: dict[str, Any] | None = None, *, bootstrap_servers: str,
+        topic: str | None = None, topic_field: str | None = None,
+        key_field: str | None = "key", message_field: str = "message",
+        producer_properties: dict[str, Any] | None = None, fire_and_forget: bool = False,
+        delivery_wait_ms: int = 200,
+    ) -> ComponentSpec:
+        """Declare a Kafka bolt (the settings are those of the module docstring).
+
+        Raises:
+            TopologyError: ``KAFKA_CONFIG_INVALID`` without a topic or topic field, or
+                without brokers.
+        """
+        if topic is None and topic_field is None:
+            _invalid("give topic='name' or topic_field='field' (or both: the field, else the "
+                     "topic)")
+        if not bootstrap_servers:
+            _invalid("bootstrap_servers is empty; give 'host:port' of a broker")
+        if isinstance(delivery_wait_ms, bool) or not isinstance(delivery_wait_ms, int) \
+                or delivery_wait_ms < 0:
+            _invalid(f"delivery_wait_ms must be an integer >= 0, got {delivery_wait_ms!r}")
+        base = ComponentSpec.declare(
+            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
+            par=resolve_par(cls, par, name), num_tasks=num_tasks,
+            config=resolve_config(cls, config, name), outputs=[])
+        return replace(base, extra={"kafka": {
+            "bootstrap_servers": bootstrap_servers, "topic": topic, "topic_field": topic_field,
+            "key_field": key_field, "message_field": message_field,
+            "producer_properties": dict(producer_properties or {}),
+            "fire_and_forget": bool(fire_and_forget), "delivery_wait_ms": delivery_wait_ms}})
+
+    def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
+        """Make the producer."""
+        from confluent_kafka import Producer
+
+        extra = getattr(getattr(self, "component_spec", None), "extra", None) or {}
+        settings = dict(extra["kafka"])
+        self.topic: str | None = settings["topic"]
+        self.topic_field: str | None = settings["topic_field"]
+        self.key_field: str | None = settings["key_field"]
+        self.message_field: str = settings["message_field"]
+        self.fire_and_forget: bool = settings["fire_and_forget"]
+        self.delivery_wait = settings["delivery_wait_ms"] / 1000
+        self.servers = settings["bootstrap_servers"]
+        self.producer: Any = Producer(
+            dict(settings["producer_properties"]) | {"bootstrap.servers": self.servers})
+        self.fields: dict[tuple[str, str], list[str]] = {
+            (source, stream): list(names)
+            for source, streams in context.get("source->stream->fields", {}).items()
+            for stream, names in streams.items()}
+        self.in_flight = 0
+        self.last_report = 0.0
+
+    def process(self, tup: Tuple) -> None:
+        """Hand ``tup``'s record to the producer; it is acked or failed on its delivery."""
+        try:
+            topic, key, value = self._record(tup)
+        except KafkaConnectorError as exc:
+            self.raise_exception(exc, tup)
+            self.fail(tup, reason=str(exc))
+            return
+        callback = None if self.fire_and_forget else partial(self._delivered, tup)
+        if self._produce(tup, topic, key, value, callback):
+            if self.fire_and_forget:
+                self.ack(tup)
+            else:
+                self.in_flight += 1
+        self.producer.poll(0)
+
+    def end_window(self) -> None:
+        """Wait up to ``delivery_wait_ms`` for the records on their way; ack or fail them."""
+        if self.in_flight and self.delivery_wait:
+            self.producer.flush(self.delivery_wait)
+        else:
+            self.producer.poll(0)
+
+    def close(self) -> None:
+        """Wait a moment for the records still on their way."""
+        producer = getattr(self, "producer", None)
+        if producer is not None:
+            producer.flush(CLOSE_FLUSH_SECONDS)
+
+    cleanup = close
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A checkpoint keeps nothing of the bolt: its tuples in flight are the trees'."""
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Nothing to restore (see :meth:`__getstate__`)."""
+        self.__dict__.update(state)
+
+    # -- internals -----------------------------------------------------------------------------
+    def _produce(self, tup: Tuple, topic: str, key: bytes | None, value: bytes | None,
+                 callback: Any) -> bool:
+        from confluent_kafka import KafkaException
+
+        ends = time.monotonic() + FULL_QUEUE_WAIT_SECONDS
+        while True:
+            try:
+                self.producer.produce(topic, value=value, key=key, on_delivery=callback)
+                return True
+            except BufferError:  # the producer's queue is full: serve reports, then again
+                if time.monotonic() >= ends:
+                    self._failed(tup, "the producer's queue stayed full (queue.buffering.max."
+                                      "messages); the brokers are slow or unreachable")
+                    return False
+                self.producer.poll(0.05)
+            except KafkaException as exc:
+                self._failed(tup, f"the producer refused the record ({exc})")
+                return False
+
+    def _delivered(self, tup: Tuple, error: Any, _message: Any) -> None:
+        self.in_flight -= 1
+        if error is None:
+            self.ack(tup)
+        else:
+            self._failed(tup, f"delivery failed ({error})")
+
+    def _failed(self, tup: Tuple, problem: str) -> None:
+        reason = f"KAFKA_DELIVERY_FAILED: {problem}"
+        self.fail(tup, reason=reason)
+        self.logger.warning("%s", reason)
+        now = time.monotonic()
+        if now - self.last_report >= ERROR_REPORT_SECONDS:
+            self.last_report = now
+            msg = (f"KafkaBolt {self.context.get('componentid')!r}: {problem}; the tuple was "
+                   f"failed so that its spout replays it; check the brokers at "
+                   f"{self.servers!r} and the producer properties")
+            self.raise_exception(KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED"))
+
+    def _record(self, tup: Tuple) -> tuple[str, bytes | None, bytes | None]:
+        names = self.fields.get((tup.component, tup.stream))
+        if names is None:
+            names = list(getattr(tup.values, "_fields", ()))
+
+        def field(name: str) -> Any:
+            if name not in names:
+                msg = (f"KafkaBolt {self.context.get('componentid')!r}: stream "
+                       f"{tup.component}:{tup.stream} has no field {name!r} (fields {names}); "
+                       "the tuple was failed; set key_field / message_field / topic_field "
+                       "to fields the stream declares")
+                raise KafkaConnectorError(msg, code="KAFKA_TUPLE_UNMAPPABLE")
+            return tup.values[names.index(name)]
+
+        topic = self.topic
+        if self.topic_field is not None and (self.topic is None or self.topic_field in names):
+            topic = field(self.topic_field) or self.topic
+        if not topic:
+            msg = (f"KafkaBolt {self.context.get('componentid')!r}: tuple {tup.values!r} has "
+                   f"no topic in field {self.topic_field!r} and no default topic is set; "
+                   "give topic= as the default")
+            raise KafkaConnectorError(msg, code="KAFKA_TUPLE_UNMAPPABLE")
+        key = _encode(field(self.key_field)) if self.key_field is not None else None
+        return str(topic), key, _encode(field(self.message_field))
+
+
+def _encode(value: Any) -> bytes | None:
+    """A value as a record's bytes: str as UTF-8, bytes as is, None as null, else JSON."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value).encode("utf-8")
+
+
+def _invalid(problem: str) -> None:
+    msg = f"KafkaBolt.spec: {problem}"
+    raise TopologyError(msg, code="KAFKA_CONFIG_INVALID")

