@@ -665,6 +665,41 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0.1,
     ),
     _K(
+        "topology.tcp.handshake.timeout.secs",
+        _NUM,
+        5,
+        "sparkstorm: a TCP connection to an executor, the hosting link or the endpoint "
+        "lookup that has not sent the topology's token within this many seconds is closed, "
+        "so idle callers hold no thread or slot before authentication",
+        minimum=0.1,
+    ),
+    _K(
+        "topology.tcp.max.connections",
+        int,
+        256,
+        "sparkstorm: TCP connections an executor process, the hosting link or the endpoint "
+        "lookup holds at once (authenticating and served); more are closed on accept and "
+        "logged (rate-limited)",
+        minimum=1,
+    ),
+    _K(
+        "topology.max.components",
+        int,
+        256,
+        "sparkstorm: most spouts and bolts a topology may declare, checked at submit (each "
+        "runs at least one executor process, tens of MB each); Nimbus checks against its own "
+        "value, not the submitter's",
+        minimum=1,
+    ),
+    _K(
+        "topology.max.executors",
+        int,
+        512,
+        "sparkstorm: most executors (one process each) a topology may run in all, checked at "
+        "submit; Nimbus checks against its own value, not the submitter's",
+        minimum=1,
+    ),
+    _K(
         "topology.app.host",
         str,
         "",
@@ -775,6 +810,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         list,
         [6700, 6701, 6702, 6703],
         "one worker per port; the number of ports is the number of slots",
+    ),
+    _K(
+        "supervisor.max.executors",
+        int,
+        256,
+        "sparkstorm: most executor processes one worker of a topology may bring to a "
+        "supervisor; Nimbus refuses at submit a topology whose executors divided by "
+        "topology.workers exceed it (its own value, not the submitter's)",
+        minimum=1,
     ),
     _K(
         "supervisor.worker.timeout.secs",

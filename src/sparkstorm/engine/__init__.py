@@ -35,6 +35,7 @@ _WHERE = {
     "new_workdir": "executor.workdirs",
     "Endpoint": "wire.endpoint",
     "authenticated": "wire.endpoint",
+    "AuthenticatedListener": "wire.gate",
     "send_frame": "wire.frames",
     "recv_frame": "wire.frames",
     "HostingJob": "spark.hosting_job",
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     from sparkstorm.engine.wire.endpoint import Endpoint, authenticated
     from sparkstorm.engine.wire.failures import FAIL_CAUSES
     from sparkstorm.engine.wire.frames import recv_frame, send_frame
+    from sparkstorm.engine.wire.gate import AuthenticatedListener
     from sparkstorm.engine.wire.messages import ComponentError
 
 
@@ -101,6 +103,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AuthenticatedListener",
     "ComponentError",
     "Endpoint",
     "ExecutionPlan",

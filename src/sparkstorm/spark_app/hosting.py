@@ -62,10 +62,10 @@ from typing import Any
 
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine import (
+    AuthenticatedListener,
     Endpoint,
     ExecutionPlan,
     HostingJob,
-    authenticated,
     dynamic_allocation,
     executor_cores,
     executor_counts,
@@ -444,27 +444,18 @@ class SparkHosting:
         bind = advertised if local else str(self.conf.get("spark.driver.bindAddress")
                                             or advertised)
         self._listener = socket.create_server((bind, 0))
-        threading.Thread(target=self._accept, name="hosting-link", daemon=True).start()
+        # callers must send the token first, within a deadline, a bounded number at once
+        AuthenticatedListener(self._listener, self.token, self._serve,
+                              name=f"topology {self.name} hosting link",
+                              handshake_timeout=conf_float(self.conf,
+                                                           "topology.tcp.handshake.timeout.secs"),
+                              max_connections=conf_int(self.conf, "topology.tcp.max.connections"))
         return advertised, int(self._listener.getsockname()[1])
 
     # -- the link ---------------------------------------------------------------------
-    def _accept(self) -> None:
-        assert self._listener is not None
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return  # closed by stop()
-            threading.Thread(target=self._serve, args=(conn,), daemon=True,
-                             name="hosting-share").start()
-
     def _serve(self, conn: socket.socket) -> None:
-        """One hosting task's link: authenticate, then answer each of its frames."""
+        """One hosting task's link (authenticated): answer each of its frames."""
         with conn:
-            if not authenticated(conn, self.token):
-                logger.warning("topology %s: a hosting link connection without the "
-                               "topology's token was closed", self.name)
-                return
             conn.settimeout(self.timeout)
             share = None
             while True:

@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import logging
 import socket
-import socketserver
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sparkstorm.engine.wire.endpoint import Endpoint, authenticated
+from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.engine.wire.frames import pack, recv_frame, send_frame, unpack
+from sparkstorm.engine.wire.gate import AuthenticatedListener
 from sparkstorm.engine.wire.protocol import WhereRequest, decode_request
 
 logger = logging.getLogger(__name__)
@@ -90,31 +89,21 @@ class EndpointLookup:
         where: the current answer for a gid.
     """
 
-    def __init__(self, host: str, token: str, where: Where) -> None:
+    def __init__(self, host: str, token: str, where: Where,
+                 limits: tuple[float, int] = (5.0, 256)) -> None:
         self.token = token
         self.where = where
-        lookup = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                lookup._answer(self.request)
-
-        class Server(socketserver.ThreadingTCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self._server = Server((host, 0), Handler)
-        self.address: tuple[str, int] = (host, int(self._server.server_address[1]))
+        deadline, most = limits
+        listener = socket.create_server((host, 0))
+        self.address: tuple[str, int] = (host, int(listener.getsockname()[1]))
         """Where tasks ask (picklable: it rides every stage)."""
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.2},
-                                        name="endpoint-lookup", daemon=True)
-        self._thread.start()
+        # callers send the token first, within the handshake deadline, a bounded number at once
+        self._door = AuthenticatedListener(listener, token, self._answer,
+                                           name="endpoint lookup", handshake_timeout=deadline,
+                                           max_connections=most)
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(5.0)  # a caller that stalls must not hold a thread for ever
-        if not authenticated(conn, self.token):
-            return
         try:
             request = decode_request(unpack(recv_frame(conn)))
             if not isinstance(request, WhereRequest):
@@ -131,9 +120,7 @@ class EndpointLookup:
 
     def close(self) -> None:
         """Stop answering and release the port."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5.0)
+        self._door.close()
 
 
 def look_up(address: tuple[str, int], token: str, gid: int, timeout: float) -> Located | None:

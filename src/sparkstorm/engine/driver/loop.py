@@ -253,7 +253,10 @@ class TopologyDriver:
     def _start_lookup(self) -> None:
         """Answer the Spark tasks' "where is executor G now" when other workers run some."""
         if len(self.pool.sockets) < len(self.plan.executors):
-            self.lookup = EndpointLookup(self.pool.host, self.pool.token, self.pool.where)
+            self.lookup = EndpointLookup(
+                self.pool.host, self.pool.token, self.pool.where,
+                (conf_float(self.conf, "topology.tcp.handshake.timeout.secs"),
+                 conf_int(self.conf, "topology.tcp.max.connections")))
             self._stages = self._stage_infos()
 
     def _note_refreshed(self, window: int, gid: int, call: Any) -> None:

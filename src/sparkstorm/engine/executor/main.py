@@ -46,7 +46,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
-from sparkstorm.config import conf_float, conf_optional_str
+from sparkstorm.config import conf_float, conf_int, conf_optional_str
 from sparkstorm.engine.executor.checkpoint_part import (
     ExecutorPart,
     PartWriter,
@@ -66,8 +66,12 @@ from sparkstorm.engine.executor.stacks import dump_on_signal
 from sparkstorm.engine.executor.window_turns import Reply, WindowTurns
 from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.engine.plan.regroup import replan_host
-from sparkstorm.engine.wire.endpoint import authenticated
 from sparkstorm.engine.wire.frames import recv_frame, send_error_reply, send_reply, unpack
+from sparkstorm.engine.wire.gate import (
+    HANDSHAKE_TIMEOUT_KEY,
+    MAX_CONNECTIONS_KEY,
+    AuthenticatedListener,
+)
 from sparkstorm.engine.wire.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.wire.protocol import (
     OK,
@@ -95,6 +99,9 @@ EXIT_STARTUP_FAILED = 72
 # automatic collections walking tens of thousands of live tuples cost half of an
 # executor's CPU time (benchmarks/profile_executor.py: 130.8 -> 64.7 us per sentence).
 GC_EVERY_WINDOWS = 20
+TCP_BACKLOG = 512
+"""Connections the kernel queues for the TCP door (``engine.wire.gate``) to accept: under a
+flood of connections a short queue delays every caller's connect by SYN retransmits."""
 
 
 HostFactory = Callable[[RestorePoint | None], ExecutorHost]
@@ -113,13 +120,16 @@ class ExecutorServer:
             send first (None: Unix socket only).
         turns: orders the window requests (default: a first start, waiting up to 30 s).
         replan: switches the executor to a new spec where it has a new gid (None: refused).
+        tcp_limits: the TCP handshake deadline in seconds and the most TCP connections
+            held at once (``engine.wire.gate``; default 5 s and 256).
     """
 
     def __init__(self, host: ExecutorHost, path: str, rebuild: HostFactory | None = None,
                  writer: PartWriter | None = None,
                  tcp: tuple[tuple[str, int], str] | None = None,
                  turns: WindowTurns | None = None,
-                 replan: Callable[[dict[str, Any], int], None] | None = None) -> None:
+                 replan: Callable[[dict[str, Any], int], None] | None = None,
+                 tcp_limits: tuple[float, int] | None = None) -> None:
         self.host = host
         self.replan = replan
         self.path = path
@@ -134,7 +144,9 @@ class ExecutorServer:
         if os.path.exists(path):
             os.unlink(path)
         self.tcp_listener: socket.socket | None = None
+        self.tcp_door: AuthenticatedListener | None = None
         self.token = ""
+        self.tcp_limits = tcp_limits or (5.0, 256)
         if tcp is not None:  # bound first: the Unix socket appearing means both accept
             (tcp_host, tcp_port), self.token = tcp
             self.tcp_listener = _tcp_listener(tcp_host, tcp_port)
@@ -149,28 +161,31 @@ class ExecutorServer:
 
     def serve_forever(self) -> int:
         """Accept connections until closed; returns the process exit code."""
-        threading.Thread(target=self._accept_loop, args=(self.listener, False),
+        threading.Thread(target=self._accept_loop, args=(self.listener,),
                          daemon=True).start()
-        if self.tcp_listener is not None:
-            threading.Thread(target=self._accept_loop, args=(self.tcp_listener, True),
-                             daemon=True).start()
+        if self.tcp_listener is not None:  # callers must send the token first: the door
+            deadline, most = self.tcp_limits
+            self.tcp_door = AuthenticatedListener(
+                self.tcp_listener, self.token, self._serve, name=f"executor {self.host.info.gid}",
+                handshake_timeout=deadline, max_connections=most)
         self.done.wait()
         return EXIT_COMPONENT_CRASHED if self.host.must_restart else 0
 
-    def _accept_loop(self, listener: socket.socket, remote: bool) -> None:
+    def _accept_loop(self, listener: socket.socket) -> None:
+        """Serve callers on this host (the Unix socket), a thread each.
+
+        The socket's file mode lets only them in; TCP callers go through :attr:`tcp_door`.
+        """
         while not self.done.is_set():
             try:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn, remote), daemon=True).start()
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
-    def _serve(self, conn: socket.socket, remote: bool = False) -> None:
+    def _serve(self, conn: socket.socket) -> None:
+        """Answer one caller's requests until it closes (a TCP caller: authenticated)."""
         with conn:
-            if remote and not authenticated(conn, self.token):
-                logger.warning("executor %d: a TCP caller without the topology's token was "
-                               "refused", self.host.info.gid)
-                return
             try:
                 while True:
                     self._answer(conn, recv_frame(conn))
@@ -378,7 +393,9 @@ class ExecutorServer:
 
     def _shutdown(self) -> None:
         self.done.set()
-        if self.tcp_listener is not None:
+        if self.tcp_door is not None:
+            self.tcp_door.close()
+        elif self.tcp_listener is not None:
             self.tcp_listener.close()
         try:
             self.listener.close()
@@ -402,7 +419,7 @@ def _tcp_listener(host: str, port: int) -> socket.socket:
             raise
         logger.warning("TCP port %s:%d is taken; listening on another one", host, port)
         listener.bind((host, 0))
-    listener.listen(16)
+    listener.listen(TCP_BACKLOG)
     return listener
 
 
@@ -527,7 +544,9 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
         current["plan"], current["gid"] = new, gid
         if writer is not None:
             writer.gid = gid
-    server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns, replan)
+    limits = (conf_float(plan.conf, HANDSHAKE_TIMEOUT_KEY),
+              conf_int(plan.conf, MAX_CONNECTIONS_KEY))
+    server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns, replan, limits)
     server.apply_saved_log_control()
     return server.serve_forever()
 
