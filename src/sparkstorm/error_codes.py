@@ -95,6 +95,9 @@ ERROR_CODES: dict[str, str] = {
     "CLUSTER_TOKEN_MISSING": (
         "a daemon needs the cluster token, but storm.cluster.token is unset and Nimbus's token "
         "file is absent; start Nimbus on the same storm.local.dir first, or set the key"),
+    "COMPONENTS_ABOVE_LIMIT": (
+        "a topology declares more components than topology.max.components allows (Nimbus: "
+        "its own value); merge components, or raise the key"),
     "COMPONENT_CLASS_NOT_FOUND": (
         "a component's class cannot be imported from its 'module:Class' path; define "
         "components at module level in an importable module"),
@@ -143,6 +146,9 @@ ERROR_CODES: dict[str, str] = {
     "ENV_ARCHIVE_NOT_FOUND": (
         "sparkstorm spark-submit --archive names no file; make one with sparkstorm pack-env "
         "(or venv-pack, conda-pack), or pass --pack-env"),
+    "EXECUTORS_ABOVE_LIMIT": (
+        "a topology's executors (the sum of its par) exceed topology.max.executors (Nimbus: "
+        "its own value); lower par, or raise the key"),
     "EXECUTOR_PYTHON_NOT_FOUND": (
         "topology.executor.python names no interpreter on this host; install it on every "
         "worker host, or unset the key"),
@@ -417,6 +423,9 @@ ERROR_CODES: dict[str, str] = {
     "SUBMIT_REPLACE_TIMEOUT": (
         "submit --force: the topology it killed was still listed after its wait; nothing "
         "was submitted (see sparkstorm list, then submit again)"),
+    "SUPERVISOR_EXECUTORS_ABOVE_LIMIT": (
+        "each worker of the topology would bring a supervisor more executors than Nimbus's "
+        "supervisor.max.executors allows; raise topology.workers, lower par, or raise the key"),
     "SUPERVISOR_NOT_FOUND": (
         "no live supervisor of that id or host"),
     "TASKS_ABOVE_LIMIT": (

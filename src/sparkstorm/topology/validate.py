@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
+from sparkstorm.config.access import conf_int
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.grouping import GROUPING_TYPES
 from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec, check_spec_dict
@@ -132,20 +133,98 @@ def validate_topology(spec: TopologySpec, *, topology_name: str) -> None:
                 "spec>] to .spec()"
             )
             raise TopologyError(msg, code="BOLT_WITHOUT_INPUTS")
-    validate_windowed_bolts(spec, spec.config)
+    _check_windows(spec, spec.config)
 
 
 def validate_windowed_bolts(spec: TopologySpec, conf: Mapping[str, object]) -> None:
-    """Check each windowed bolt's window against ``conf`` as Storm's ``WindowedBoltExecutor`` does.
+    """Check a topology against its effective ``conf``: its windows, then its size.
 
-    ``conf`` is the topology's conf; each bolt's own config overrides it. Run by
-    :func:`validate_topology` with the topology class's config, and again by the submitters once the
-    effective conf is known.
+    Each windowed bolt's window as Storm's ``WindowedBoltExecutor`` does (each bolt's own
+    config overrides ``conf``), then :func:`check_topology_size`. Every submitter (``run``,
+    ``submit``, ``spark-submit``, Nimbus) runs it once the effective conf is known;
+    :func:`validate_topology` checks the windows alone against the class's config.
 
     Raises:
-        TopologyError: ``WINDOW_BAD_OPTION``, ``WINDOW_EXCEEDS_MESSAGE_TIMEOUT`` or
-            ``WINDOW_EXCEEDS_MAX_SPOUT_PENDING``.
+        TopologyError: ``WINDOW_BAD_OPTION``, ``WINDOW_EXCEEDS_MESSAGE_TIMEOUT``,
+            ``WINDOW_EXCEEDS_MAX_SPOUT_PENDING``, ``COMPONENTS_ABOVE_LIMIT`` or
+            ``EXECUTORS_ABOVE_LIMIT``.
     """
+    _check_windows(spec, conf)
+    check_topology_size(spec, conf)
+
+
+def check_topology_size(spec: TopologySpec, conf: Mapping[str, object],
+                        where: str = "the topology's conf") -> None:
+    """Refuse a topology with more components or executors than ``conf`` allows.
+
+    Every executor is a process of tens of MB, so a topology of thousands is refused at
+    submit rather than exhausting the hosts that start it (``topology.max.components``,
+    ``topology.max.executors``). Nimbus checks again against its own conf (``where`` says
+    which conf set the limit, for the message).
+
+    Raises:
+        TopologyError: ``COMPONENTS_ABOVE_LIMIT`` or ``EXECUTORS_ABOVE_LIMIT``.
+
+    Example:
+        >>> from sparkstorm.topology.spec import ComponentSpec
+        >>> spec = TopologySpec((ComponentSpec("s", "spout", "m:S", (), par=3),))
+        >>> check_topology_size(spec, {"topology.max.executors": 2})
+        Traceback (most recent call last):
+        ...
+        sparkstorm.errors.TopologyError: [EXECUTORS_ABOVE_LIMIT] topology '?' runs 3 executors ...
+    """
+    name = conf.get("topology.name") or "?"
+    components = len(spec.components)
+    most = conf_int(conf, "topology.max.components")
+    if components > most:
+        msg = (f"topology {name!r} declares {components} components; at most {most} are "
+               f"allowed (topology.max.components in {where}): each runs at least one "
+               "executor process; merge components, or raise topology.max.components")
+        raise TopologyError(msg, code="COMPONENTS_ABOVE_LIMIT")
+    executors = executor_total(spec)
+    most = conf_int(conf, "topology.max.executors")
+    if executors > most:
+        msg = (f"topology {name!r} runs {executors} executors (the sum of its components' "
+               f"par); at most {most} are allowed (topology.max.executors in {where}): each "
+               "is a process of its own; lower par, or raise topology.max.executors")
+        raise TopologyError(msg, code="EXECUTORS_ABOVE_LIMIT")
+
+
+def check_worker_share(spec: TopologySpec, workers: int, conf: Mapping[str, object],
+                       where: str = "Nimbus's conf") -> None:
+    """Refuse a topology whose workers would each bring a supervisor too many executors.
+
+    Nimbus deals a topology's executors round-robin over ``workers`` slots; each worker
+    runs its share (up to ``ceil(executors / workers)`` executor processes) on one
+    supervisor, which may take at most ``supervisor.max.executors`` of them.
+
+    Raises:
+        TopologyError: ``SUPERVISOR_EXECUTORS_ABOVE_LIMIT``.
+
+    Example:
+        >>> from sparkstorm.topology.spec import ComponentSpec
+        >>> spec = TopologySpec((ComponentSpec("s", "spout", "m:S", (), par=3),))
+        >>> check_worker_share(spec, 2, {"supervisor.max.executors": 2})
+    """
+    name = conf.get("topology.name") or "?"
+    workers = max(1, workers)
+    executors = executor_total(spec)
+    share = -(-executors // workers)
+    most = conf_int(conf, "supervisor.max.executors")
+    if share > most:
+        msg = (f"topology {name!r} runs {executors} executors on {workers} worker(s): a "
+               f"worker brings up to {share} executor processes to its supervisor, which "
+               f"hosts at most {most} per worker (supervisor.max.executors in {where}); "
+               "raise topology.workers, lower par, or raise supervisor.max.executors")
+        raise TopologyError(msg, code="SUPERVISOR_EXECUTORS_ABOVE_LIMIT")
+
+
+def executor_total(spec: TopologySpec) -> int:
+    """The executors a topology runs: the sum of its components' ``par``."""
+    return sum(c.par for c in spec.components if isinstance(c.par, int))
+
+
+def _check_windows(spec: TopologySpec, conf: Mapping[str, object]) -> None:
     for component in spec.bolts:
         if is_windowed(component.config):
             merged = {**conf, **component.config}

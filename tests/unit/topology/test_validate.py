@@ -7,6 +7,7 @@ offending component, stream or field (names are quoted with ``!r`` in every mess
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,7 +17,12 @@ import sparkstorm
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology import ComponentSpec, InputSpec, TopologySpec
-from sparkstorm.topology.validate import validate_topology, validate_topology_name
+from sparkstorm.topology.validate import (
+    check_worker_share,
+    validate_topology,
+    validate_topology_name,
+    validate_windowed_bolts,
+)
 
 SRC = Path(sparkstorm.__file__).resolve().parent
 UPPER_SNAKE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
@@ -457,3 +463,47 @@ def test_every_validation_code_is_covered_here() -> None:
     this_file = Path(__file__).read_text(encoding="utf-8")
     missing = sorted(code for code in raised if f'"{code}"' not in this_file)
     assert not missing, f"validation codes without a test in {Path(__file__).name}: {missing}"
+
+
+# --- size limits (issue 30): checked against the effective conf at every submit ---------------
+
+
+def _wide(components: int, par: int = 1) -> TopologySpec:
+    """A spout and ``components - 1`` bolts reading it, each with ``par`` executors."""
+    words = replace(spout_spec("words"), par=par, num_tasks=par)
+    bolts = [replace(bolt_spec(f"count{i}", InputSpec("words", "default", Grouping.SHUFFLE)),
+                     par=par, num_tasks=par) for i in range(components - 1)]
+    return TopologySpec((words, *bolts))
+
+
+def test_components_above_limit() -> None:
+    spec = _wide(5)
+    validate_windowed_bolts(spec, {"topology.max.components": 5})
+    with pytest.raises(TopologyError) as caught:
+        validate_windowed_bolts(spec, {"topology.max.components": 4, "topology.name": "wide"})
+    assert_error(caught, "COMPONENTS_ABOVE_LIMIT", "wide")
+    assert "topology.max.components" in str(caught.value) and "5 components" in str(caught.value)
+
+
+def test_executors_above_limit() -> None:
+    spec = _wide(3, par=4)  # 12 executors
+    validate_windowed_bolts(spec, {"topology.max.executors": 12})
+    with pytest.raises(TopologyError) as caught:
+        validate_windowed_bolts(spec, {"topology.max.executors": 11, "topology.name": "wide"})
+    assert_error(caught, "EXECUTORS_ABOVE_LIMIT", "wide")
+    assert "12 executors" in str(caught.value) and "topology.max.executors" in str(caught.value)
+
+
+def test_supervisor_executors_above_limit() -> None:
+    spec = _wide(3, par=4)  # 12 executors: 6 per worker on 2 workers
+    check_worker_share(spec, 2, {"supervisor.max.executors": 6})
+    with pytest.raises(TopologyError) as caught:
+        check_worker_share(spec, 2, {"supervisor.max.executors": 5, "topology.name": "wide"})
+    assert_error(caught, "SUPERVISOR_EXECUTORS_ABOVE_LIMIT", "wide")
+    assert "supervisor.max.executors" in str(caught.value)
+    check_worker_share(spec, 3, {"supervisor.max.executors": 4})
+
+
+def test_the_class_check_leaves_the_size_limits_to_the_submitters() -> None:
+    # validate_topology runs at class creation, before -o overrides: no size limit there
+    validate_topology(_wide(300), topology_name="wide")

@@ -34,6 +34,8 @@ from sparkstorm.config import component_conf, conf_float, conf_int, local_dir, v
 from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.topology.spec import TopologySpec
 from sparkstorm.topology.validate import (
+    check_topology_size,
+    check_worker_share,
     executor_count_problem,
     validate_topology,
     validate_topology_name,
@@ -122,6 +124,10 @@ class Nimbus:
         validate_topology(spec, topology_name=name)
         conf = self._topology_conf(spec, overrides, name)
         validate_windowed_bolts(spec, conf)  # issue 11: windows against the effective conf
+        # issue 30: the size limits are the operator's, which a submitter's conf cannot raise
+        nimbus_limits = {**self.conf, "topology.name": name}
+        check_topology_size(spec, nimbus_limits, where="Nimbus's conf")
+        check_worker_share(spec, conf_int(conf, "topology.workers"), nimbus_limits)
         if conf.get(HOSTING_KEY) == "spark":
             msg = (f"topology {name!r}: {HOSTING_KEY} is 'spark', which only a topology "
                    "deployed with spark-submit has (its Spark executors host the executor "

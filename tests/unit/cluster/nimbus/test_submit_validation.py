@@ -82,6 +82,11 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
      _spec(_spout(), _bolt(inputs=[_input(grouping={"type": "DIRECT"})]))),
     ("NON_DIRECT_GROUPING_ON_DIRECT_STREAM", "t",
      _spec(_spout(outputs=[_stream("w", direct=True)]), _bolt())),
+    # Nimbus's default limits (issue 30): 256 components, 512 executors, 256 per worker
+    ("COMPONENTS_ABOVE_LIMIT", "t",
+     _spec(_spout(), *(_bolt(name=f"split{i}") for i in range(256)))),
+    ("EXECUTORS_ABOVE_LIMIT", "t", _spec(_spout(), _bolt(par=512, num_tasks=512))),
+    ("SUPERVISOR_EXECUTORS_ABOVE_LIMIT", "t", _spec(_spout(), _bolt(par=300, num_tasks=300))),
 ]
 
 
