@@ -61,3 +61,6 @@ def test_a_failing_start_is_the_first_thing_both_pages_say(failing: UiCluster,
     assert "component word" in said and "EXECUTOR_START_FAILED" in said, said
     assert "KeyError: 'missing-setting'" in said and "executor-0.log" in said, said
     page.wait_for_selector('#topology-summary td[data-field=workerStatus]:text("FAILING")')
+    page.wait_for_selector('#spouts tr[data-id="word"]')
+    # nothing acked: no latency to show, where Storm's API says "0.000"
+    assert texts(page, '#spouts tr[data-id="word"]')["completeLatency"] == "–"

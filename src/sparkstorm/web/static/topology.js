@@ -14,6 +14,10 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
   const F = UI.fmt;
   const ms = {format: F.ms, num: true};
   const count = {format: F.count};
+  /* a complete latency: none (not "0.000 ms") where nothing was acked, as Storm's "0.000"
+  means */
+  const completeLatency = (row) => ({format: (v) => row.acked ? F.ms(v) : "–", num: true,
+                                      title: row.acked ? "" : "nothing acked in this window"});
 
   /* The exception line of the last error, wrapping, with its time and a link to the log of
   the worker that reported it. */
@@ -76,7 +80,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     UI.fillBody($("topology-stats"), (t.topologyStats || []).map((s) => UI.el("tr",
       {"data-window": s.window, class: String(s.window) === String(t.window) ? "selected" : ""},
       UI.cell(s, "windowPretty", {format: F.window}), UI.cell(s, "emitted", count),
-      UI.cell(s, "transferred", count), UI.cell(s, "completeLatency", ms),
+      UI.cell(s, "transferred", count), UI.cell(s, "completeLatency", completeLatency(s)),
       UI.cell(s, "acked", count), UI.cell(s, "failed", count))));
   }
 
@@ -84,7 +88,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     UI.fillBody($("spouts"), t.spouts.map((s) => UI.el("tr", {"data-id": s.spoutId},
       UI.cell(s, "spoutId", {link: componentLink(s.spoutId)}), UI.cell(s, "executors"),
       UI.cell(s, "tasks"), UI.cell(s, "emitted", count), UI.cell(s, "transferred", count),
-      UI.cell(s, "completeLatency", ms), UI.cell(s, "acked", count),
+      UI.cell(s, "completeLatency", completeLatency(s)), UI.cell(s, "acked", count),
       UI.cell(s, "failed", {format: F.count, title: causesOf(s)}), errorCell(s))));
     UI.fillBody($("bolts"), t.bolts.map((b) => UI.el("tr", {"data-id": b.boltId},
       UI.cell(b, "boltId", {link: componentLink(b.boltId)}), UI.cell(b, "executors"),
