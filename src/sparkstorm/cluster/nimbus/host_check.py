@@ -32,10 +32,10 @@ def allowed_names(conf: Mapping[str, object]) -> frozenset[str]:
     """The host names (lower case) a server of ``conf`` answers under, IP addresses aside."""
     from sparkstorm.config import conf_str
 
-    configured = conf.get("ui.allowed.hosts") or []
+    configured = conf.get("ui.allowed.hosts")
+    extra = [str(name) for name in configured] if isinstance(configured, list) else []
     names = {"localhost", socket.gethostname(), socket.getfqdn(),
-             conf_str(conf, "nimbus.host"), conf_str(conf, "ui.host"),
-             *(str(name) for name in configured if isinstance(configured, list))}
+             conf_str(conf, "nimbus.host"), conf_str(conf, "ui.host"), *extra}
     return frozenset(name.lower() for name in names if name)
 
 
