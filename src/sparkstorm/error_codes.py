@@ -101,6 +101,9 @@ ERROR_CODES: dict[str, str] = {
     "COMPONENT_CLASS_NOT_FOUND": (
         "a component's class cannot be imported from its 'module:Class' path; define "
         "components at module level in an importable module"),
+    "COMPONENT_ID_WITH_SLASH": (
+        "a component id contains '/' or '\\', which the REST API's and UI's component paths "
+        "cannot carry; rename the component"),
     "COMPONENT_NOT_FOUND": (
         "no component of that name in the topology (monitor -m, the REST API, the UI)"),
     "CONFIG_BAD_FILE": (

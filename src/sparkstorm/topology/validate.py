@@ -249,6 +249,13 @@ def _check_ids(spec: TopologySpec, topology_name: str) -> None:
                 "to system components (__acker, __system); rename the component"
             )
             raise TopologyError(msg, code="RESERVED_COMPONENT_ID")
+        if "/" in str(component.name) or "\\" in str(component.name):
+            msg = (
+                f"component id {component.name!r} contains a slash, which the REST API's and "
+                "UI's paths (/api/v1/topology/:id/component/:component) cannot carry; "
+                "rename the component without '/' or '\\'"
+            )
+            raise TopologyError(msg, code="COMPONENT_ID_WITH_SLASH")
 
 
 def _check_parallelism(component: ComponentSpec) -> None:

@@ -83,6 +83,17 @@ def test_reserved_component_id(name: str) -> None:
     assert_error(excinfo, "RESERVED_COMPONENT_ID", name)
 
 
+def test_a_component_id_with_a_slash_is_refused() -> None:
+    """The REST API's and UI's component paths cannot carry it (the page 404ed)."""
+    with pytest.raises(TopologyError) as excinfo:
+
+        class Slashed(Topology):
+            words = Words.spec(name="words/en")
+            counter = Count.spec(inputs=[words])
+
+    assert_error(excinfo, "COMPONENT_ID_WITH_SLASH", "words/en")
+
+
 def test_single_underscore_component_id_is_allowed() -> None:
     class Fine(Topology):
         words = Words.spec(name="_words")

@@ -55,6 +55,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("RESERVED_COMPONENT_ID", "t", _spec(_spout(name="__acker"))),
     ("RESERVED_COMPONENT_ID", "t", _spec(_spout(), _bolt(name="__system"))),
     ("RESERVED_COMPONENT_ID", "t", _spec(_spout(name=""))),
+    ("COMPONENT_ID_WITH_SLASH", "t", _spec(_spout(name="words/en"))),
     ("NO_SPOUT", "t", _spec()),
     ("NO_SPOUT", "t", _spec(_bolt(inputs=[_input(source="split")]))),
     ("BOLT_WITHOUT_INPUTS", "t", _spec(_spout(), _bolt(inputs=[]))),
