@@ -41,6 +41,21 @@ def test_windows_roll_and_all_time_keeps_everything() -> None:
     assert set(windowed["600"]["executors"]) == {"1"}
 
 
+def test_a_regrouped_executor_id_does_not_inherit_another_executors_history() -> None:
+    """rebalance -e: gid 2 now runs other tasks; its row starts afresh (issue 31)."""
+    stats = TopologyStats(10, RANGES)
+    stats.started = 0.0
+    _record(stats, 0, 100.0, {1: 5, 2: 8})
+    # bolt regrouped into one executor (tasks 2-4) as gid 1; gid 2 is gone
+    stats.executor_ranges = {0: ExecutorRange("spout", 1, 1), 1: ExecutorRange("bolt", 2, 4)}
+    _record(stats, 1, 101.0, {1: 3})
+    for window in (":all-time", "600"):
+        rows = stats.summary(now=102.0)["windowed"][window]["executors"]
+        assert {gid: (r["first_task"], r["last_task"], r["executed"])
+                for gid, r in rows.items()} == {"1": (2, 4, 3)}, window
+    assert stats.summary(now=102.0)["components"]["bolt"]["executed"] == 16, "totals stay"
+
+
 def test_capacity_is_the_busiest_executor_s_share_of_the_window() -> None:
     stats = TopologyStats(10, RANGES, window_seconds=0.5)
     stats.started = 0.0

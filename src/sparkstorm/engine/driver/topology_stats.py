@@ -44,6 +44,11 @@ class ExecutorRange:
     last_task: int
 
 
+def _range_key(where: ExecutorRange) -> str:
+    """The rolling windows' key of an executor's counters (``#`` marks executors)."""
+    return f"#{where.component}:{where.first_task}-{where.last_task}"
+
+
 class TopologyStats:
     """Per-window records (bounded), rolling windows and running totals.
 
@@ -60,7 +65,10 @@ class TopologyStats:
         self.recent: deque[dict[str, Any]] = deque(maxlen=keep_windows)
         """The last windows' chart points (made once, when the window is recorded)."""
         self.totals: dict[str, ComponentCounters] = {}
-        self.executor_totals: dict[int, ComponentCounters] = {}
+        self.executor_totals: dict[ExecutorRange, ComponentCounters] = {}
+        """Keyed by what the executor runs (component, tasks), not its gid: after a
+        ``rebalance -e`` a gid may be another component's executor, whose rows must not
+        take the former one's history."""
         self.executor_ranges = dict(executors or {})
         self.rolling = RollingWindows()
         self.window_count = 0
@@ -85,11 +93,13 @@ class TopologyStats:
             self.locality.merge(record.locality)
             for name, counters in record.components.items():
                 self.totals.setdefault(name, ComponentCounters()).add(counters)
-            for gid, counters in record.executors.items():
-                self.executor_totals.setdefault(gid, ComponentCounters()).add(
+            ranged = {where: counters for gid, counters in record.executors.items()
+                      if (where := self.executor_ranges.get(gid)) is not None}
+            for where, counters in ranged.items():
+                self.executor_totals.setdefault(where, ComponentCounters()).add(
                     counters, keep_samples=False)
             keyed = {**record.components,
-                     **{f"#{gid}": c for gid, c in record.executors.items()}}
+                     **{_range_key(where): c for where, c in ranged.items()}}
             self.rolling.add(record.started + record.seconds, keyed)
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
@@ -101,10 +111,11 @@ class TopologyStats:
         elapsed = max(now - self.started, 1e-9)
         windowed: dict[str, dict[str, Any]] = {
             ALL_TIME: self._window_view(self.totals, self.executor_totals, elapsed)}
+        by_key = {_range_key(where): where for where in self.executor_ranges.values()}
         for length in WINDOW_SECONDS:
             counters = self.rolling.totals(length, now)
             components = {k: c for k, c in counters.items() if not k.startswith("#")}
-            executors = {int(k[1:]): c for k, c in counters.items() if k.startswith("#")}
+            executors = {by_key[k]: c for k, c in counters.items() if k in by_key}
             windowed[str(length)] = self._window_view(components, executors,
                                                       min(float(length), elapsed))
         return {
@@ -122,17 +133,21 @@ class TopologyStats:
         }
 
     def _window_view(self, components: dict[str, ComponentCounters],
-                     executors: dict[int, ComponentCounters],
+                     executors: dict[ExecutorRange, ComponentCounters],
                      seconds: float) -> dict[str, Any]:
         """One window's component summaries and executor rows.
 
-        A component's capacity is its busiest executor's.
+        Rows only for the executors the topology runs now (by what they run: the history of
+        an executor a ``rebalance -e`` regrouped away is not shown under a new one's id). A
+        component's capacity is its busiest executor's.
         """
         rows: dict[str, Any] = {}
         busiest: dict[str, float] = {}
-        for gid, counters in sorted(executors.items()):
-            where = self.executor_ranges.get(gid)
-            if where is None:
+        gid_of = {where: gid for gid, where in self.executor_ranges.items()}
+        for where, counters in sorted(executors.items(), key=lambda item: (
+                gid_of.get(item[0], -1), item[0].first_task)):
+            gid = gid_of.get(where)
+            if gid is None:
                 continue
             summary = counters.summary(seconds)
             rows[str(gid)] = {"component": where.component, "first_task": where.first_task,
