@@ -5,6 +5,19 @@ log file read page by page by byte offset, searched and downloaded through the s
 logviewers (Nimbus's logfile, logsearch and logdownload calls). Logs are read with the
 cluster token. */
 "use strict";
+/* One token dialog for the whole page: the live tail and the files panel both read with the
+token, and two dialogs at once would answer only one of them. */
+const askLogToken = (() => {
+  let pending = null;
+  return (why) => {
+    if (!pending) {
+      pending = Actions.askToken("Logs are shown with the cluster token.", why || "")
+        .finally(() => { pending = null; });
+    }
+    return pending;
+  };
+})();
+
 (() => {
   const $ = (id) => document.getElementById(id);
   const topologyId = document.body.dataset.topologyId;
@@ -51,7 +64,7 @@ cluster token. */
       if (e.status === 401) {
         asking = true;
         const why = e.body && e.body.code === "AUTH_TOKEN_INVALID" ? "Nimbus refused that token; try again." : "";
-        const ok = await Actions.askToken("Logs are shown with the cluster token.", why);
+        const ok = await askLogToken(why);
         asking = false;
         if (!ok) throw new Error("the cluster token is needed to read logs");
         return;
@@ -89,7 +102,7 @@ const Files = (() => {
       } catch (e) {
         if (e.status !== 401 || asking) throw e;
         asking = true;
-        const ok = await Actions.askToken("Logs are shown with the cluster token.", "");
+        const ok = await askLogToken("");
         asking = false;
         if (!ok) throw new Error("the cluster token is needed to read logs");
       }
