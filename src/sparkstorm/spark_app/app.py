@@ -6,7 +6,9 @@ streamparse project's root, as ``sparkstorm run``) with the application's driver
 topology's driver (window loop, acker) and its executor processes hosted by the
 application's own Spark executors (:mod:`sparkstorm.spark_app.hosting`), or by the driver
 itself with ``topology.executor.hosting: driver``. No Nimbus, supervisor or ZooKeeper
-takes part. ``sparkstorm spark-submit`` builds, prints and runs that command line.
+takes part: the driver serves the topology's REST API and web UI itself
+(:mod:`sparkstorm.spark_app.control`). ``sparkstorm spark-submit`` builds, prints and runs
+that command line.
 
 It runs until SIGTERM or SIGINT (to the Python driver, or to the driver's JVM, whose
 shutdown hook waits for it: ``spark-submit``'s process, ``yarn application -kill``, a
