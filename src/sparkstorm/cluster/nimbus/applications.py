@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.cluster.nimbus.assigner import topology_executors
 from sparkstorm.cluster.nimbus.errors import NimbusError
-from sparkstorm.cluster.store.records import Assignment, StormBase, TopologyStatus, WorkerSlot
-from sparkstorm.config import conf_int
+from sparkstorm.cluster.store.records import Assignment, StormBase, WorkerSlot
 from sparkstorm.topology.validate import (
     validate_topology,
     validate_topology_name,
@@ -60,19 +60,12 @@ def register_application(nimbus: Any, name: str, spec: TopologySpec,
     conf = nimbus._topology_conf(spec, overrides, name)  # the checks of a submit
     validate_windowed_bolts(spec, conf)
     with nimbus.lock:
-        nimbus._check_name_free(name)
-        now = int(nimbus.clock())
-        topology_id = f"{name}-{nimbus.stormdist.next_counter()}-{now}"
-        conf["storm.id"] = topology_id
-        nimbus.stormdist.write(topology_id, None, spec.to_dict(), conf)
-        nimbus._setup_state(topology_id, spec.to_dict(), conf)
+        topology_id, now = nimbus._store_topology(name, spec, conf, None)  # no code: its own
         worker_id = str(uuid.uuid4())
         nimbus.state.set_assignment(topology_id, _assignment(
             topology_id, topology_executors(spec.to_dict(), conf), host, worker_id, now))
-        nimbus.state.set_storm(topology_id, StormBase(
-            name, TopologyStatus.ACTIVE if active else TopologyStatus.INACTIVE, now,
-            max(1, conf_int(conf, "topology.workers")),
-            {c.name or "?": c.par for c in spec.components}, owner, application=where))
+        nimbus.state.set_storm(topology_id, replace(
+            nimbus._storm_base(name, spec, conf, now, active, owner), application=where))
     return {"topology_id": topology_id, "worker_id": worker_id}
 
 

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from sparkstorm.cluster.nimbus.applications import (
@@ -136,13 +137,7 @@ class Nimbus:
             raise TopologyError(msg, code="HOSTING_NEEDS_SPARK_SUBMIT")
         code = self.inbox.finished(upload_id)
         with self.lock:
-            self._check_name_free(name)
-            now = int(self.clock())
-            # the counter moves only once every check passed: a refusal changes nothing
-            topology_id = f"{name}-{self.stormdist.next_counter()}-{now}"
-            conf["storm.id"] = topology_id
-            self.stormdist.write(topology_id, code, spec.to_dict(), conf)
-            self._setup_state(topology_id, spec.to_dict(), conf)
+            topology_id, now = self._store_topology(name, spec, conf, code)
             self.state.set_storm(topology_id, self._storm_base(name, spec, conf, now, active,
                                                                owner))
             logger.info("submitted topology %s", topology_id)
@@ -162,6 +157,22 @@ class Nimbus:
         logger.info("registered application topology %s (driver on %s)",
                     result["topology_id"], application.get("host"))
         return result
+
+    def _store_topology(self, name: str, spec: TopologySpec, conf: dict[str, Any],
+                        code: Path | None) -> tuple[str, int]:
+        """Name a checked topology and write its files and task infos; its id and time.
+
+        The caller holds :attr:`lock` and writes the StormBase next (submit and an
+        application's registration alike). The counter moves only once every check passed:
+        a refusal changes nothing.
+        """
+        self._check_name_free(name)
+        now = int(self.clock())
+        topology_id = f"{name}-{self.stormdist.next_counter()}-{now}"
+        conf["storm.id"] = topology_id
+        self.stormdist.write(topology_id, code, spec.to_dict(), conf)
+        self._setup_state(topology_id, spec.to_dict(), conf)
+        return topology_id, now
 
     def _setup_state(self, topology_id: str, spec: dict[str, Any],
                      conf: dict[str, Any]) -> None:
