@@ -8,7 +8,6 @@ list it, show the REST figures, and its Deactivate button works with the token.
 from __future__ import annotations
 
 import os
-import re
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,12 +19,16 @@ import pytest
 
 from sparkstorm.testing.polling import wait_for
 from tests.browser.helpers import cells, open_page
-from tests.integration.spark_app.submitted import descendants, python_driver, spark_submit
+from tests.integration.spark_app.submitted import (
+    descendants,
+    driver_addresses,
+    python_driver,
+    spark_submit,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(400)]
 
 TOKEN = "app-ui-test-token"
-ADDRESSES = re.compile(r"REST API (http://\S+), UI (http://\S+), token")
 
 
 @dataclass
@@ -49,15 +52,7 @@ def app_ui(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[A
                                 f"storm.cluster.token={TOKEN}")
     seen: dict[int, psutil.Process] = {}
     try:
-        def addresses() -> re.Match[str] | None:
-            descendants(process, seen)
-            assert process.poll() is None, log.read_text()[-5000:]
-            return ADDRESSES.search(log.read_text())
-
-        found = wait_for(addresses, 180, message="the driver logs its REST API and UI")
-        app = AppUi(found.group(1), found.group(2))
-        wait_for(lambda: app.rest("/api/v1/topology/summary")["topologies"], 30,
-                 message="the topology registered with the driver's Nimbus")
+        app = AppUi(*driver_addresses(process, log, seen))
         wait_for(lambda: app.rest(f"/api/v1/topology/{app.topology_id()}")["spouts"][0]
                  ["acked"] > 0, 180, message="the topology acks")
         yield app

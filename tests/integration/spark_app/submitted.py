@@ -7,12 +7,15 @@ group, the executors' folders under ``tmp_path/tmp``) and the processes it start
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import psutil
 
+from sparkstorm.testing.polling import wait_for
 from tests.chaos.faults import TOPOLOGY
 
 COUNT = 120
@@ -77,3 +80,22 @@ def python_driver(seen: dict[int, psutil.Process]) -> psutil.Process:
             continue
     msg = "no Python driver among the command's processes"
     raise AssertionError(msg)
+
+
+ADDRESSES = re.compile(r"REST API (http://\S+), UI (http://\S+), token")
+"""The driver's line naming its REST API and UI (``sparkstorm.spark_app.app``)."""
+
+
+def driver_addresses(process: subprocess.Popen[bytes], log: Path,
+                     seen: dict[int, psutil.Process]) -> tuple[str, str]:
+    """The REST API's and UI's URLs the driver logs, once the topology registered there."""
+    def logged() -> re.Match[str] | None:
+        descendants(process, seen)
+        assert process.poll() is None, log.read_text()[-5000:]
+        return ADDRESSES.search(log.read_text())
+
+    found = wait_for(logged, 180, message="the driver logs its REST API and UI")
+    rest_url, ui_url = found.group(1), found.group(2)
+    wait_for(lambda: httpx.get(f"{rest_url}/api/v1/topology/summary", timeout=10).json()[
+        "topologies"], 30, message="the topology registered with the driver's Nimbus")
+    return rest_url, ui_url

@@ -13,7 +13,6 @@ the driver's address, which drains the application and leaves nothing behind.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -30,12 +29,16 @@ import pytest
 from sparkstorm.testing.polling import wait_for
 from tests.chaos.faults import acks
 from tests.integration.cluster.harness import free_port
-from tests.integration.spark_app.submitted import alive, descendants, spark_submit
+from tests.integration.spark_app.submitted import (
+    alive,
+    descendants,
+    driver_addresses,
+    spark_submit,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
 
 TOKEN = "app-control-test-token"
-ADDRESSES = re.compile(r"REST API (http://\S+), UI (http://\S+), token")
 
 
 @dataclass
@@ -120,17 +123,8 @@ def app(tmp_path_factory: pytest.TempPathFactory,
         "nimbus.host=127.0.0.1", f"nimbus.port={cluster_nimbus.port}")
     seen: dict[int, psutil.Process] = {}
     try:
-        def addresses() -> re.Match[str] | None:
-            descendants(process, seen)
-            assert process.poll() is None, log.read_text()[-5000:]
-            return ADDRESSES.search(log.read_text())
-
-        found = wait_for(addresses, 180, message="the driver logs its REST API and UI")
-        app = App(process, log, tmp_path / "numbers", tmp_path / "tmp", found.group(1),
-                  found.group(2), seen)
-        wait_for(lambda: app.get("/api/v1/topology/summary")["topologies"], 30,
-                 message="the topology registered with the driver's Nimbus")
-        yield app
+        yield App(process, log, tmp_path / "numbers", tmp_path / "tmp",
+                  *driver_addresses(process, log, seen), seen)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

@@ -42,7 +42,7 @@ def test_windows_roll_and_all_time_keeps_everything() -> None:
 
 
 def test_a_regrouped_executor_id_does_not_inherit_another_executors_history() -> None:
-    """rebalance -e: gid 2 now runs other tasks; its row starts afresh (issue 31)."""
+    """After a rebalance -e, gid 2 runs other tasks: its row starts afresh (issue 31)."""
     stats = TopologyStats(10, RANGES)
     stats.started = 0.0
     _record(stats, 0, 100.0, {1: 5, 2: 8})
