@@ -291,7 +291,9 @@ class UiViews:
             summary[0]["totalTopologies"] = 0
         return {**summary[0], "topologies": mine, "schedulerDisplayResource": False}
 
-    def _topology_row(self, topology_id: str, base: StormBase) -> dict[str, Any]:
+    def _topology_row(self, topology_id: str, base: StormBase,
+                      conf: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One topology's summary row (``conf``: its conf, when the caller read it)."""
         assignment = self.state.get_assignment(topology_id)
         uptime = max(0.0, self.clock() - base.launch_time_secs)
         view = self.beats(topology_id)
@@ -304,7 +306,8 @@ class UiViews:
         trouble = trouble_fields(
             [w.stats for w in view.beats], self.clock(),
             running=workers["workerStatus"] == "RUNNING" and base.status != TopologyStatus.KILLED,
-            checkpoint_windows=conf_int(self.topologies.topology_conf(topology_id),
+            checkpoint_windows=conf_int(self.topologies.topology_conf(topology_id)
+                                        if conf is None else conf,
                                         "topology.checkpoint.windows"))
         return {"id": topology_id, "encodedId": quote(topology_id, safe=""),
                 "health": health_with_troubles(health(view.components(HEALTH_WINDOW), spouts),
@@ -355,7 +358,7 @@ class UiViews:
                 causes[cause] = causes.get(cause, 0) + n
             reasons.extend({"spoutId": spout["spoutId"], **r}
                            for r in stats.get(spout["spoutId"], {}).get("failure_reasons", []))
-        return {**self._topology_row(topology_id, base), "user": "", "window": window,
+        return {**self._topology_row(topology_id, base, conf), "user": "", "window": window,
                 "windowHint": window_pretty(window),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
                 # Apex's committed window: the newest checkpoint the topology rolls back to
