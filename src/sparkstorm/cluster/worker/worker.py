@@ -80,6 +80,9 @@ class ClusterWorker:
         self.resources = ResourceSampler()
         self.log_levels = LogLevels()
         self._log_control_sent: Any = None
+        self.executor_host = False
+        """Whether this worker hosts executors for another worker's driver (it runs no
+        windows of its own: it is up once its executors serve)."""
         self._beats: Any = None
         """The heartbeat timer (woken when a rebalance -e waits for a heartbeat)."""
 
@@ -143,7 +146,8 @@ class ClusterWorker:
         hosted = _hosted_gids(spec, conf, context.get("executors"))
         token = context.get("token") or None
         runner: Any
-        if context.get("driver", True):
+        self.executor_host = not context.get("driver", True)
+        if not self.executor_host:
             # checkpoints under the topology's id: a restarted worker resumes from them
             runner = TopologyDriver(context["topology_name"], spec, conf, self.topology_id,
                                     hosted=hosted, token=token)
@@ -160,7 +164,7 @@ class ClusterWorker:
             self.runner = runner
             runner.set_active(self.active)  # an order may have come while Spark started
         logger.info("worker %s runs topology %s", self.worker_id, self.topology_id)
-        role = "driver" if context.get("driver", True) else "executor host"
+        role = "executor host" if self.executor_host else "driver"
         self._log("info", f"running ({role}): Spark {runner.spark_ui_url or '(UI off)'}, "
                           f"{len(runner.pool.sockets)} executors")
 
@@ -321,8 +325,7 @@ class ClusterWorker:
             # what the driver runs, relayed to the other workers (engine.plan.regroup)
             stats["executor_counts"] = executor_counts(runner.plan)
             stats["plan_tag"] = plan_tag(runner.plan)
-            # a worker without the driver runs no windows: it is up once its executors serve
-            stats["serving"] = not hasattr(runner, "replan")
+            stats["serving"] = self.executor_host
             stats, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
             self._trims.note(self.worker_id, self.heartbeat_max_bytes, trimmed)
         elif getattr(self._starting, "plan", None) is not None:
