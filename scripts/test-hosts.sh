@@ -180,10 +180,10 @@ write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, t
   done
 }
 
-zookeeper_answers() { [ "$(run_in A "$PYTHON" -c "
-import socket
-with socket.create_connection(('${IP[A]}', $ZK_PORT), 1) as s:
-    s.sendall(b'ruok'); print(s.recv(4).decode())")" = imok ]; }
+# srvr names the mode only once the server serves (ruok answers while it still loads)
+zookeeper_answers() { run_in A "$PYTHON" -c "
+from sparkstorm.cluster.store.devzookeeper import serving
+raise SystemExit(0 if serving($ZK_PORT, '${IP[A]}') else 1)"; }
 nimbus_answers() { run_in A "$PYTHON" -c "
 import urllib.request
 urllib.request.urlopen('http://${IP[A]}:$NIMBUS_PORT/api/v1/cluster/summary', timeout=2)"; }

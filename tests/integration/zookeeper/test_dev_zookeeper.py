@@ -18,7 +18,7 @@ import pytest
 
 from sparkstorm.testing.polling import wait_for
 from tests.integration.zookeeper.backends import REPO, ensure_zookeeper_installed
-from tests.integration.zookeeper.zkserver import four_letter, free_port
+from tests.integration.zookeeper.zkserver import four_letter, free_port, serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,7 +51,7 @@ def test_dev_zookeeper_serves_kazoo_and_stops_on_sigterm(
     port = free_port()
     server = _dev_zookeeper(tmp_path, "-c", f"storm.zookeeper.port={port}")
     processes.append(server)
-    wait_for(lambda: four_letter(port, "ruok") == "imok" or server.poll() is not None, 60,
+    wait_for(lambda: serving(port) or server.poll() is not None, 60,
              message=f"dev-zookeeper answering on {port}")
     assert server.poll() is None, server.communicate()[0]
 
@@ -116,7 +116,7 @@ def test_the_server_dies_with_the_command(tmp_path: Path,
     port = free_port()
     server = _dev_zookeeper(tmp_path, "-c", f"storm.zookeeper.port={port}")
     processes.append(server)
-    wait_for(lambda: four_letter(port, "ruok") == "imok" or server.poll() is not None, 60,
+    wait_for(lambda: serving(port) or server.poll() is not None, 60,
              message=f"dev-zookeeper answering on {port}")
     os.kill(server.pid, signal.SIGKILL)  # the command only, not its process group
     server.wait(10)

@@ -18,10 +18,11 @@ from sparkstorm.cluster.store.devzookeeper import (
     classpath,
     four_letter,
     server_command,
+    serving,
 )
 from sparkstorm.testing.polling import wait_for
 
-__all__ = ["DEBIAN_JAR", "ZooKeeperServer", "classpath", "four_letter", "free_port"]
+__all__ = ["DEBIAN_JAR", "ZooKeeperServer", "classpath", "four_letter", "free_port", "serving"]
 
 
 def free_port() -> int:
@@ -61,7 +62,7 @@ class ZooKeeperServer:
         return cfg
 
     def start(self, timeout: float = 60.0) -> None:
-        """Start the server and wait until it answers ``ruok``.
+        """Start the server and wait until it serves clients (``srvr`` names its mode).
 
         Raises:
             RuntimeError: no ZooKeeper or no java is installed.
@@ -76,7 +77,7 @@ class ZooKeeperServer:
                                           preexec_fn=die_with_parent)
         try:
             wait_for(self._ready, timeout, interval=0.05,
-                     message=f"ZooKeeper on port {self.port} answering ruok")
+                     message=f"ZooKeeper on port {self.port} serving clients")
         except TimeoutError as exc:
             self.stop()
             msg = f"{exc}; server log tail:\n{self.log_tail(0)}"
@@ -86,7 +87,7 @@ class ZooKeeperServer:
         if self._proc is not None and self._proc.poll() is not None:
             msg = f"ZooKeeper exited with {self._proc.returncode}:\n{self.log_tail(0)}"
             raise RuntimeError(msg)
-        return four_letter(self.port, "ruok") == "imok"
+        return serving(self.port)
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 10 s) and wait until its port closes."""

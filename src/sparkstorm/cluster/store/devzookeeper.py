@@ -141,6 +141,16 @@ def four_letter(port: int, word: str, timeout: float = 1.0, address: str = "127.
         return ""
 
 
+def serving(port: int, address: str = "127.0.0.1", timeout: float = 1.0) -> bool:
+    """Whether the server at ``address:port`` serves clients.
+
+    ``ruok`` answers ``imok`` as soon as the port listens, while the server may still be
+    loading its database and closing every session ("ZooKeeperServer not running"); ``srvr``
+    names the server's mode only once it serves.
+    """
+    return "Mode:" in four_letter(port, "srvr", timeout, address)
+
+
 def dev_settings(conf: Mapping[str, object]) -> ServerSettings:
     """The dev server's settings from a sparkstorm conf.
 
@@ -165,7 +175,7 @@ class DevZooKeeper:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> None:
-        """Start the server and wait until it answers ``ruok``.
+        """Start the server and wait until it serves clients (see :func:`serving`).
 
         Raises:
             DevZooKeeperError: ``DEV_ZOOKEEPER_JAR_MISSING``, ``DEV_ZOOKEEPER_JAVA_MISSING``;
@@ -180,7 +190,7 @@ class DevZooKeeper:
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                         preexec_fn=die_with_parent)
         deadline = time.monotonic() + timeout
-        while four_letter(self.settings.port, "ruok", 0.5, self.settings.address) != "imok":
+        while not serving(self.settings.port, self.settings.address, 0.5):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 msg = (f"the ZooKeeper server on {self.settings.address}:{self.settings.port} "
