@@ -53,6 +53,17 @@ class PositionSpout(Spout):
         self.replay.append(tup_id)
         self.record("fail", n=tup_id)
 
+    # Storm's IStatefulComponent hooks, which any component may define (a connector commits
+    # its source's offsets on pre_commit)
+    def pre_prepare(self, txid: int) -> None:
+        self.record("pre_prepare", txid=txid)
+
+    def pre_commit(self, txid: int) -> None:
+        self.record("pre_commit", txid=txid)
+
+    def pre_rollback(self) -> None:
+        self.record("pre_rollback")
+
 
 class PositionBatchSpout(NumberedBatchSpout):
     """The columnar ``PositionSpout``: batches of ``[n, key]`` rows, one message id per batch.

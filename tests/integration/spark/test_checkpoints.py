@@ -126,9 +126,18 @@ def test_without_failures_the_committed_counts_are_exact(cluster: LocalCluster,
     runner = _run(cluster, tmp_path)
     acked, counts = _finish_exactly(runner)
     assert acked == set(range(COUNT)) and counts == EXPECTED
-    assert runner.stats.summary()["committed_window"] is not None
+    committed = runner.stats.summary()["committed_window"]
+    assert committed is not None
     assert runner.stats.rollbacks == 0
     _no_ack_twice(tmp_path)
+    # a plain spout hears Storm's checkpoint hooks too: each cut, then its commit
+    events = read_events(tmp_path, "numbers")
+    prepared = [e["txid"] for e in events if e["event"] == "pre_prepare"]
+    heard = wait_for(lambda: [e["txid"] for e in read_events(tmp_path, "numbers")
+                              if e["event"] == "pre_commit"] or None, 30,
+                     message="the spout heard pre_commit")
+    assert prepared and {b - a for a, b in zip(prepared, prepared[1:])} <= {3}  # every 3rd
+    assert set(heard) <= set(prepared) and heard == sorted(heard)
     cluster.kill_topology("checkpointed")
     assert not (tmp_path / "checkpoints" / runner.checkpoint_id).exists(), \
         "a one-off run's checkpoints go when it stops"
@@ -145,6 +154,8 @@ def test_kill_9_of_an_executor_rolls_back_to_exact_counts(cluster: LocalCluster,
     assert runner.stats.rollbacks >= 1
     assert acked == set(range(COUNT)) and counts == EXPECTED
     _no_ack_twice(tmp_path)
+    if component == "count":  # the spout's process lived on: it heard the rollback
+        assert any(e["event"] == "pre_rollback" for e in read_events(tmp_path, "numbers"))
 
 
 def test_a_batch_spout_rolls_back_with_its_batches_to_exact_counts(cluster: LocalCluster,

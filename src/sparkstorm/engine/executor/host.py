@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -137,6 +137,19 @@ class ExecutorHost:
         task = instance.__dict__.get("_stateful_task")
         return task if task is not None else instance.start_state()
 
+    @staticmethod
+    def _checkpoint_hook(instance: Any, name: str) -> Callable[..., None] | None:
+        """A component's own checkpoint hook (``pre_prepare``, ``pre_commit``, ``pre_rollback``).
+
+        Storm's ``IStatefulComponent`` hooks, heard by any component that defines them (a
+        connector commits a source's offsets or publishes a sink's files on ``pre_commit``);
+        a StatefulBolt hears them through its state's lifecycle instead.
+        """
+        if getattr(type(instance), "stateful", False):
+            return None
+        hook = getattr(instance, name, None)
+        return hook if callable(hook) else None
+
     def take_part(self, window: int) -> PartBuilder:
         """This executor's part of checkpoint ``window``, taken now.
 
@@ -153,8 +166,15 @@ class ExecutorHost:
             stateful = self._stateful(instance)
             if stateful is not None:
                 states[task] = stateful.prepare(window)
-            else:
-                blobs[task] = task_snapshot(instance, component=component, task=task)
+                continue
+            prepare = self._checkpoint_hook(instance, "pre_prepare")
+            if prepare is not None:
+                try:
+                    prepare(window)
+                except Exception as exc:  # noqa: BLE001 - a user hook: its error, then rollback
+                    self.record_error(task, exc)
+                    self.must_restart = True
+            blobs[task] = task_snapshot(instance, component=component, task=task)
         now = time.monotonic()
         pending = {task: {root: (msg, now - at, stream)
                           for root, (msg, at, stream) in collector.pending_roots.items()}
@@ -181,14 +201,19 @@ class ExecutorHost:
             self._keep_error(None, f"{exc.code}: {exc}")
 
     def commit_state(self, window: int) -> None:
-        """Checkpoint ``window`` is committed: stateful bolts commit their state."""
+        """Checkpoint ``window`` is committed: stateful bolts commit their state.
+
+        Other components that define ``pre_commit(txid)`` hear it.
+        """
         with self.lock:
             for task, instance in self.instances.items():
                 stateful = self._stateful(instance)
-                if stateful is None:
+                commit = (stateful.commit if stateful is not None
+                          else self._checkpoint_hook(instance, "pre_commit"))
+                if commit is None:
                     continue
                 try:
-                    stateful.commit(window)
+                    commit(window)
                 except Exception as exc:  # noqa: BLE001 - a user hook: its error, then rollback
                     self.record_error(task, exc)
                     self.must_restart = True
@@ -202,10 +227,12 @@ class ExecutorHost:
         with self.lock:
             for task, instance in self.instances.items():
                 stateful = instance.__dict__.get("_stateful_task")
-                if stateful is None:
+                rollback = (stateful.rollback if stateful is not None
+                            else self._checkpoint_hook(instance, "pre_rollback"))
+                if rollback is None:
                     continue
                 try:
-                    stateful.rollback()
+                    rollback()
                 except Exception as exc:  # noqa: BLE001 - rebuilt from the checkpoint anyway
                     self.record_error(task, exc)
 
