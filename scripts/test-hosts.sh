@@ -6,6 +6,7 @@
 #   scripts/test-hosts.sh spark         Spark standalone master on A, a worker on B and on C
 #   scripts/test-hosts.sh cluster       ZooKeeper and Nimbus on A, a supervisor on B and on C
 #                                       (start 'spark' first: the topologies' spark.master)
+#   scripts/test-hosts.sh control-plane ZooKeeper and Nimbus on A again (after kill-host A)
 #   scripts/test-hosts.sh kill-host C   SIGKILL every process on host C (a lost machine)
 #   scripts/test-hosts.sh exec A CMD..  run CMD on host A (its network, hostname and /tmp)
 #   scripts/test-hosts.sh spark-master  only the master on A (add workers with spark-worker)
@@ -203,6 +204,15 @@ cluster() {
   echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus http://${IP[A]}:$NIMBUS_PORT, supervisors on B and C"
 }
 
+control_plane() {  # A's daemons again, on the conf and data 'cluster' left (host A came back)
+  [ -s "$SHARED/conf/A.yaml" ] || die "no cluster conf (run: $0 cluster)"
+  sparkstorm_on A zookeeper dev-zookeeper
+  wait_for 60 "ZooKeeper on ${IP[A]}:$ZK_PORT" zookeeper_answers
+  sparkstorm_on A nimbus -v nimbus
+  wait_for 60 "Nimbus on ${IP[A]}:$NIMBUS_PORT" nimbus_answers
+  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus http://${IP[A]}:$NIMBUS_PORT"
+}
+
 kill_host() {  # every process on the host but its anchor (which keeps it there for 'down')
   local host=$1 anchor_pid
   anchor_pid=$(anchor "$host")
@@ -249,9 +259,10 @@ case "${1:-}" in
   spark-master) spark_master ;;
   spark-worker) [ $# -ge 2 ] || die "usage: $0 spark-worker B|C [CPU]"; spark_worker "$2" "${3:-}" ;;
   cluster) cluster ;;
+  control-plane) control_plane ;;
   kill-host) [ $# = 2 ] && [ -n "${IP[${2:-}]:-}" ] || die "usage: $0 kill-host A|B|C"; kill_host "$2" ;;
   exec) [ $# -ge 3 ] || die "usage: $0 exec A|B|C COMMAND..."; h=$2; shift 2; run_in "$h" "$@" ;;
   status) status ;;
   down) down ;;
-  *) die "usage: $0 up | spark | spark-master | spark-worker B|C [CPU] | cluster | kill-host A|B|C | exec A|B|C COMMAND... | status | down" ;;
+  *) die "usage: $0 up | spark | spark-master | spark-worker B|C [CPU] | cluster | control-plane | kill-host A|B|C | exec A|B|C COMMAND... | status | down" ;;
 esac
