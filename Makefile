@@ -22,9 +22,10 @@ install: $(STAMP)  ## create .venv and install the project with its test depende
 demo: $(STAMP)  ## run the word-count example on Spark local[*] for DEMO_SECONDS seconds
 	$(VENV)/bin/sparkstorm run examples/wordcount.py --time $(DEMO_SECONDS)
 
-services:  ## install the services the tests run for real (Debian's zookeeper, redis, chromium) if missing
+services:  ## install the services the tests run for real (Debian's zookeeper, redis, postgresql, chromium) if missing
 	bash scripts/install-zookeeper.sh
 	bash scripts/install-redis.sh
+	bash scripts/install-postgresql.sh
 	bash scripts/install-chromium.sh
 
 test: $(STAMP) services  ## run the test suite but the slow tests (exit code 5, no tests collected, counts as failure)
