@@ -4,7 +4,9 @@ What runs:
 
 - ``spouts``/``bolts`` whose ``className`` is a Python import path (``pkg.module.Class``
   or ``pkg.module:Class``) of a sparkstorm ``Spout``/``Bolt``, with ``parallelism``,
-  ``numTasks`` and ``config``;
+  ``numTasks`` and ``config``; a class with a ``flux_spec(name=, par=, num_tasks=, config=)``
+  classmethod is declared by it, so that its outputs can follow its config (the Redis and
+  SQL connector bolts);
 - Flux's multilang wrappers ``org.apache.storm.flux.wrappers.spouts.FluxShellSpout`` and
   ``...bolts.FluxShellBolt``: ``constructorArgs`` are the command line and the default
   stream's output fields; ``configMethods`` ``setDefaultStream``, ``setNamedStream`` and
@@ -150,6 +152,14 @@ def _vertex(item: LineDict, where: Where, kind: str, warnings: list[str]) -> Com
                  "pass settings in the component's config and read them in initialize()",
                  "FLUX_UNSUPPORTED")
     cls = _python_class(class_name, where, kind, name)
+    flux_spec = getattr(cls, "flux_spec", None)
+    if callable(flux_spec):  # its outputs follow its config (the Redis and SQL bolts)
+        try:
+            spec: ComponentSpec = flux_spec(name=name, par=par, num_tasks=num_tasks,
+                                            config=_plain(config))
+        except TopologyError as exc:
+            fail(where, f"{kind} {name!r}: {exc.args[0]}", exc.code)
+        return spec
     return ComponentSpec.declare(cls, kind, name=name, inputs=None, par=par,
                                  num_tasks=num_tasks, config=_plain(config),
                                  outputs=getattr(cls, "outputs", []))

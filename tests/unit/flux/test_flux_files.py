@@ -8,11 +8,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sparkstorm import Bolt
 from sparkstorm.errors import TopologyError
 from sparkstorm.flux import load_flux_file
+from sparkstorm.topology.spec import ComponentSpec
 
 SPOUT = "sparkstorm.flux.storm_classes.TestWordSpout"
 HEAD = f"""name: "t"
@@ -245,3 +248,36 @@ def test_cli_refuses_other_files_clearly(tmp_path: Path, name: str) -> None:
                             timeout=60, cwd=tmp_path)
     assert result.returncode == 2
     assert "UNSUPPORTED_TOPOLOGY_FILE" in result.stderr and "Traceback" not in result.stderr
+
+
+class FieldsFromConfigBolt(Bolt):
+    """Declares the output fields its config names (as the Redis and SQL bolts do)."""
+
+    @classmethod
+    def flux_spec(cls, *, name: str, par: int, num_tasks: int | None,
+                  config: dict[str, Any]) -> ComponentSpec:
+        if not config.get("test.fields"):
+            msg = "test.fields is required"
+            raise TopologyError(msg, code="INVALID_COMPONENT_CONFIG")
+        return cls.spec(name=name, par=par, num_tasks=num_tasks, config=config,
+                        outputs=config["test.fields"])
+
+
+def test_a_class_with_flux_spec_declares_itself(tmp_path: Path) -> None:
+    text = HEAD + f"""bolts:
+  - id: "look"
+    className: "{__name__}.FieldsFromConfigBolt"
+    parallelism: 2
+    config: {{test.fields: [word, value]}}
+streams:
+  - from: "words"
+    to: "look"
+    grouping: {{type: SHUFFLE}}
+"""
+    look = load_flux_file(flux(tmp_path, text)).spec.component("look")
+    assert look.outputs[0].fields == ("word", "value")
+    assert (look.par, look.config) == (2, {"test.fields": ["word", "value"]})
+    bad = text.replace("test.fields: [word, value]", "other: 1")
+    error = refused(flux(tmp_path, bad, "b.yaml"))
+    assert error.code == "INVALID_COMPONENT_CONFIG"
+    assert "b.yaml:6: bolt 'look'" in str(error)  # the bolt's line
