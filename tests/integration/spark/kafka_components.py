@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkstorm import Bolt
+from sparkstorm import Bolt, StatefulBolt
+from sparkstorm.state import KeyValueState
 from tests.integration.spark.components import Recorder
 
 
@@ -32,3 +33,16 @@ class KafkaRecordingBolt(Bolt):
             self.seen.add(where)
             self.record("failed", partition=partition, offset=offset)
             self.fail(tup)
+
+
+class KafkaValueCount(StatefulBolt):
+    """Counts each record's value in its ``KeyValueState`` (every value is produced once)."""
+
+    outputs: list[Any] = []
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def process(self, tup: Any) -> None:
+        value = tup.values.value
+        self.counts.put(value, self.counts.get(value, 0) + 1)

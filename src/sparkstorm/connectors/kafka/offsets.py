@@ -17,6 +17,12 @@ Example:
     1
     >>> p.done(13), p.commit_point(), p.done(13)
     (True, 14, False)
+
+A checkpoint keeps a copy without the records polled and not yet emitted, so that a restored
+spout polls them again:
+
+    >>> p.polled(14); p.polled(15); p.rewound([14, 15]).position
+    14
 """
 
 from __future__ import annotations
@@ -65,6 +71,14 @@ class PartitionOffsets:
         """``offset`` was committed."""
         self.committed = offset
         self.finished = {o for o in self.finished if o >= offset}
+
+    def rewound(self, unsent: list[int]) -> PartitionOffsets:
+        """A copy as if the offsets ``unsent`` (the last ones polled) had not been polled."""
+        copy = PartitionOffsets(self.committed)
+        copy.open = self.open - set(unsent)
+        copy.finished = set(self.finished)
+        copy.position = min(unsent) if unsent else self.position
+        return copy
 
     def uncommitted(self) -> int:
         """Offsets polled and not committed (Storm's count for ``max.uncommitted.offsets``)."""

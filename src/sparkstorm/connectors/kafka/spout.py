@@ -9,6 +9,13 @@ values kept in memory (no seek), and every ``offset_commit_period_ms`` the small
 yet finished of each partition is committed (:mod:`.offsets`). A partition with
 ``max_uncommitted_offsets`` polled and not committed is paused until commits catch up.
 
+With checkpoints on (``topology.checkpoint.windows`` > 0) the offsets are part of the
+spout's checkpoint: at each cut (``pre_prepare``) the spout notes each partition's commit
+point, and commits it to Kafka only when that checkpoint commits (``pre_commit``), never on
+its own timer; a rollback restores the offsets and seeks the consumer back to them (records
+polled and not emitted at the cut are polled again). So Kafka's committed offsets are never
+ahead of the newest committed checkpoint, and a stateful bolt counts each record once.
+
 Usage::
 
     from sparkstorm.connectors.kafka import KafkaSpout, KafkaSpoutConfig
@@ -28,6 +35,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from sparkstorm.config.access import conf_int
 from sparkstorm.connectors.kafka.config import (
     FirstPollOffsetStrategy,
     KafkaSpoutConfig,
@@ -115,6 +123,10 @@ class KafkaSpout(Spout):
                      "group.id": self.kafka.group_id, "enable.auto.commit": False,
                      "enable.auto.offset.store": False}
         self.consumer: Any = Consumer(settings)
+        self.checkpointed = conf_int(storm_conf, "topology.checkpoint.windows") > 0
+        """Offsets are committed on checkpoint commits only (see the module docstring)."""
+        self.cuts: dict[int, dict[TopicPartitionKey, int]] = {}
+        """The commit point of each partition at each checkpoint's cut, until it commits."""
         self.index, self.count = task_position(context)
         self.parts: dict[TopicPartitionKey, PartitionOffsets] = {}
         self.paused: set[TopicPartitionKey] = set()
@@ -187,16 +199,48 @@ class KafkaSpout(Spout):
             consumer.close()
             self.consumer = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        """A checkpoint keeps nothing: a restored spout resumes from Kafka's committed offsets.
+    # -- checkpoints (Storm's IStatefulComponent hooks; see the module docstring) ------------
+    def pre_prepare(self, txid: int) -> None:
+        """The cut of checkpoint ``txid``: note each partition's commit point."""
+        self.cuts[txid] = {key: point for key, part in self.parts.items()
+                           if (point := part.commit_point()) is not None}
 
-        Records emitted and not committed are emitted again (at least once).
+    def pre_commit(self, txid: int) -> None:
+        """Checkpoint ``txid`` committed: commit the offsets of its cut to Kafka."""
+        points = self.cuts.pop(txid, None)
+        self.cuts = {cut: offsets for cut, offsets in self.cuts.items() if cut > txid}
+        if points:
+            self._commit_points(points)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a checkpoint keeps: the partitions' offsets and the records in flight.
+
+        Records polled and not yet emitted are left out (their partition is rewound to the
+        first of them), and retries are due at once after a restore.
         """
-        return {}
+        parts = {}
+        for key, part in self.parts.items():
+            unsent = [r.offset for r in self.waiting if (r.topic, r.partition) == key]
+            parts[key] = part.rewound(unsent)
+        return {"parts": parts, "emitted": dict(self.emitted),
+                "retries": [(0.0, seq, message_id) for _, seq, message_id in self.retries],
+                "retry_seq": self.retry_seq, "given_up": self.given_up}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Nothing to restore (see :meth:`__getstate__`)."""
+        """Restore a checkpoint (after ``initialize``): seek each partition back to it."""
+        from confluent_kafka import TopicPartition
+
+        parts: dict[TopicPartitionKey, PartitionOffsets] = state.pop("parts", {})
         self.__dict__.update(state)
+        heapq.heapify(self.retries)
+        # a partition whose start is not known is assigned afresh by the next refresh
+        starts = {key: part.position for key, part in parts.items()
+                  if part.position is not None}
+        self.parts = {key: parts[key] for key in starts}
+        consumer = getattr(self, "consumer", None)
+        if consumer is not None and starts:
+            consumer.incremental_assign([TopicPartition(t, p, start)
+                                         for (t, p), start in sorted(starts.items())])
 
     # -- partitions ----------------------------------------------------------------------------
     def refresh_partitions(self) -> None:
@@ -246,10 +290,27 @@ class KafkaSpout(Spout):
             start = offset
             self.parts[key] = PartitionOffsets(committed=offset)
         else:
-            start = OFFSET_BEGINNING if strategy in _FROM_START else OFFSET_END
-            self.parts[key] = PartitionOffsets()
+            start = self._first_offset(key, strategy in _FROM_START)
+            self.parts[key] = PartitionOffsets(start)
             self.parts[key].committed = offset
+            if start is None:
+                start = OFFSET_BEGINNING if strategy in _FROM_START else OFFSET_END
         return TopicPartition(committed.topic, committed.partition, start)
+
+    def _first_offset(self, key: TopicPartitionKey, from_start: bool) -> int | None:
+        """The partition's first or next offset now (None if the brokers cannot say).
+
+        A known start is what a checkpoint taken before the first record restores to.
+        """
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            low, high = self.consumer.get_watermark_offsets(
+                TopicPartition(*key), timeout=METADATA_TIMEOUT_SECONDS, cached=False)
+        except KafkaException as exc:
+            self._report("KAFKA_BROKER_ERROR", f"reading {key}'s offsets failed: {exc}")
+            return None
+        return int(low if from_start else high)
 
     def _ours(self, committed: Any) -> bool:
         """Whether this topology committed ``committed`` (its metadata says so)."""
@@ -335,15 +396,28 @@ class KafkaSpout(Spout):
 
     # -- commits -------------------------------------------------------------------------------
     def commit(self, only: list[TopicPartitionKey] | None = None) -> None:
-        """Commit each partition's finished prefix (of ``only``'s partitions, if given)."""
+        """Commit each partition's finished prefix (of ``only``'s partitions, if given).
+
+        With checkpoints on, only a checkpoint's commit commits (:meth:`pre_commit`).
+        """
+        if self.checkpointed:
+            return
+        points = {}
+        for key in sorted(self.parts) if only is None else only:
+            point = self.parts[key].commit_point()
+            if point is not None:
+                points[key] = point
+        self._commit_points(points)
+
+    def _commit_points(self, points: dict[TopicPartitionKey, int]) -> None:
+        """Commit ``points`` of the partitions still read here, where they moved forward."""
         from confluent_kafka import KafkaException, TopicPartition
 
         metadata = json.dumps({"topologyId": self.topology_id})
         offsets = []
-        for key in sorted(self.parts) if only is None else only:
-            part = self.parts[key]
-            point = part.commit_point()
-            if point is not None and point != part.committed:
+        for key, point in sorted(points.items()):
+            part = self.parts.get(key)
+            if part is not None and (part.committed is None or point > part.committed):
                 offsets.append(TopicPartition(key[0], key[1], point, metadata=metadata))
         if not offsets:
             return
