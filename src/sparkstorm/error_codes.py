@@ -170,6 +170,16 @@ ERROR_CODES: dict[str, str] = {
     "EXECUTOR_UNRESPONSIVE": (
         "an executor answered neither its window nor a ping within "
         "topology.executor.answer.timeout.secs (stopped or hung); it is killed and restarted"),
+    "FILE_CONFIG_INVALID": (
+        "a FileBolt or FileSpout setting is missing or wrong; see docs/connectors.md (Files) "
+        "for the settings"),
+    "FILE_TUPLE_UNMAPPABLE": (
+        "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed; "
+        "set fields to fields the stream declares"),
+    "FILE_WRITE_FAILED": (
+        "a FileBolt could not write, sync or close its file (the folder is gone, full or not "
+        "writable); the tuples not yet synced were failed so that their spouts replay them, "
+        "and the next tuple opens a new file; check the folder and its filesystem"),
     "FLUX_CLASS_NOT_LOADABLE": (
         "a Flux className is a Java class, a custom grouping or a Python path that cannot be "
         "imported"),
@@ -370,6 +380,21 @@ ERROR_CODES: dict[str, str] = {
         "rebalance through Nimbus (sparkstorm rebalance NAME -e component=N)"),
     "REBALANCE_UNKNOWN_COMPONENT": (
         "rebalance -e names a component the topology does not have"),
+    "REDIS_COMMAND_REJECTED": (
+        "Redis refused a Redis bolt's command for one tuple (e.g. WRONGTYPE: the key holds "
+        "another data type); the tuple went to the bolt's errors stream and was acked; check "
+        "data_type and the keys"),
+    "REDIS_CONFIG_INVALID": (
+        "a RedisStoreBolt, RedisLookupBolt or RedisFilterBolt setting is missing or wrong; "
+        "see docs/connectors.md for the settings"),
+    "REDIS_TUPLE_UNMAPPABLE": (
+        "a Redis bolt's tuple lacks the key or value field it reads, or holds a key or value "
+        "Redis cannot store (None, a float key, a non-numeric score); the tuple went to the "
+        "bolt's errors stream and was acked; fix the upstream bolt or the field settings"),
+    "REDIS_UNAVAILABLE": (
+        "a Redis bolt's pipeline for a window failed (Redis down, unreachable or too slow); "
+        "the window's tuples were failed so that their spouts replay them, and the next "
+        "window tries again; check the server at the bolt's url"),
     "RELIABLE_SPOUT_WITHOUT_ID": (
         "a ReliableSpout emitted without tup_id; it replays by id, so every emit needs one"),
     "REMOVE_LOGS_FAILED": (
@@ -389,6 +414,24 @@ ERROR_CODES: dict[str, str] = {
     "SPARK_SUBMIT_NOT_FOUND": (
         "sparkstorm spark-submit found no spark-submit; install Spark or PySpark, set "
         "SPARK_HOME, or pass --spark-submit PATH"),
+    "SQL_CONFIG_INVALID": (
+        "a SqlInsertBolt or SqlLookupBolt setting is missing or wrong; see "
+        "docs/connectors.md for the settings"),
+    "SQL_ROW_REJECTED": (
+        "the database refused one tuple's row (a constraint, a value of the wrong type); "
+        "the tuple went to the bolt's errors stream and was acked; fix the data or the table"),
+    "SQL_STATEMENT_FAILED": (
+        "a SQL bolt's statement failed for a reason other than one row's data (a missing "
+        "table or column, no permission); the window's tuples were failed so that their "
+        "spouts replay them; fix the table, the query or the rights"),
+    "SQL_TUPLE_UNMAPPABLE": (
+        "a SQL bolt's tuple lacks a field that a column or query parameter reads; the tuple "
+        "went to the bolt's errors stream and was acked; fix the upstream bolt or the "
+        "columns / query"),
+    "SQL_UNAVAILABLE": (
+        "a SQL bolt could not reach its database for a window (down, unreachable, the "
+        "connection dropped); the window's tuples were failed so that their spouts replay "
+        "them, and the next window tries again; check the server at the bolt's url"),
     "STATE_BACKEND_UNAVAILABLE": (
         "a stateful bolt's Redis state failed; check that Redis runs where "
         "topology.state.provider.config points"),
@@ -435,6 +478,12 @@ ERROR_CODES: dict[str, str] = {
         "a component asks for more tasks than the per-component limit; lower num_tasks"),
     "TASKS_BELOW_ONE": (
         "a component's num_tasks is not an integer of at least 1"),
+    "TLS_MATERIAL_EXISTS": (
+        "sparkstorm tls init was given a folder that already holds TLS material; remove it or "
+        "use what is there"),
+    "TLS_MATERIAL_MISSING": (
+        "storm.tls.enabled is true but the CA, certificate or key is missing; run sparkstorm "
+        "tls init and point storm.tls.dir at its folder, or turn storm.tls.enabled off"),
     "TOPOLOGY_ALREADY_ALIVE": (
         "a topology of that name is alive; kill it first or submit under another --name"),
     "TOPOLOGY_BEING_KILLED": (
@@ -455,6 +504,11 @@ ERROR_CODES: dict[str, str] = {
     "TOPOLOGY_SHUTDOWN_TIMEOUT": (
         "LocalCluster.kill_topology's wait ended before the topology stopped; call it again to "
         "wait longer"),
+    "TOPOLOGY_STALLED": (
+        "the driver completed no window for topology.watchdog.stall.secs after each of the "
+        "watchdog's remedies (cancelling the window jobs, a new Spark application) and "
+        "stopped so that its worker starts again; see the worker's log for why windows did "
+        "not complete (Spark master, executors, a hung component)"),
     "TUPLE_ARITY_MISMATCH": (
         "an emit's value count differs from the stream's declared fields"),
     "TUPLE_VALUE_UNENCODABLE": (
