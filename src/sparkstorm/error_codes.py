@@ -173,9 +173,18 @@ ERROR_CODES: dict[str, str] = {
     "FILE_CONFIG_INVALID": (
         "a FileBolt or FileSpout setting is missing or wrong; see docs/connectors.md (Files) "
         "for the settings"),
+    "FILE_READ_FAILED": (
+        "a FileSpout could not read the file it had locked (it vanished or the filesystem "
+        "failed); the file was skipped and its lock released, and the spout goes on with the "
+        "next file; check the source folder and its filesystem"),
     "FILE_TUPLE_UNMAPPABLE": (
         "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed; "
         "set fields to fields the stream declares"),
+    "FILE_UNPARSABLE": (
+        "a FileSpout's file has a line that cannot be parsed in the spout's format (not "
+        "UTF-8, not a JSON object, a CSV row with another number of columns); the file was "
+        "moved to the bad folder and the spout goes on with the next file; fix the file and "
+        "put it back in the source folder"),
     "FILE_WRITE_FAILED": (
         "a FileBolt could not write, sync or close its file (the folder is gone, full or not "
         "writable); the tuples not yet synced were failed so that their spouts replay them, "

@@ -14,6 +14,7 @@ from typing import Any
 
 _WHERE = {
     "FileBolt": "sink",
+    "FileSpout": "spout",
     "BoltOptions": "options",
     "SpoutOptions": "options",
 }

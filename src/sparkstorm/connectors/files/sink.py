@@ -77,6 +77,16 @@ class FileBolt(Bolt):
         return super().spec(name=name, inputs=inputs, par=par, num_tasks=num_tasks,
                             config=merged, outputs=[])
 
+    @classmethod
+    def flux_spec(cls, *, name: str, par: int, num_tasks: int | None,
+                  config: dict[str, Any]) -> ComponentSpec:
+        """Declared from a Flux file: the settings are the config's ``topology.connector``."""
+        settings = dict(config.get(BOLT_KEY) or {})
+        rest = {k: v for k, v in config.items() if k != BOLT_KEY}
+        if not settings.get("path"):
+            BoltOptions.from_dict(settings, f"FileBolt {name!r}")  # raises, naming the gap
+        return cls.spec(name=name, par=par, num_tasks=num_tasks, config=rest, **settings)
+
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Read the settings and reach the folder; files open with the first record."""
         component = str(context.get("componentid") or "files")
