@@ -101,6 +101,7 @@ def test_cluster_page_shows_what_the_rest_api_returns(ui_cluster: UiCluster, pag
     page.click(f"{row} a")  # the name links to the topology page
     page.wait_for_selector("#topology-summary tr[data-id]")
     assert page.url.endswith(f"/topology/{ui.topology_id}")
+    assert page.text_content("#topology-summary td[data-field=reliability]") == "acking"
 
 
 def _nimbus_rows(page: Any) -> list[dict[str, str]]:
@@ -793,7 +794,8 @@ def test_the_committed_window_of_a_checkpointing_topology_is_shown(ui_cluster: U
     page.wait_for_selector("#topology-summary td[data-field=committedWindow]:text('off')")
     example = Path(__file__).parents[2] / "examples" / "exclamation.py"
     result = ui.cluster.cli("submit", str(example), "--name", "checkpointed",
-                            "-c", "topology.checkpoint.windows=5")
+                            "-c", "topology.checkpoint.windows=5",
+                            "-c", "topology.reliability=checkpoint")
     assert result.returncode == 0, result.stderr + ui.cluster.logs()
     topology_id = result.stdout.strip()
     try:
@@ -805,6 +807,8 @@ def test_the_committed_window_of_a_checkpointing_topology_is_shown(ui_cluster: U
         page.wait_for_selector(f"{cell}[data-value]")
         assert int(page.get_attribute(cell, "data-value") or -1) >= committed
         assert page.text_content(cell).endswith("(every 5)")
+        reliability = "#topology-summary td[data-field=reliability]"
+        assert page.text_content(reliability) == "checkpoint"
     finally:
         ui.cluster.cli("kill", "checkpointed", "-w", "0")
         wait_for(lambda: all(t["name"] != "checkpointed" for t in

@@ -141,6 +141,17 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0,
     ),
     _K(
+        "topology.reliability",
+        str,
+        None,
+        "sparkstorm: acking (tuple trees followed by ackers, Storm's way), checkpoint (no "
+        "per-tuple acking: window-aligned checkpoints, a spout hears ack when the checkpoint "
+        "covering its tuple commits and fail only for tuples a rollback discarded; "
+        "checkpoints every topology.checkpoint.windows, 1 when that is 0) or none (acked at "
+        "emit); unset: none when topology.acker.executors is 0, else acking",
+        choices=("acking", "checkpoint", "none"),
+    ),
+    _K(
         "topology.message.timeout.secs",
         int,
         30,
@@ -484,6 +495,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         "{'jedisPoolConfig': {'host': '127.0.0.1', 'port': 6379}}",
     ),
     _K("topology.trident.batch.emit.interval.millis", int, 500, "Trident batch interval in ms"),
+    # --- topology: connectors (set by the connector bolts' spec) --------------------------------
+    _K(
+        "topology.connector",
+        dict,
+        None,
+        "sparkstorm: a connector component's settings (Redis, SQL, FileBolt, FileSpout; its "
+        "spec(...) sets them in the component's config; in a Flux file, set them in the "
+        "component's config)",
+    ),
     # --- topology: resource-aware scheduler ----------------------------------------------------
     _K(
         "topology.component.resources.onheap.memory.mb",
@@ -663,6 +683,17 @@ KEYS: dict[str, ConfigKey] = _declare(
         "seconds stops its executor processes; the driver gives up a share it has not "
         "heard from for this plus two heartbeats and starts it again elsewhere",
         minimum=0.1,
+    ),
+    _K(
+        "topology.watchdog.stall.secs",
+        _NUM,
+        60,
+        "sparkstorm: a driver that completes no window for this many seconds is stalled: its "
+        "watchdog cancels the window jobs, then starts a new Spark application (a master "
+        "that lost it) and rolls back, then stops the driver so its worker restarts, one "
+        "remedy per such interval (at least topology.executor.answer.timeout.secs + 5); "
+        "0: no watchdog",
+        minimum=0,
     ),
     _K(
         "topology.tcp.handshake.timeout.secs",
@@ -939,6 +970,39 @@ KEYS: dict[str, ConfigKey] = _declare(
         "sparkstorm: shared secret the cluster's daemons and clients present "
         "(unset: nimbus generates one into <storm.local.dir>/nimbus/token)",
         secret=True,
+    ),
+    _K(
+        "storm.tls.enabled",
+        bool,
+        True,
+        "sparkstorm: TLS with the cluster CA on every channel between a cluster's hosts "
+        "(Nimbus's API, the UI, logviewers, executor TCP; daemons present client "
+        "certificates); false only on a trusted network",
+    ),
+    _K(
+        "storm.tls.dir",
+        str,
+        None,
+        "sparkstorm: folder of the cluster's TLS material made by 'sparkstorm tls init' "
+        "(ca.pem, node.pem, node-key.pem; unset: <storm.local.dir>/tls, made by Nimbus "
+        "when missing)",
+    ),
+    _K("storm.tls.ca.file", str, None,
+       "sparkstorm: the cluster CA certificate (PEM) every TLS peer must be signed by "
+       "(unset: <storm.tls.dir>/ca.pem)"),
+    _K("storm.tls.cert.file", str, None,
+       "sparkstorm: this host's certificate (PEM), served and presented as client "
+       "certificate (unset: <storm.tls.dir>/node.pem)"),
+    _K("storm.tls.key.file", str, None,
+       "sparkstorm: the private key of storm.tls.cert.file, mode 0600 "
+       "(unset: <storm.tls.dir>/node-key.pem)"),
+    _K(
+        "nimbus.tls.client.auth",
+        str,
+        "required",
+        "sparkstorm: whether Nimbus's API asks every caller for a certificate signed by the "
+        "cluster CA ('required') or lets callers with the token alone in ('optional')",
+        choices=("required", "optional"),
     ),
     _K("storm.zookeeper.servers", list, ["localhost"], "ZooKeeper ensemble hosts"),
     _K("storm.zookeeper.port", int, 2181, "ZooKeeper port"),

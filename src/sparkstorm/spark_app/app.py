@@ -40,11 +40,11 @@ from sparkstorm.cli.run import progress_line
 from sparkstorm.cli.target import Target, add_target_arguments, resolve_target
 from sparkstorm.config import (
     conf_float,
-    conf_int,
     conf_optional_str,
     load_config,
     parse_cli_overrides,
 )
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.errors import SparkstormError, TopologyError
 from sparkstorm.spark_app.control import AppControl, app_host, remote_nimbus
 from sparkstorm.topology.validate import (
@@ -250,7 +250,7 @@ def _run_topology(args: argparse.Namespace, target: Target, conf: dict[str, Any]
                             hosted=set() if spark_hosted else None, token=token)
     driver.final_checkpoint = True
     control.starting(driver)
-    checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
+    checkpoints = checkpoint_every(conf) > 0
     told = DriverSide(driver.set_remote_endpoints, plan=lambda: driver.plan,
                       on_share_lost=driver.cancel_windows_in_flight)
     hosting = SparkHosting(name, spec, conf, token, told, code=args.code,

@@ -212,6 +212,8 @@ def topology_page(session: Session, topology_id: str, name: str, actions: bool) 
 <section><h2>Summary</h2>
 <table id="topology-summary"><thead><tr><th>Name</th><th>Id</th><th>Owner</th><th>Status</th>
 <th>Uptime</th><th>Workers</th><th>Executors</th><th>Tasks</th><th>Message timeout</th>
+<th title="topology.reliability: acking (tuple trees), checkpoint (acked when the checkpoint
+covering a tuple commits) or none">Reliability</th>
 <th title="the newest committed checkpoint: what the topology rolls back to after a failure
 (topology.checkpoint.windows)">Committed window</th>
 <th title="RUNNING: every worker serves; STARTING; FAILING: a start failed (hover: why)">

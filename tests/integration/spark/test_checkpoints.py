@@ -158,6 +158,46 @@ def test_kill_9_of_an_executor_rolls_back_to_exact_counts(cluster: LocalCluster,
         assert any(e["event"] == "pre_rollback" for e in read_events(tmp_path, "numbers"))
 
 
+CHECKPOINT_MODE = {"topology.reliability": "checkpoint"}
+
+
+def _acks_only_after_a_commit(tmp_path: Path) -> None:
+    """Checkpoint reliability: the spout heard no ``ack`` before a checkpoint committed."""
+    events = [e["event"] for e in read_events(tmp_path, "numbers")]
+    assert "ack" in events and "pre_commit" in events
+    assert events.index("pre_commit") < events.index("ack")
+
+
+# the per-tuple acking tests above cover the same rollback; this mode's own semantics
+# (ack at commit, fail on a rollback, ack on restore) are tests/unit/engine/
+# test_checkpoint_reliability.py; the spout kill and a failed Spark job are slow here
+@pytest.mark.parametrize("component", ["count", pytest.param("numbers", marks=pytest.mark.slow)])
+def test_checkpoint_reliability_ends_exact_after_a_kill_9(cluster: LocalCluster,
+                                                          tmp_path: Path,
+                                                          component: str) -> None:
+    runner = _run(cluster, tmp_path, CHECKPOINT_MODE)
+    assert runner.plan.acker_tasks_count == 0
+    _wait_for_first_commit(runner)
+    _kill(runner, component)
+    acked, counts = _finish_exactly(runner)
+    assert runner.stats.rollbacks >= 1
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    _no_ack_twice(tmp_path)
+    _acks_only_after_a_commit(tmp_path)
+    spout = runner.stats.summary()["components"]["numbers"]
+    assert spout["complete_latency_ms"] > 0, spout  # emit to the end of the tuple's window
+
+
+@pytest.mark.slow
+def test_checkpoint_reliability_ends_exact_after_a_raise(cluster: LocalCluster,
+                                                         tmp_path: Path) -> None:
+    runner = _run(cluster, tmp_path, {**CHECKPOINT_MODE, "test.raise_at": COUNT // 2})
+    acked, counts = _finish_exactly(runner)
+    assert runner.stats.rollbacks >= 1
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    _no_ack_twice(tmp_path)
+
+
 def test_a_batch_spout_rolls_back_with_its_batches_to_exact_counts(cluster: LocalCluster,
                                                                    tmp_path: Path) -> None:
     # one message id per batch of 25 rows: the checkpoint keeps the spout's batches in

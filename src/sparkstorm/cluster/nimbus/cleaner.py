@@ -29,7 +29,8 @@ from sparkstorm.checkpoint.store import checkpoint_root, remove_checkpoints
 from sparkstorm.cluster.nimbus.inbox import Inbox
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.store.cluster_state import ClusterState
-from sparkstorm.config import conf_float, conf_int, conf_optional_str
+from sparkstorm.config import conf_float, conf_optional_str
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ class Cleaner:
             conf = self.stormdist.conf(topology_id)
         except (OSError, ValueError):
             return  # no conf left: nothing says where its checkpoints went
-        if conf_int(conf, "topology.checkpoint.windows") <= 0 or \
+        if checkpoint_every(conf) <= 0 or \
                 conf_optional_str(conf, "topology.checkpoint.id"):
             return
         removals = self._removals()

@@ -35,6 +35,7 @@ from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import Assignment, StormBase, TopologyStatus
 from sparkstorm.config import conf_int, conf_str
 from sparkstorm.config.keys import MASK_PATTERNS
+from sparkstorm.config.reliability import checkpoint_every, reliability_mode
 from sparkstorm.engine import FAIL_CAUSES
 
 VERSION = getattr(sparkstorm, "__version__", "0.1.0")
@@ -306,9 +307,8 @@ class UiViews:
         trouble = trouble_fields(
             [w.stats for w in view.beats], self.clock(),
             running=workers["workerStatus"] == "RUNNING" and base.status != TopologyStatus.KILLED,
-            checkpoint_windows=conf_int(self.topologies.topology_conf(topology_id)
-                                        if conf is None else conf,
-                                        "topology.checkpoint.windows"))
+            checkpoint_windows=checkpoint_every(self.topologies.topology_conf(topology_id)
+                                                if conf is None else conf))
         return {"id": topology_id, "encodedId": quote(topology_id, safe=""),
                 "health": health_with_troubles(health(view.components(HEALTH_WINDOW), spouts),
                                                trouble["troubles"]),
@@ -362,7 +362,8 @@ class UiViews:
                 "windowHint": window_pretty(window),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
                 # Apex's committed window: the newest checkpoint the topology rolls back to
-                "checkpointWindows": conf_int(conf, "topology.checkpoint.windows"),
+                "checkpointWindows": checkpoint_every(conf),
+                "reliability": reliability_mode(conf),
                 "committedWindow": self.state.committed_window(topology_id),
                 **debug_fields(self.sources.sampling(topology_id, None)),
                 "configuration": mask_secrets(conf, self.secrets),

@@ -31,6 +31,7 @@ from sparkstorm.cluster.worker.log_files import log_sources, tail
 from sparkstorm.cluster.worker.resources import ResourceSampler
 from sparkstorm.cluster.worker.virtualenv import exec_worker, worker_virtualenv
 from sparkstorm.config import conf_bool, conf_float, conf_int
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.engine import LogLevels, executor_counts, plan_tag
 from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
@@ -152,7 +153,7 @@ class ClusterWorker:
             runner = TopologyDriver(context["topology_name"], spec, conf, self.topology_id,
                                     hosted=hosted, token=token)
         else:  # the driver runs in another worker; this one hosts some executors
-            checkpoints = conf_int(conf, "topology.checkpoint.windows") > 0
+            checkpoints = checkpoint_every(conf) > 0
             runner = ExecutorHostRunner(context["topology_name"], spec, conf, hosted or set(),
                                         str(token), self.topology_id if checkpoints else None)
         self._starting = runner

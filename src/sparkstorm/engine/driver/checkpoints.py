@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_str
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.engine.driver.acker import Acker, Verdicts
 from sparkstorm.engine.driver.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -178,7 +179,7 @@ class WindowCheckpoints:
         ``pool_of`` makes the executor pool once it is known whether checkpoints are on
         (an argument, so the pool's executors know where parts go).
         """
-        every = conf_int(conf, "topology.checkpoint.windows")
+        every = checkpoint_every(conf)
         if every <= 0:
             pool_of(None)
             return NoCheckpoints()

@@ -25,6 +25,7 @@ The loop owns its state and composes three parts, each chosen once:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -38,6 +39,7 @@ from functools import partial
 from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int
+from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.engine.driver.acker import Acker, Verdicts
 from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
@@ -108,6 +110,14 @@ class TopologyDriver:
 
     _pushed = False
     """Whether the last window's verdict push carried acks or fails (see ``_drain``)."""
+
+    @functools.cached_property
+    def trees_end_with_windows(self) -> bool:
+        """Whether a spout tuple's tree is done with its window (checkpoint reliability).
+
+        Then the driver adds each window's time to the spouts' latencies.
+        """
+        return reliability_mode(self.conf) == CHECKPOINT
 
     def __init__(self, name: str, spec: TopologySpec, conf: dict[str, Any],
                  topology_id: str | None = None, *, hosted: set[int] | None = None,
@@ -591,9 +601,12 @@ class TopologyDriver:
         if committed is not None:
             self.stats.committed_window = committed.window
             self.stats.checkpoint_ms = committed.milliseconds
+        duration = (finished or time.time()) - started
+        if self.trees_end_with_windows:
+            for meta in metas:  # the spouts timed the wait until the window took them
+                meta.stats.end_trees_after(duration * 1000.0)
         components, executors = self._counters(metas)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
-        duration = (finished or time.time()) - started
         self._size_next_windows(started, duration, metas)
         self.stats.record(WindowRecord(window, started, duration, components,
                                        executors, jobs or [], locality))

@@ -175,10 +175,7 @@ class ExecutorHost:
                     self.record_error(task, exc)
                     self.must_restart = True
             blobs[task] = task_snapshot(instance, component=component, task=task)
-        now = time.monotonic()
-        pending = {task: {root: (msg, now - at, stream)
-                          for root, (msg, at, stream) in collector.pending_roots.items()}
-                   for task, collector in self.collectors.items() if collector.pending_roots}
+        pending = self.pending_for_checkpoint(time.monotonic())
 
         def build() -> ExecutorPart:
             for task, state in states.items():
@@ -200,6 +197,12 @@ class ExecutorHost:
             logger.error("topology %s: %s", self.topology_name, exc)
             self._keep_error(None, f"{exc.code}: {exc}")
 
+    def pending_for_checkpoint(self, now: float) -> dict[int, dict[int, tuple[Any, float, str]]]:
+        """Per task, the spout trees in flight at the cut: root -> (message id, age, stream)."""
+        return {task: {root: (msg, now - at, stream)
+                       for root, (msg, at, stream) in collector.pending_roots.items()}
+                for task, collector in self.collectors.items() if collector.pending_roots}
+
     def commit_state(self, window: int) -> None:
         """Checkpoint ``window`` is committed: stateful bolts commit their state.
 
@@ -218,11 +221,11 @@ class ExecutorHost:
                     self.record_error(task, exc)
                     self.must_restart = True
 
-    def rollback_state(self) -> None:
-        """The topology rolls back: stateful bolts hear ``pre_rollback``.
+    def rollback_state(self, target: int | None = None) -> None:
+        """The topology rolls back to checkpoint ``target``: stateful bolts hear ``pre_rollback``.
 
         Their state drops what was not committed (before this executor is rebuilt from the
-        checkpoint).
+        checkpoint; ``target`` None: the topology's start).
         """
         with self.lock:
             for task, instance in self.instances.items():

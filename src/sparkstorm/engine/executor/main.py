@@ -349,7 +349,7 @@ class ExecutorServer:
                 point = RestorePoint(window, self._read_parts(
                     window, parts if parts is not None else [part_name(self.host.info.gid)]))
             old = self.host
-            old.rollback_state()
+            old.rollback_state(window)
             old.close()
             self.host = self.rebuild(point)
             self.host.sample_pct = old.sample_pct
@@ -384,7 +384,8 @@ class ExecutorServer:
             if request.control is None:
                 msg = f"spout executor {host.info.gid} got window {request.window} without control"
                 raise ValueError(msg)
-            return host.run_window(SpoutControl.from_wire(request.control), checkpoint)
+            return host.run_window(SpoutControl.from_wire(request.control), checkpoint,
+                                   request.window)
         assert isinstance(host, BoltExecutor)
         try:
             return host.run_window(request.rows or [], checkpoint)

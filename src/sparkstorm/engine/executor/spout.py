@@ -28,8 +28,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from sparkstorm.config import conf_bool, conf_float, conf_int, conf_optional_int
+from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.engine.executor.checkpoint_part import RestorePoint
 from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
+from sparkstorm.engine.executor.commit_acks import AcksAtCommit
 from sparkstorm.engine.executor.host import ExecutorHost
 from sparkstorm.engine.executor.log_levels import log_sampled
 from sparkstorm.engine.plan.execution import ExecutionPlan
@@ -90,6 +92,10 @@ class SpoutExecutor(ExecutorHost):
         self.transferred: dict[str, int] = {}
         """Emit counts of the moved tuples since the last window, by stream (the routes'
         counters are only read by the producer, which counts them while it emits)."""
+        self.commit_acks = (AcksAtCommit() if reliability_mode(plan.conf) == CHECKPOINT
+                            else None)
+        """``topology.reliability: checkpoint``: a tuple's ``ack`` waits for the checkpoint
+        that covers its window (see :meth:`_hand_over`)."""
         super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
@@ -298,6 +304,9 @@ class SpoutExecutor(ExecutorHost):
         for task, collector in self.collectors.items():
             if collector.immediate_acks:
                 acks, collector.immediate_acks = collector.immediate_acks, []
+                if self.commit_acks is not None:
+                    self.commit_acks.buffered(task, acks, time.monotonic())
+                    continue
                 for tup_id, stream in acks:
                     self._call(task, self.instances[task].ack, tup_id)
                     self.acked[stream] = self.acked.get(stream, 0) + 1
@@ -335,8 +344,8 @@ class SpoutExecutor(ExecutorHost):
         with self._pausing():
             return self.calls.acquire(timeout=-1 if wait else VERDICT_WAIT_SECONDS)
 
-    def run_window(self, control: SpoutControl, checkpoint: int | None = None
-                   ) -> WindowOutput:
+    def run_window(self, control: SpoutControl, checkpoint: int | None = None,
+                   window: int | None = None) -> WindowOutput:
         """Apply the acker's verdicts, expire timed-out tuples, hand over the buffer.
 
         The part of checkpoint ``checkpoint`` is taken with the buffer (what was emitted
@@ -361,6 +370,8 @@ class SpoutExecutor(ExecutorHost):
                 self.auto_pending = (None if control.pending is None
                                      else max(1, control.pending // max(1, len(self.instances))))
                 taken = self.output.take()
+                if self.commit_acks is not None:
+                    self._hand_over(self.commit_acks, window)
                 if calls:
                     self.take_checkpoint(checkpoint)
                 self.buffered = taken.count  # the buffer's fill when the window came
@@ -373,6 +384,80 @@ class SpoutExecutor(ExecutorHost):
             log_sampled(self.component_logger, self.sample_pct, "emitted",
                         ((b[STREAM], b[VALUES]) for rows in taken.rows.values() for b in rows))
         return taken
+
+    # -- checkpoint reliability (topology.reliability: checkpoint) ------------------------------
+    def _hand_over(self, book: AcksAtCommit, window: int | None) -> None:
+        """The buffer went to ``window``: its tuples wait for a checkpoint to commit.
+
+        Their trees end with the window (no edges, no acker): the spout counts them acked
+        now with the time they waited for it, and the driver adds the window's own time to
+        those latencies once the window ends (``ComponentCounters.end_trees_after``).
+        ``ack`` itself comes with the commit (:meth:`commit_state`). Under both locks.
+        """
+        waits = book.hand_over(book.next_window() if window is None else window,
+                               time.monotonic())
+        acked, complete_ms, add_latency = self.acked, self.complete_ms, self.latency.add
+        for stream, waited_ms in waits:
+            add_latency(waited_ms)
+            acked[stream] = acked.get(stream, 0) + 1
+            complete_ms[stream] = complete_ms.get(stream, 0.0) + waited_ms
+
+    def pending_for_checkpoint(self, now: float) -> dict[int, dict[int, tuple[Any, float, str]]]:
+        """In checkpoint mode, the tuples handed to windows not yet committed.
+
+        A restore from this checkpoint (committed by then) acks them (:meth:`_restore`).
+        """
+        if self.commit_acks is None:
+            return super().pending_for_checkpoint(now)
+        return self.commit_acks.pending()
+
+    def _restore(self, point: RestorePoint) -> None:
+        """As the base class; in checkpoint mode the restored tuples are acked at once.
+
+        They were handed to windows the restored checkpoint covers, and it is committed.
+        """
+        super()._restore(point)
+        if self.commit_acks is None:
+            return
+        for task, collector in self.collectors.items():
+            restored, collector.pending_roots = collector.pending_roots, {}
+            for tup_id, _, _ in restored.values():
+                self._call(task, self.instances[task].ack, tup_id)
+
+    def commit_state(self, window: int) -> None:
+        """Checkpoint ``window`` committed: hooks, then (checkpoint mode) ``ack`` of its tuples.
+
+        Takes :attr:`calls` first: a spout's calls never overlap its ``next_tuple``.
+        """
+        calls = self._take_calls(wait=True)
+        try:
+            super().commit_state(window)
+            if self.commit_acks is not None:
+                with self.lock:
+                    for task, tup_id in self.commit_acks.committed(window):
+                        self._call(task, self.instances[task].ack, tup_id)
+        finally:
+            if calls:
+                self.calls.release()
+            self._notify()
+
+    def rollback_state(self, target: int | None = None) -> None:
+        """A rollback to ``target``: in checkpoint mode ``fail`` for the tuples it discards.
+
+        Those handed to windows after ``target`` and those still buffered: this instance
+        emitted them (a queue's spout gives them back); the restored one never saw them.
+        """
+        calls = self._take_calls(wait=True)
+        try:
+            if self.commit_acks is not None:
+                with self.lock:
+                    self._move_staging()
+                    for task, tup_id in self.commit_acks.discarded(target):
+                        self._call(task, self.instances[task].fail, tup_id)
+            super().rollback_state(target)
+        finally:
+            if calls:
+                self.calls.release()
 
     def apply_verdicts(self, control: SpoutControl) -> None:
         """Apply the acker's verdicts now, between windows (the driver's ``verdicts`` push).

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparkstorm.config.reliability import ACKING, reliability_mode
 from sparkstorm.engine.plan.chaining import chain_parents, stage_levels
 from sparkstorm.topology.grouping import Grouping
 from sparkstorm.topology.spec import ComponentSpec, TopologySpec
@@ -236,7 +237,12 @@ def number_tasks(user_tasks: Mapping[str, int], conf: Mapping[str, Any]) -> dict
 
 
 def acker_task_count(conf: Mapping[str, Any]) -> int:
-    """``topology.acker.executors``: unset means one (one per worker, as Storm), 0 means off."""
+    """``topology.acker.executors``: unset means one (one per worker, as Storm), 0 means off.
+
+    None in the ``checkpoint`` and ``none`` reliability modes (``topology.reliability``).
+    """
+    if reliability_mode(conf) != ACKING:
+        return 0
     value = conf.get("topology.acker.executors")
     return 1 if value is None else int(value)
 

@@ -185,6 +185,18 @@ class ComponentCounters:
         else:
             mine.merge(seen)
 
+    def end_trees_after(self, ms: float) -> None:
+        """Add ``ms`` to every complete latency counted here (checkpoint reliability).
+
+        A spout in ``topology.reliability: checkpoint`` measures its tuples' wait until a
+        window took them; the window ends their trees, and its time is known only to the
+        driver, which adds it here.
+        """
+        self.complete_total_ms += self.complete_count * ms
+        self.complete_values = [value + ms for value in self.complete_values]
+        for stream, n in self.acked.items():
+            self.complete_ms[stream] = self.complete_ms.get(stream, 0.0) + n * ms
+
     def add(self, other: ComponentCounters, *, keep_samples: bool = True) -> None:
         """Add ``other``'s counts into these (and its latency sample, if ``keep_samples``)."""
         for (cause, kind), n in other.fail_causes.items():

@@ -70,6 +70,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.cell(t, "workersTotal", count), UI.cell(t, "executorsTotal", count),
       UI.cell(t, "tasksTotal", count),
       UI.cell(t, "msgTimeout", {format: (v) => F.duration(v)}),
+      UI.cell(t, "reliability"),
       UI.cell(t, "committedWindow", {format: (v) => `${v} (every ${t.checkpointWindows})`,
                                      empty: t.checkpointWindows ? "none yet" : "off"}),
       UI.cell(t, "workerStatus", {class: "worker-" + t.workerStatus,

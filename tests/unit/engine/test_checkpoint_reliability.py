@@ -1,0 +1,131 @@
+"""A real SpoutExecutor under ``topology.reliability: checkpoint``.
+
+No acker and no edges: the spout hears ``ack`` for a tuple only once a checkpoint at or
+after the window that took it commits, ``fail`` only for the tuples a rollback discards, and
+a restore from a committed checkpoint acks what that checkpoint held.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.executor.checkpoint_part import RestorePoint
+from sparkstorm.engine.executor.factory import make_executor
+from sparkstorm.engine.executor.spout import SpoutExecutor
+from sparkstorm.engine.plan.execution import ExecutionPlan
+from sparkstorm.engine.wire.messages import SpoutControl
+from sparkstorm.testing.polling import wait_for
+
+
+class Queued(Spout):
+    """Emits the ids put in ``todo``, one per call; records what it hears."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.todo: list[int] = []
+        self.acks: list[int] = []
+        self.fails: list[int] = []
+
+    def next_tuple(self) -> None:
+        if self.todo:
+            n = self.todo.pop(0)
+            self.emit([n], tup_id=n)
+
+    def ack(self, tup_id: Any) -> None:
+        self.acks.append(tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.fails.append(tup_id)
+
+
+class Sink(Bolt):
+    outputs: ClassVar[list[Any]] = []
+
+
+class Numbers(Topology):
+    numbers = Queued.spec()
+    sink = Sink.spec(inputs=[numbers])
+
+
+@pytest.fixture
+def spout() -> Any:
+    started: list[SpoutExecutor] = []
+
+    def make(restore: RestorePoint | None = None) -> tuple[SpoutExecutor, Queued]:
+        plan = ExecutionPlan(Numbers.topology_spec, {"topology.reliability": "checkpoint"})
+        gid = next(e.gid for e in plan.executors if e.component == "numbers")
+        host = make_executor(plan, gid, "t", restore)
+        assert isinstance(host, SpoutExecutor)
+        started.append(host)
+        (instance,) = host.instances.values()
+        return host, instance
+    yield make
+    for host in started:
+        host.close()
+
+
+def window(host: SpoutExecutor, spout: Queued, ids: list[int], number: int,
+           checkpoint: bool = False) -> Any:
+    """Let the spout emit ``ids``, then window ``number`` takes them."""
+    with host.calls:
+        spout.todo.extend(ids)
+    wait_for(lambda: host.output.count + host.staging.count >= len(ids) and not spout.todo,
+             timeout=10, message=f"{ids} emitted")
+    return host.run_window(SpoutControl(), number if checkpoint else None, number)
+
+
+def test_no_acker_tasks_and_no_edges_in_checkpoint_mode(spout: Any) -> None:
+    host, instance = spout()
+    assert host.plan.acker_tasks_count == 0
+    host.run_window(SpoutControl(), None, 0)  # activates
+    taken = window(host, instance, [1, 2], 1)
+    (rows,) = [batch for batches in taken.rows.values() for batch in batches]
+    assert taken.count == 2 and not taken.xor and not taken.inits  # no tree to follow
+
+
+def test_ack_waits_for_the_checkpoint_covering_the_window(spout: Any) -> None:
+    host, instance = spout()
+    host.run_window(SpoutControl(), None, 0)
+    window(host, instance, [1, 2], 1)
+    window(host, instance, [3], 2, checkpoint=True)
+    window(host, instance, [4], 3)
+    assert instance.acks == []  # taken by windows, nothing committed yet
+    host.commit_state(0)
+    assert instance.acks == []  # a checkpoint before their windows covers none of them
+    host.commit_state(2)
+    assert instance.acks == [1, 2, 3]
+    host.commit_state(3)
+    assert instance.acks == [1, 2, 3, 4] and instance.fails == []
+    counters = host.take_stats()
+    assert counters.acked == {"default": 4} and counters.complete_count == 4
+
+
+def test_a_rollback_fails_what_it_discards_and_nothing_else(spout: Any) -> None:
+    host, instance = spout()
+    host.run_window(SpoutControl(), None, 0)
+    window(host, instance, [1], 1)
+    window(host, instance, [2], 2, checkpoint=True)
+    window(host, instance, [3], 3)
+    with host.calls:
+        instance.todo.append(5)  # emitted, still in the buffer
+    wait_for(lambda: host.output.count + host.staging.count == 1, 10, message="5 emitted")
+    host.rollback_state(2)  # checkpoint 2 committed; the old instance never heard it
+    assert sorted(instance.fails) == [3, 5] and instance.acks == []
+
+
+def test_a_restore_acks_what_the_committed_checkpoint_held(spout: Any) -> None:
+    host, instance = spout()
+    host.run_window(SpoutControl(), None, 0)
+    window(host, instance, [1, 2], 1)
+    window(host, instance, [3], 2, checkpoint=True)
+    assert host.taken_part is not None
+    part = host.taken_part()
+    restored, fresh = spout(RestorePoint(2, part))
+    assert fresh.acks == [1, 2, 3]  # the checkpoint is committed: its tuples are done
+    assert fresh.fails == []
+    restored.commit_state(2)
+    assert fresh.acks == [1, 2, 3]  # not twice
