@@ -1,0 +1,117 @@
+"""The Redis store bolt and the SQL insert bolt in a running topology, servers stopped mid-run.
+
+LocalCluster, a real redis-server and a real PostgreSQL server, both stopped and started again.
+
+One topology feeds both bolts, so that one test covers both connectors' happy path, bad data and
+outage: while a server is down its bolt fails each window's tuples (their spout replays them),
+the topology keeps running, and the outage is the bolt's error in the stats (what the UI
+shows). At the end every number is acked exactly once by the spout and written by both bolts
+(the bad ones are on the bolts' errors streams instead, with their codes). Each data type,
+lookups, filters and each failure on its own, one task in-process:
+tests/integration/redis/test_redis_bolts.py and tests/integration/postgresql/test_sql_bolts.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from sparkstorm import Topology
+from sparkstorm.connectors.redis import RedisStoreBolt
+from sparkstorm.connectors.sql import SqlInsertBolt
+from sparkstorm.testing import LocalCluster
+from sparkstorm.testing.polling import wait_for
+from tests.integration.postgresql.server import PostgresServer
+from tests.integration.redis.conftest import RedisServer
+from tests.integration.redis.test_redis_bolts import stop_keeping_data
+from tests.integration.spark.components import RecordingBolt, read_events
+from tests.integration.spark.connector_components import ValueSpout, is_bad
+
+pytestmark = pytest.mark.timeout(180)
+
+UPSERT = ("insert into numbers (n, value) values (:n, :value) "
+          "on conflict (n) do update set value = excluded.value")
+"""A replayed tuple writes its row again: an upsert makes that harmless (at least once)."""
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed; run `make services`")
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = RedisServer(folder)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres() -> Iterator[PostgresServer]:
+    server = PostgresServer()
+    try:
+        server.start()
+        server.execute("create table numbers (n int primary key, value text not null)")
+        yield server
+    finally:
+        server.remove()
+
+
+def events(directory: Path, component: str, event: str) -> list[int]:
+    return [e["n"] for e in read_events(directory, component) if e["event"] == event]
+
+
+def test_both_sinks_survive_their_outage_and_write_every_number_acked_once(
+        cluster: LocalCluster, redis_server: RedisServer, postgres: PostgresServer,
+        tmp_path: Path) -> None:
+    count = 200
+
+    class ToRedisAndSql(Topology):
+        numbers = ValueSpout.spec()
+        cache = RedisStoreBolt.spec(inputs=[numbers], data_type="hash", additional_key="numbers",
+                                    url=f"redis://127.0.0.1:{redis_server.port}/0",
+                                    key_field="n", value_field="value", timeout_ms=500)
+        table = SqlInsertBolt.spec(inputs=[numbers], url=postgres.url, query=UPSERT)
+        rejected = RecordingBolt.spec(inputs=[cache["errors"], table["errors"]])
+
+    runner = cluster.submit_topology("connector-outages", ToRedisAndSql, conf={
+        "test.dir": str(tmp_path), "test.count": count, "test.rate": 50})
+
+    def acked() -> list[int]:
+        return events(tmp_path, "numbers", "ack")
+
+    def reported(component: str, code: str) -> bool:
+        last = runner.stats.summary()["last_errors"].get(component, {})
+        return code in last.get("error", "")
+
+    wait_for(lambda: len(acked()) >= 30, timeout=60, message="the first numbers acked")
+    stop_keeping_data(redis_server)
+    postgres.stop()
+    try:
+        wait_for(lambda: reported("cache", "REDIS_UNAVAILABLE"), timeout=30,
+                 message="the Redis outage reported as the bolt's error")
+        wait_for(lambda: reported("table", "SQL_UNAVAILABLE"), timeout=30,
+                 message="the PostgreSQL outage reported as the bolt's error")
+        assert events(tmp_path, "numbers", "fail"), "tuples failed while the servers are down"
+    finally:
+        redis_server.start()
+        postgres.start()
+    wait_for(lambda: len(set(acked())) == count, timeout=90, message="every number acked")
+    cluster.kill_topology("connector-outages")
+
+    assert max(Counter(acked()).values()) == 1
+    bad = {n for n in range(count) if is_bad(n)}
+    expected = {n: f"v{n}" for n in range(count) if n not in bad}
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    assert {int(n): v for n, v in client.hgetall("numbers").items()} == expected
+    client.close()
+    assert dict(postgres.execute("select n, value from numbers")) == expected
+    rejected = Counter((e["source"], e["values"][0], e["values"][2][0])
+                       for e in read_events(tmp_path, "rejected"))
+    assert set(rejected) == {("cache", "REDIS_TUPLE_UNMAPPABLE", n) for n in bad} | {
+        ("table", "SQL_ROW_REJECTED", n) for n in bad}
