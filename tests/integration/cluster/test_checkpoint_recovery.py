@@ -61,12 +61,18 @@ def _committed(store: CheckpointStore) -> tuple[int | None, set[int], dict[str, 
     return window, acked, counts
 
 
+# checkpoint reliability (no per-tuple acking) is slow here: the same rollback with acking
+# runs in make test, and test_checkpoints.py runs this mode after a kill -9 on Spark
+@pytest.mark.parametrize("reliability", ["acking", pytest.param("checkpoint",
+                                                                marks=pytest.mark.slow)])
 def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestCluster,
-                                                               tmp_path: Path) -> None:
+                                                               tmp_path: Path,
+                                                               reliability: str) -> None:
     cluster.start_nimbus()
     cluster.start_supervisor()
     result = cluster.cli("submit", str(TOPOLOGY), "--name", "stateful",
-                         "-c", f"stateful.count={COUNT}")
+                         "-c", f"stateful.count={COUNT}",
+                         "-c", f"topology.reliability={reliability}")
     assert result.returncode == 0, result.stderr + cluster.logs()
     record = wait_for(lambda: (r := cluster.worker_records()) and r[0], 60,
                       message=f"worker launched\n{cluster.logs()}")
@@ -94,5 +100,5 @@ def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestClus
     topology = wait_for(lambda: (t := cluster.get("/api/v1/topology/summary")["topologies"])
                         and t[0], 30, message="topology listed")
     view = cluster.get(f"/api/v1/topology/{topology['id']}")
-    assert view["checkpointWindows"] == 3
+    assert view["checkpointWindows"] == 3 and view["reliability"] == reliability
     assert isinstance(view["committedWindow"], int) and view["committedWindow"] >= first
