@@ -24,6 +24,7 @@ import redis
 from sparkstorm import Topology
 from sparkstorm.connectors.redis import RedisStoreBolt
 from sparkstorm.connectors.sql import SqlInsertBolt
+from sparkstorm.flux import load_flux_file
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.postgresql.server import PostgresServer
@@ -33,6 +34,7 @@ from tests.integration.spark.components import RecordingBolt, read_events
 from tests.integration.spark.connector_components import ValueSpout, is_bad
 
 pytestmark = pytest.mark.timeout(180)
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "flux" / "redis_sql_pipeline.yaml"
 
 UPSERT = ("insert into numbers (n, value) values (:n, :value) "
           "on conflict (n) do update set value = excluded.value")
@@ -115,3 +117,30 @@ def test_both_sinks_survive_their_outage_and_write_every_number_acked_once(
                        for e in read_events(tmp_path, "rejected"))
     assert set(rejected) == {("cache", "REDIS_TUPLE_UNMAPPABLE", n) for n in bad} | {
         ("table", "SQL_ROW_REJECTED", n) for n in bad}
+
+
+# slow: the lookup bolt's emits through the engine and the Flux example end to end; the
+# lookups themselves are covered fast by tests/integration/redis/test_redis_bolts.py, the
+# Flux declaration by tests/unit/connectors/test_redis_sql_flux.py and the insert in a
+# topology by the test above
+@pytest.mark.slow
+def test_the_flux_example_looks_words_up_in_redis_and_saves_them_in_sql(
+        cluster: LocalCluster, redis_server: RedisServer, postgres: PostgresServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{redis_server.port}/0")
+    monkeypatch.setenv("DATABASE_URL", postgres.url)
+    client = redis.Redis(port=redis_server.port)
+    client.hset("definitions", mapping={"nathan": "a name", "bertels": "a name too"})
+    client.close()
+    postgres.execute("create table word_definitions (word text, definition text)")
+    flux = load_flux_file(EXAMPLE, env_filter=True)
+    cluster.submit_topology(flux.name, flux.spec)
+
+    def saved() -> set[tuple[str, str | None]]:
+        return set(postgres.execute("select word, definition from word_definitions"))
+
+    words = {"nathan": "a name", "mike": None, "jackson": None, "golda": None,
+             "bertels": "a name too"}
+    wait_for(lambda: saved() == set(words.items()), timeout=120,
+             message="every word saved with its definition (None when Redis has none)")
+    cluster.kill_topology(flux.name)
