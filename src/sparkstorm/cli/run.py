@@ -97,6 +97,8 @@ def run_command(args: argparse.Namespace) -> int:
     _print_log_lines(console, follower)
     stop_spark_jvm()  # return only once Spark's JVM is gone (make demo, scripts, tests)
     console.print(summary_table(summary, time.monotonic() - started))
+    for line in latency_lines(summary):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"executor logs kept in {log_dir}", markup=False, highlight=False,
                   soft_wrap=True)
     if runner.failure is not None:
@@ -188,6 +190,23 @@ def summary_table(summary: dict[str, Any], elapsed: float) -> Table:
                                                      "complete_latency_p99_ms")),
                       error.strip().splitlines()[-1][:60] if error else "")
     return table
+
+
+def latency_lines(summary: dict[str, Any]) -> list[str]:
+    """Per spout with acked tuples, the complete latency the run reached (p50, p99, mean).
+
+    Percentiles of a uniform sample of every acked tuple's latency (``make demo`` prints
+    these: the latency its defaults gave).
+    """
+    lines = []
+    for name, c in summary["components"].items():
+        if c.get("complete_latency_p50_ms") is None or not c["acked"]:
+            continue
+        lines.append(f"latency reached by {name}: complete latency p50 "
+                     f"{c['complete_latency_p50_ms']:,.0f} ms, p99 "
+                     f"{c['complete_latency_p99_ms']:,.0f} ms, mean "
+                     f"{c['complete_latency_ms']:,.0f} ms over {c['acked']:,} acked tuples")
+    return lines
 
 
 def _ms(value: float | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,11 @@ def test_run_shows_progress_stops_after_time_and_prints_the_table() -> None:
     assert rows["word"][0] == "50", "the spout emitted exactly 50 words"
     assert rows["word"][3] == "50", "and all 50 were acked"
     assert rows["exclaim2"][2] == "50", "exclaim2 executed every one"
+    reached = re.search(r"latency reached by word: complete latency p50 ([\d,]+) ms, "
+                        r"p99 ([\d,]+) ms, mean [\d,]+ ms over 50 acked tuples", out)
+    assert reached, out[-2000:]
+    p50, p99 = (int(v.replace(",", "")) for v in reached.groups())
+    assert 0 < p50 <= p99
 
 
 def test_run_rejects_an_invalid_topology_with_its_code(tmp_path: Path) -> None:
