@@ -73,7 +73,8 @@ def test_files_are_read_once_each_and_a_bad_one_goes_to_the_bad_folder(
         lines = FileSpout.spec(par=2, format="json", fields=["n", "word"], commit_count=20,
                                **_folders(tmp_path))
         sink = FileBolt.spec(inputs=[lines], path=str(out), format="csv", fields=["n"],
-                             sync_count=25, rotate_size_bytes=400, move_to=str(rotated))
+                             sync_count=25, sync_interval_ms=200, rotate_size_bytes=400,
+                             move_to=str(rotated))
 
     runner = cluster.submit_topology("files-read", FilesToFiles, conf={})
     wait_for(lambda: _names(tmp_path / "done") == {"a.jsonl", "c.jsonl"}

@@ -71,29 +71,35 @@ class RecordWriter(Protocol):
 
 class _LineWriter:
     def __init__(self, settings: FormatSettings, stream: BinaryIO) -> None:
-        self.settings = settings
         self.stream = stream
         self.written = 0
+        self.delimiter = settings.field_delimiter
         self.header_due = settings.name == "csv" and settings.csv_header
+        self.text = io.StringIO()  # csv: one buffer and writer per file, reused per row
+        self.rows = csv.writer(self.text)
+        self.encode = {"json": self._json, "text": self._text, "csv": self._csv}[settings.name]
+        # one encoder per file: json.dumps with options builds a new one per call
+        self.json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
     def write(self, record: dict[str, Any]) -> None:
-        name = self.settings.name
-        if name == "json":
-            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        elif name == "text":
-            line = self.settings.field_delimiter.join(
-                "" if v is None else str(v) for v in record.values()) + "\n"
-        else:
-            text = io.StringIO()
-            rows = csv.writer(text)
-            if self.header_due:
-                rows.writerow(list(record))
-                self.header_due = False
-            rows.writerow(["" if v is None else v for v in record.values()])
-            line = text.getvalue()
-        data = line.encode("utf-8")
+        data = self.encode(record).encode("utf-8")
         self.stream.write(data)
         self.written += len(data)
+
+    def _json(self, record: dict[str, Any]) -> str:
+        return self.json(record) + "\n"
+
+    def _text(self, record: dict[str, Any]) -> str:
+        return self.delimiter.join("" if v is None else str(v) for v in record.values()) + "\n"
+
+    def _csv(self, record: dict[str, Any]) -> str:
+        self.text.seek(0)
+        self.text.truncate()
+        if self.header_due:
+            self.rows.writerow(list(record))
+            self.header_due = False
+        self.rows.writerow(["" if v is None else v for v in record.values()])
+        return self.text.getvalue()
 
     def flush(self) -> None:
         """Lines go to the stream as they are written."""

@@ -153,7 +153,7 @@ class FileBolt(Bolt):
     def end_window(self) -> None:
         """Sync what waited ``sync_interval_ms``; close a file that is due."""
         self._recover()
-        self._sync_or_rotate()
+        self._sync_or_rotate(timed=True)
 
     # -- checkpoint hooks (Storm's IStatefulComponent) -------------------------------------------
     def pre_prepare(self, txid: int) -> None:
@@ -215,19 +215,28 @@ class FileBolt(Bolt):
         self.writer = open_writer(self.options.format_settings(), self.handle)
         self.opened_at = time.monotonic()
 
-    def _sync_or_rotate(self) -> None:
-        now = time.monotonic()
+    def _sync_or_rotate(self, timed: bool = False) -> None:
+        """Close or sync what is due: counts and size after each tuple, times when ``timed``.
+
+        Times are checked at the end of each window only, which keeps a clock read off
+        the per-tuple path.
+        """
+        options, writer = self.options, self.writer
         try:
-            if self.current is not None and self.writer is not None and \
-                    self.options.rotation_due(self.writer.size, now - self.opened_at):
+            if writer is not None and (
+                    options.rotation_due(writer.size, time.monotonic() - self.opened_at)
+                    if timed else options.rotate_size_bytes is not None
+                    and writer.size >= options.rotate_size_bytes):
                 self._close()
-            elif self.options.sync_due(len(self.unsynced), now - self.oldest_unsynced):
-                if self.options.format == "parquet" and not self.checkpointed:
+            elif len(self.unsynced) >= options.sync_count or (
+                    timed and options.sync_due(len(self.unsynced),
+                                               time.monotonic() - self.oldest_unsynced)):
+                if options.format == "parquet" and not self.checkpointed:
                     self._close()  # a Parquet file's rows are readable once it is closed
                 else:
                     self._sync()
-            elif self.unflushed >= self.options.sync_count and self.writer is not None:
-                self.writer.flush()  # bounds a Parquet file's buffered rows
+            elif self.unflushed >= options.sync_count and writer is not None:
+                writer.flush()  # bounds a Parquet file's buffered rows
                 self.unflushed = 0
         except Exception as exc:  # noqa: BLE001 - a filesystem's own errors: fail, go on
             self._write_failed(exc)
