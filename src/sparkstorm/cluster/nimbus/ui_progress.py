@@ -14,8 +14,9 @@ docs/cluster.md) and the lines an operator reads first:
 - ``checkpointAgeSecs``, ``windowsSinceCommit``: how old the committed checkpoint is;
 - ``statisticsResetSecs``: when the counts started again from zero (a new driver: a
   restarted worker), so that an all-time figure is read as such;
+- ``watchdogRemedies``: remedies the drivers' watchdogs tried (``engine.driver.watchdog``);
 - ``troubles``: one sentence per current trouble (stalled, checkpoints not committing,
-  executors restarting, rolled back, workers failing to start).
+  executors restarting, rolled back, the watchdog's last step, workers failing to start).
 
 Example:
     >>> marks = progress_marks({}, {"windows": 3, "executor_restarts": 0}, now=100.0)
@@ -80,14 +81,33 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
         "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
         "windowsIdleSecs": _ago(now, marks, "windows_at"),
         "statisticsResetSecs": _ago(now, marks, "reset_at"),
-        "checkpointAgeSecs": None, "windowsSinceCommit": None}
+        "checkpointAgeSecs": None, "windowsSinceCommit": None,
+        "watchdogRemedies": sum(int((b.get("watchdog") or {}).get("remedies") or 0)
+                                for b in stats)}
     windows = max((int(b.get("windows") or 0) for b in stats), default=0)
     if checkpoint_windows > 0:
         fields["checkpointAgeSecs"] = _ago(now, marks, "committed_at")
         committed_at = max((float(m.get("committed_windows") or 0) for m in marks), default=0)
         fields["windowsSinceCommit"] = max(0, windows - int(committed_at))
-    fields["troubles"] = _troubles(fields, running, checkpoint_windows)
+    fields["troubles"] = [*_troubles(fields, running, checkpoint_windows),
+                          *_watchdog_troubles(stats, now)]
     return fields
+
+
+def _watchdog_troubles(stats: list[Mapping[str, Any]], now: float) -> list[str]:
+    """The newest step of each driver's watchdog, while recent: healing, or healed."""
+    found = []
+    for beat in stats:
+        steps = (beat.get("watchdog") or {}).get("steps") or []
+        if not steps or now - float(steps[-1]["time_secs"]) > RECENT_SECS:
+            continue
+        step, ago = steps[-1], max(0.0, now - float(steps[-1]["time_secs"]))
+        if step["action"] == "healed":
+            found.append(f"healed {ago:.0f} s ago: {step['reason']}")
+        else:
+            found.append(f"healing: the watchdog's remedy {step['action']!r} {ago:.0f} s ago "
+                         f"({step['reason']})")
+    return found
 
 
 def _troubles(fields: Mapping[str, Any], running: bool, checkpoint_windows: int) -> list[str]:

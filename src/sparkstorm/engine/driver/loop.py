@@ -45,6 +45,7 @@ from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
 from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.driver.errors import ErrorReports
+from sparkstorm.engine.driver.healing import renew_session, watchdog_for
 from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
 from sparkstorm.engine.driver.rollback_calls import await_window
 from sparkstorm.engine.driver.scheduling import (
@@ -57,6 +58,7 @@ from sparkstorm.engine.driver.stages import stage_infos
 from sparkstorm.engine.driver.ticks import TickSchedule
 from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
 from sparkstorm.engine.driver.verdict_push import push_verdicts, verdict_control
+from sparkstorm.engine.driver.watchdog import Watchdog
 from sparkstorm.engine.driver.window_counts import window_counters
 from sparkstorm.engine.driver.window_sizer import WindowSizer
 from sparkstorm.engine.executor.pool import ExecutorPool
@@ -110,6 +112,14 @@ class TopologyDriver:
 
     _pushed = False
     """Whether the last window's verdict push carried acks or fails (see ``_drain``)."""
+    completed_windows = 0
+    """Windows whose Spark job succeeded (what the watchdog watches)."""
+    watchdog: Watchdog | None = None
+    """Notices windows not completing and tries remedies (``engine.driver.watchdog``)."""
+    _renew_wanted: str | None = None
+    """Why the watchdog wants a new Spark application (``engine.driver.healing``)."""
+    _given_up: EngineError | None = None
+    """The watchdog's last remedy: the loop stops with it."""
 
     @functools.cached_property
     def trees_end_with_windows(self) -> bool:
@@ -247,9 +257,10 @@ class TopologyDriver:
     @property
     def spark_ui_url(self) -> str | None:
         """The Spark UI of this topology's Spark application (None when disabled)."""
-        if self._spark is None:
+        sc = None if self._spark is None else self._spark.sparkContext
+        if sc is None or sc._jsc is None:  # not started, or stopped (a new one is coming)
             return None
-        return self._spark.sparkContext.uiWebUrl  # type: ignore[no-any-return]
+        return sc.uiWebUrl  # type: ignore[no-any-return]
 
     def _stage_infos(self) -> list[StageInfo]:
         return stage_infos(self.plan, self.conf, self.pool.endpoints, self.pool.token,
@@ -296,6 +307,24 @@ class TopologyDriver:
         self._thread = threading.Thread(target=self._loop, name=f"driver-{self.name}",
                                         daemon=True)
         self._thread.start()
+        self.watchdog = watchdog_for(self)
+        if self.watchdog is not None:
+            self.stats.watchdog = self.watchdog
+            self.watchdog.start()
+
+    def request_new_session(self, reason: str) -> bool:
+        """Have the loop start a new Spark application between windows (the watchdog)."""
+        self._renew_wanted = reason
+        self.cancel_windows_in_flight(f"watchdog: {reason}")
+        return True
+
+    def give_up(self, reason: str) -> None:
+        """Stop the driver with ``TOPOLOGY_STALLED`` (the watchdog's last remedy)."""
+        self._given_up = EngineError(
+            f"topology {self.name}: {reason} after the watchdog's remedies; stopping the "
+            "driver so that its worker starts again (topology.watchdog.stall.secs)",
+            code="TOPOLOGY_STALLED")
+        self.cancel_windows_in_flight(f"watchdog: {reason}")
 
     def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]],
                              tags: dict[int, str] | None = None) -> None:
@@ -385,6 +414,11 @@ class TopologyDriver:
     def _loop(self) -> None:
         try:
             while not self.stop_requested.is_set():
+                if self._given_up is not None:
+                    raise self._given_up
+                if self._renew_wanted is not None:
+                    reason, self._renew_wanted = self._renew_wanted, None
+                    renew_session(self, reason)
                 if self.checkpointing.rollback_due() and not self._roll_back():
                     self.stop_requested.wait(1.0)  # an executor could not restore: again
                     continue
@@ -446,6 +480,8 @@ class TopologyDriver:
                     or verdicts.reset)
 
     def _close(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         self._job_threads.shutdown(wait=False, cancel_futures=True)
         if self.lookup is not None:
             self.lookup.close()
@@ -518,6 +554,7 @@ class TopologyDriver:
         sc = self._spark.sparkContext
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
         self._absorb(window, job.started, results, jobs, finished)
+        self.completed_windows += bool(results)
         # not when an executor restarted meanwhile: it answered this window from scratch
         if job.flags.checkpoint and results and not self.checkpointing.rollback_due():
             self.checkpointing.take(window, EngineState.of(self.acker, self._verdicts,
@@ -540,7 +577,10 @@ class TopologyDriver:
             logger.warning("topology %s: an executor's state is gone; cancelling window %d "
                            "to roll back", self.name, job.window)
             self._spark.sparkContext.cancelJobGroup(job.group)
-        return await_window(job.future, self.checkpointing.rollback_due, cancel)
+        def doomed() -> bool:
+            return (self.checkpointing.rollback_due() or self._renew_wanted is not None
+                    or self._given_up is not None)
+        return await_window(job.future, doomed, cancel)
 
     def _spout_payloads(self, stage: StageInfo
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:

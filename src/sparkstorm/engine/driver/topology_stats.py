@@ -81,6 +81,8 @@ class TopologyStats:
         self.checkpoint_ms = 0.0
         """From taking the newest committed checkpoint to committing it."""
         self.rollbacks = 0
+        self.watchdog: Any = None
+        """The driver's watchdog (its ``summary()`` goes with the statistics), if any."""
         self.locality = CallLocality()
         """Every window's executor calls: host-local share, bytes across hosts."""
         self.lock = threading.Lock()  # summary() is read from other threads
@@ -128,6 +130,7 @@ class TopologyStats:
             "committed_window": self.committed_window,
             "checkpoint_ms": self.checkpoint_ms,
             "rollbacks": self.rollbacks,
+            "watchdog": self.watchdog.summary() if self.watchdog is not None else None,
             "locality": self.locality.summary(),
             "recent_windows": list(self.recent),
         }

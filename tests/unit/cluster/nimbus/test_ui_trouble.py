@@ -239,3 +239,24 @@ def test_a_restarted_driver_is_flagged_as_statistics_reset() -> None:
     fields = trouble_fields([again], 140.0, running=True, checkpoint_windows=0)
     assert fields["statisticsResetSecs"] == 10.0
     assert fields["troubles"][0].startswith("statistics reset 10 s ago")
+
+
+def test_the_watchdogs_last_step_is_a_trouble_while_recent() -> None:
+    step = {"action": "new-session", "reason": "no window completed for 20 s, and the Spark "
+            "application has no executor", "time_secs": 100.0}
+    beat: dict[str, Any] = {"windows": 10, "watchdog": {"remedies": 1, "stalled": True,
+                                                        "steps": [step]}}
+    fields = trouble_fields([beat], 105.0, running=True, checkpoint_windows=0)
+    assert fields["watchdogRemedies"] == 1
+    assert fields["troubles"] == [
+        "healing: the watchdog's remedy 'new-session' 5 s ago (no window completed for 20 s, "
+        "and the Spark application has no executor)"]
+    assert health_with_troubles({"state": "ok"}, fields["troubles"])["state"] == "recovering"
+    healed = {"action": "healed", "reason": "windows complete again after 25 s without "
+              "(remedies: new-session)", "time_secs": 110.0}
+    beat["watchdog"] = {"remedies": 1, "stalled": False, "steps": [step, healed]}
+    fields = trouble_fields([beat], 130.0, running=True, checkpoint_windows=0)
+    assert fields["troubles"] == ["healed 20 s ago: windows complete again after 25 s "
+                                  "without (remedies: new-session)"]
+    assert trouble_fields([beat], 2000.0, running=False, checkpoint_windows=0)["troubles"] \
+        == [], "not once it is old"
