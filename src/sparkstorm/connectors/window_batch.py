@@ -89,6 +89,8 @@ class WindowBatchBolt(Bolt, Generic[Item]):
         self.kind_name = name
         self.pending: list[tuple[Tuple, Item]] = []
         self.last_reports: dict[str, float] = {}
+        self.positions: dict[tuple[str, str], dict[str, int]] = {}
+        """(source, stream) -> field name -> its position in the values."""
         self.fields: dict[tuple[str, str], list[str]] = {
             (source, stream): list(names)
             for source, streams in self.context.get("source->stream->fields", {}).items()
@@ -171,18 +173,21 @@ class WindowBatchBolt(Bolt, Generic[Item]):
 
         It raises :class:`ConnectorError` (``unmappable_code``) for a field the stream lacks.
         """
-        names = self.fields.get((tup.component, tup.stream))
-        if names is None:
-            names = list(getattr(tup.values, "_fields", ()))
+        key = (tup.component, tup.stream)
+        positions = self.positions.get(key)
+        if positions is None:
+            names = self.fields.get(key) or list(getattr(tup.values, "_fields", ()))
+            positions = self.positions[key] = {name: i for i, name in enumerate(names)}
+        values = tup.values
 
         def field(name: str) -> Any:
             try:
-                return tup.values[names.index(name)]
-            except (ValueError, IndexError):  # not a field, or the tuple is short of it
+                return values[positions[name]]
+            except (KeyError, IndexError):  # not a field, or the tuple is short of it
                 msg = (f"{self.where}: stream {tup.component}:{tup.stream} has no field "
-                       f"{name!r} (its fields: {names}); the tuple went to the "
-                       f"{ERROR_STREAM!r} stream; name fields the stream declares in the "
-                       "bolt's settings")
+                       f"{name!r} (its fields: {list(positions)}, the tuple "
+                       f"{len(values)} values); the tuple went to the {ERROR_STREAM!r} "
+                       "stream; name fields the stream declares in the bolt's settings")
                 raise ConnectorError(msg, code=unmappable_code) from None
 
         return field

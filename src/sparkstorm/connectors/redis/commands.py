@@ -29,28 +29,29 @@ def unmappable(problem: str) -> ConnectorError:
     return ConnectorError(problem, code="REDIS_TUPLE_UNMAPPABLE")
 
 
-def redis_key(value: Any, what: str) -> str | bytes | int:
-    """``value`` as a Redis key or member."""
-    if isinstance(value, str | bytes) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    msg = f"the {what} must be a non-empty str, bytes or int, got {value!r}"
+def redis_key(value: Any, field: str) -> str | bytes | int:
+    """``value`` (of the tuple's field ``field``) as a Redis key or member."""
+    kind = type(value)
+    if (kind is str or kind is bytes) and value:
+        return value  # type: ignore[no-any-return]
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    msg = f"the key (field {field!r}) must be a non-empty str, bytes or int, got {value!r}"
     raise unmappable(msg)
 
 
-def redis_value(value: Any, what: str) -> str | bytes | int | float:
-    """``value`` as a Redis value: as it is, or as JSON."""
+def redis_value(value: Any, field: str) -> str | bytes | int | float:
+    """``value`` (of the tuple's field ``field``) as a Redis value: as it is, or as JSON."""
+    kind = type(value)
+    if kind is str or kind is bytes or kind is int or kind is float:
+        return value  # type: ignore[no-any-return]
     if value is None:
-        msg = f"the {what} is None; Redis stores no null (the tuple went to the errors stream)"
+        msg = f"the value (field {field!r}) is None; Redis stores no null"
         raise unmappable(msg)
-    if isinstance(value, str | bytes | float) or (isinstance(value, int)
-                                                 and not isinstance(value, bool)):
-        return value
     try:
         return json.dumps(value)
     except (TypeError, ValueError) as exc:
-        msg = f"the {what} {value!r} is not JSON-serializable ({exc})"
+        msg = f"the value (field {field!r}) {value!r} is not JSON-serializable ({exc})"
         raise unmappable(msg) from None
 
 
@@ -67,8 +68,8 @@ def score(value: Any) -> float:
 
 def store_commands(s: RedisSettings, key: Any, value: Any) -> list[Command]:
     """What :class:`RedisStoreBolt` sends for one tuple (Storm's ``RedisStoreBolt``)."""
-    key = redis_key(key, f"key (field {s.key_field!r})")
-    what = f"value (field {s.value_field!r})"
+    key = redis_key(key, s.key_field)
+    what = s.value_field
     container = s.additional_key
     commands: list[Command]
     if s.data_type == "string":
@@ -95,7 +96,7 @@ def lookup_command(s: RedisSettings, key: Any) -> Command:
     Storm's ``RedisLookupBolt`` but for lists: the whole list (``LRANGE 0 -1``) rather than
     ``LPOP``, so that a replayed tuple reads what the first try read.
     """
-    key = redis_key(key, f"key (field {s.key_field!r})")
+    key = redis_key(key, s.key_field)
     return {
         "string": ("GET", key),
         "hash": ("HGET", s.additional_key, key),
@@ -112,7 +113,7 @@ def filter_command(s: RedisSettings, key: Any) -> Command:
     Storm's ``RedisFilterBolt``, and lists too (``LPOS``: is the key an element of the list
     ``additional_key``).
     """
-    key = redis_key(key, f"key (field {s.key_field!r})")
+    key = redis_key(key, s.key_field)
     return {
         "string": ("EXISTS", key),
         "hash": ("HEXISTS", s.additional_key, key),
