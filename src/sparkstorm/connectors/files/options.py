@@ -149,6 +149,16 @@ class SpoutOptions:
         return ["line"] if self.format == "text" else list(self.fields or [])
 
 
+def checkpoints_on(conf: dict[str, Any]) -> bool:
+    """Whether the topology takes checkpoints, so output waits for their commits.
+
+    ``topology.checkpoint.windows`` > 0, or ``topology.reliability: checkpoint`` (which takes
+    one every window when the former is 0).
+    """
+    return (int(conf.get("topology.checkpoint.windows") or 0) > 0
+            or conf.get("topology.reliability") == "checkpoint")
+
+
 def _known(raw: Any, cls: type, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         _invalid(where, f"the settings must be a mapping, got {type(raw).__name__}")

@@ -13,7 +13,8 @@ Parquet files are readable only once closed, so for Parquet a sync closes the fi
 that fails fails the unsynced tuples (``FILE_WRITE_FAILED``), so their spout replays them: at
 least once.
 
-With checkpoints on (``topology.checkpoint.windows`` > 0) a file is written as a hidden
+With checkpoints on (``topology.checkpoint.windows`` > 0, or ``topology.reliability:
+checkpoint``) a file is written as a hidden
 pending file (``.{name}.pending``) and tuples are acked as they are written: their trees are
 part of the checkpoints. At each checkpoint cut (``pre_prepare``) the open file is synced and
 closed; when that checkpoint commits (``pre_commit``) its files are renamed to their names and
@@ -45,7 +46,7 @@ from sparkstorm.connectors.files.naming import (
     join,
     pending_name,
 )
-from sparkstorm.connectors.files.options import BOLT_KEY, BoltOptions
+from sparkstorm.connectors.files.options import BOLT_KEY, BoltOptions, checkpoints_on
 from sparkstorm.topology.component import Bolt
 from sparkstorm.topology.spec import ComponentSpec
 from sparkstorm.topology.tuple import Tuple
@@ -98,7 +99,7 @@ class FileBolt(Bolt):
             self.fs.makedirs(files_fs.filesystem(self.options.move_to)[1], exist_ok=True)
         self.component = component
         self.task = int(context.get("taskid") or 0)
-        self.checkpointed = int(storm_conf.get("topology.checkpoint.windows") or 0) > 0
+        self.checkpointed = checkpoints_on(storm_conf)
         self.stream_fields: dict[tuple[str, str], list[str]] = {
             (source, stream): list(names)
             for source, streams in context.get("source->stream->fields", {}).items()

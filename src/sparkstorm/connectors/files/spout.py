@@ -36,7 +36,7 @@ from sparkstorm.connectors.files import locks
 from sparkstorm.connectors.files.errors import FileConnectorError
 from sparkstorm.connectors.files.formats import parse_line
 from sparkstorm.connectors.files.naming import join
-from sparkstorm.connectors.files.options import SPOUT_KEY, SpoutOptions
+from sparkstorm.connectors.files.options import SPOUT_KEY, SpoutOptions, checkpoints_on
 from sparkstorm.topology.component import Spout
 from sparkstorm.topology.spec import ComponentSpec
 from sparkstorm.topology.spec_args import resolve_config, resolve_par
@@ -95,7 +95,7 @@ class FileSpout(Spout):
         self.component = component
         self.owner = (f"{storm_conf.get('topology.name') or ''}:{component}:"
                       f"{context.get('taskid')}")
-        self.checkpointed = int(storm_conf.get("topology.checkpoint.windows") or 0) > 0
+        self.checkpointed = checkpoints_on(storm_conf)
         self.file: str | None = None  # the name of the file being read
         self.position = 0  # byte offset of its next line to read
         self.eof = False

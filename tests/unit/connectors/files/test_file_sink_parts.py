@@ -14,7 +14,7 @@ import pytest
 
 from sparkstorm.connectors.files.formats import FormatSettings, open_writer, parse_line
 from sparkstorm.connectors.files.naming import file_name, is_pending_of, pending_name
-from sparkstorm.connectors.files.options import BoltOptions, SpoutOptions
+from sparkstorm.connectors.files.options import BoltOptions, SpoutOptions, checkpoints_on
 from sparkstorm.errors import TopologyError
 
 RECORDS = [{"n": 1, "word": "a,b", "none": None}, {"n": 2, "word": 'say "hi"', "none": None}]
@@ -115,3 +115,10 @@ def test_parquet_rows_written_in_row_groups_read_back(tmp_path: Path) -> None:
     table = pq.read_table(path)
     assert table.to_pylist() == RECORDS
     assert pq.ParquetFile(path).num_row_groups == 2
+
+
+def test_checkpoints_are_on_with_windows_or_the_checkpoint_reliability() -> None:
+    assert not checkpoints_on({}) and not checkpoints_on({"topology.checkpoint.windows": 0})
+    assert checkpoints_on({"topology.checkpoint.windows": 2})
+    assert checkpoints_on({"topology.reliability": "checkpoint"})
+    assert not checkpoints_on({"topology.reliability": "acking"})
