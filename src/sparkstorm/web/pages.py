@@ -328,6 +328,8 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 {_window_select()}
 {streams}
 {_window_table("Executors", "executors", executor_head)}
+<section id="metrics-box" hidden><h2>Component metrics</h2><div id="component-metrics"></div>
+</section>
 {FAILURES if spout else ""}
 {_charts(charts)}
 <section><h2>Errors</h2>

@@ -51,6 +51,17 @@ def _counts(directory: Path) -> Counter[tuple[int, int]]:
     return Counter((e["partition"], e["offset"]) for e in _seen(directory))
 
 
+def _offset_metrics(runner: Any, wanted: Any, partitions: int
+                    ) -> dict[str, dict[str, Any]] | None:
+    """Every partition's kafkaOffset metrics once ``wanted`` holds for all of them."""
+    by_task = runner.stats.summary()["components"]["events"]["metrics"]
+    merged = {name: values for task in by_task.values()
+              for name, values in task["kafkaOffset"].items()}
+    if len(merged) == partitions and all(wanted(m) for m in merged.values()):
+        return merged
+    return None
+
+
 def test_at_least_once_replays_failed_records_and_commits_every_offset(
         cluster: LocalCluster, kafka: str, tmp_path: Path) -> None:
     create_topic(kafka, "alo", 3)
@@ -68,6 +79,12 @@ def test_at_least_once_replays_failed_records_and_commits_every_offset(
     wait_for(lambda: runner.stats.summary()["components"]["events"]["acked"] == 60,
              timeout=30, message="the spout's statistics")
     spout = runner.stats.summary()["components"]["events"]
+    # Storm's kafkaOffset metrics per partition, from each task (refreshed every second)
+    offsets = wait_for(lambda: _offset_metrics(runner, lambda m: m["spoutLag"] == 0, 3),
+                       timeout=30, message="every partition's lag at 0")
+    assert offsets == {f"alo/partition_{p}": {
+        "latestOffset": 20, "committedOffset": 20, "spoutLag": 0, "latestEmittedOffset": 19,
+        "latestCompletedOffset": 19} for p in range(3)}
     cluster.kill_topology("kafka-alo")
 
     counts = _counts(tmp_path)
@@ -99,11 +116,16 @@ def test_a_failing_record_holds_back_its_partition_until_its_retries_run_out(
         max_uncommitted_offsets=4, max_poll_records=1,
         retry=RetryBackoff(initial_delay_ms=0, delay_period_ms=600, max_retries=3,
                            max_delay_ms=1500))
-    cluster.submit_topology("kafka-poison", _topology(config, spouts=1), conf={
+    runner = cluster.submit_topology("kafka-poison", _topology(config, spouts=1), conf={
         "test.dir": str(tmp_path), "test.fail_always": [[0, 4]]})
     held = wait_for(lambda: committed(kafka, "poison-group", "poison", 2) == [4, 12],
                     timeout=60, message="partition 1 committed, partition 0 held at 4")
     assert held
+    lagging = wait_for(lambda: _offset_metrics(
+        runner, lambda m: m["committedOffset"] == 4 or m["spoutLag"] == 0, 2), timeout=30,
+        message="the held partition's lag in the metrics")
+    assert (lagging["poison/partition_0"]["spoutLag"],
+            lagging["poison/partition_0"]["latestCompletedOffset"]) == (8, 3)
     assert _counts(tmp_path)[(0, 4)] < 4, "given up before the hold was seen"
     wait_for(lambda: committed(kafka, "poison-group", "poison", 2) == [12, 12], timeout=60,
              message="the poison record given up, then everything committed")

@@ -29,7 +29,8 @@ def test_window_meta_round_trip_keeps_counters_and_errors() -> None:
         acked={"default": 1}, failed={"side": 2}, busy_ms=1.5, complete_count=1,
         complete_total_ms=7.0, complete_values=[7.0], timed_out=1,
         fail_causes={(FAIL_TIMEOUT, "late"): 1}, execute_ms={"s:default": 0.5},
-        process_ms={"s:default": 0.25}, complete_ms={"default": 7.0})
+        process_ms={"s:default": 0.25}, complete_ms={"default": 7.0},
+        metrics={"3": {"kafkaOffset": {"t/partition_0": {"spoutLag": 4, "latestOffset": None}}}})
     error = ComponentError("split", 3, "Traceback ...", 1700000000.5)
     meta = WindowMeta(4, "split", xor={ROOT: 2**64 - 1}, inits={ROOT: 2},
                       failed={ROOT: Failure(FAIL_ERROR, "boom")}, resets=[ROOT], stats=stats,

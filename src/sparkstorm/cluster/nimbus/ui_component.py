@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.ui_stats import (
+    ALL_TIME,
     WINDOWS,
     TopologyStatsView,
     check_window,
@@ -80,6 +81,8 @@ class ComponentPage:
             "eventLogLink": "",
             "executorStats": self._executors(topology_id, view, window, name, kind),
             "recentWindows": with_intervals([_recent(r, name) for r in view.recent_windows()]),
+            # sparkstorm: task id -> the gauges its component publishes (latest values)
+            "componentMetrics": by_window[ALL_TIME].get("metrics") or {},
         }
         error = self.state.last_error(topology_id, name)
         last_error = error.error[:200] if error else ""

@@ -70,6 +70,8 @@ def merge(into: dict[str, Any], stats: dict[str, Any]) -> None:
         causes[cause] = causes.get(cause, 0) + int(value)
     reasons = into.setdefault("failure_reasons", [])
     reasons.extend(stats.get("failure_reasons") or [])
+    # gauges by task id (a Kafka spout's lag): each task runs in one worker
+    into.setdefault("metrics", {}).update(stats.get("metrics") or {})
 
 
 @dataclass

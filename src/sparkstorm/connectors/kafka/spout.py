@@ -61,6 +61,8 @@ METADATA_TIMEOUT_SECONDS = 10.0
 OUTAGE_TIMEOUT_SECONDS = 0.5
 """The same while the last such call failed: ``next_tuple`` must not block a checkpoint's
 window for long each time it tries again (it waits for the call in progress)."""
+METRICS_SECONDS = 1.0
+"""How often the offsets and lag per partition (``component_metrics``) are refreshed."""
 ERROR_REPORT_SECONDS = 30.0
 """A broker error is reported as the component's error at most this often (logged always)."""
 _UNCOMMITTED = {FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST,
@@ -145,6 +147,8 @@ class KafkaSpout(Spout):
         """The last metadata call failed: the next ones wait briefly."""
         now = time.monotonic()
         self.next_refresh = now
+        self.next_metrics = now
+        self.last_emitted: dict[TopicPartitionKey, int] = {}
         self.next_commit = now + self.kafka.offset_commit_period_ms / 1000
 
     def next_tuple(self) -> None:
@@ -157,6 +161,9 @@ class KafkaSpout(Spout):
             self.next_commit = now + self.kafka.offset_commit_period_ms / 1000
             if self.kafka.processing_guarantee is not ProcessingGuarantee.AT_MOST_ONCE:
                 self.commit()
+        if now >= self.next_metrics:
+            self.next_metrics = now + METRICS_SECONDS
+            self.component_metrics = {"kafkaOffset": self.offset_metrics()}
         if self._emit_retry(now):
             return
         if not self.waiting:
@@ -205,6 +212,32 @@ class KafkaSpout(Spout):
         finally:
             consumer.close()
             self.consumer = None
+
+    def offset_metrics(self) -> dict[str, dict[str, int | None]]:
+        """Storm's ``kafkaOffset`` metrics of each partition this task reads.
+
+        ``latestOffset`` is the broker's next offset as of the last fetch (no request is
+        made), ``spoutLag`` that minus ``committedOffset``; ``latestEmittedOffset`` and
+        ``latestCompletedOffset`` (every offset up to it finished) are the spout's own.
+        """
+        from confluent_kafka import KafkaException, TopicPartition
+
+        metrics: dict[str, dict[str, int | None]] = {}
+        for (topic, partition), part in sorted(self.parts.items()):
+            try:
+                _, high = self.consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), cached=True)
+            except KafkaException:
+                high = -1
+            latest = int(high) if high is not None and high >= 0 else None
+            point = part.commit_point()
+            metrics[f"{topic}/partition_{partition}"] = {
+                "latestOffset": latest, "committedOffset": part.committed,
+                "spoutLag": (latest - part.committed
+                             if latest is not None and part.committed is not None else None),
+                "latestEmittedOffset": self.last_emitted.get((topic, partition)),
+                "latestCompletedOffset": point - 1 if point else None}
+        return metrics
 
     # -- checkpoints (Storm's IStatefulComponent hooks; see the module docstring) ------------
     def pre_prepare(self, txid: int) -> None:
@@ -385,6 +418,7 @@ class KafkaSpout(Spout):
             values = [None] * len(self.kafka.translator.fields)
         if self.kafka.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
             self.emitted[message_id] = _Emitted(stream, values)
+        self.last_emitted[(record.topic, record.partition)] = record.offset
         self.emit(values, tup_id=message_id if self.kafka.tracked else None, stream=stream)
         return True
 

@@ -275,6 +275,11 @@ class ExecutorHost:
         """
         counters = ComponentCounters()
         counters.emitted, counters.transferred = self.take_emit_counts()
+        for task, instance in self.instances.items():
+            # a dict the component replaces whole (read here while a spout's next_tuple runs)
+            metrics = instance.__dict__.get("component_metrics")
+            if metrics:
+                counters.metrics[str(task)] = metrics
         return counters
 
     def take_emit_counts(self) -> tuple[dict[str, int], dict[str, int]]:

@@ -166,18 +166,19 @@ def _counters_to_wire(counters: ComponentCounters) -> list[Any]:
     return [*(getattr(counters, name) for name in _COUNTER_MAPS), counters.busy_ms,
             counters.complete_count, counters.complete_total_ms, counters.complete_values,
             counters.timed_out, [[c, r, n] for (c, r), n in counters.fail_causes.items()],
-            counters.buffered, counters.buffer_bound, counters.buffered_bytes]
+            counters.buffered, counters.buffer_bound, counters.buffered_bytes,
+            counters.metrics]
 
 
 def _counters_from_wire(data: list[Any]) -> ComponentCounters:
     maps = dict(zip(_COUNTER_MAPS, data, strict=False))
-    busy_ms, count, total, values, timed_out, causes, buffered, bound, buffered_bytes = \
-        data[len(_COUNTER_MAPS):]
+    busy_ms, count, total, values, timed_out, causes, buffered, bound, buffered_bytes, \
+        metrics = data[len(_COUNTER_MAPS):]
     return ComponentCounters(
         **maps, busy_ms=busy_ms, complete_count=count, complete_total_ms=total,
         complete_values=values, timed_out=timed_out,
         fail_causes={(cause, reason): n for cause, reason, n in causes},
-        buffered=buffered, buffer_bound=bound, buffered_bytes=buffered_bytes)
+        buffered=buffered, buffer_bound=bound, buffered_bytes=buffered_bytes, metrics=metrics)
 
 
 __all__ = ["ComponentError", "Failure", "SpoutControl", "WindowMeta"]

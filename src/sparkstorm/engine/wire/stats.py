@@ -162,6 +162,9 @@ class ComponentCounters:
     buffered_bytes: int = 0
     """The bytes on the wire of what a spout handed over to the window (its encoded tuples),
     which the window sizer turns into bytes per tuple (``topology.spout.buffer.max.bytes``)."""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """Task id -> the gauges its component publishes in ``component_metrics`` (JSON-able,
+    e.g. a Kafka spout's offsets and lag per partition); the latest win when added."""
 
     def __post_init__(self) -> None:
         """Group raw (cause, reason) counts by kind of reason, seen now."""
@@ -210,6 +213,7 @@ class ComponentCounters:
         self.buffered = max(self.buffered, other.buffered)
         self.buffer_bound = max(self.buffer_bound, other.buffer_bound)
         self.buffered_bytes = max(self.buffered_bytes, other.buffered_bytes)
+        self.metrics.update(other.metrics)
         self.complete_count += other.complete_count
         self.complete_total_ms += other.complete_total_ms
         self.timed_out += other.timed_out
@@ -286,6 +290,7 @@ class ComponentCounters:
             "failures_by_cause": self.failures_by_cause(),
             "failure_reasons": self.failure_reasons(),
             "buffered_max": self.buffered, "buffer_bound": self.buffer_bound,
+            "metrics": dict(self.metrics),
             "by_stream": {
                 "emitted": dict(self.emitted), "transferred": dict(self.transferred),
                 "executed": dict(self.executed), "acked": dict(self.acked),

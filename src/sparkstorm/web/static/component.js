@@ -71,6 +71,34 @@ every second. */
       [UI.el("tr", {}, UI.el("td", {colSpan: 5, class: "muted"}, "no errors reported"))]);
   }
 
+  /* componentMetrics: task -> metric -> row -> column -> value (a Kafka spout's kafkaOffset:
+  partition -> offsets and lag); one table per metric, a row per task and row name */
+  function renderMetrics(c) {
+    const byTask = c.componentMetrics || {};
+    const tables = {};
+    for (const [task, metrics] of Object.entries(byTask)) {
+      for (const [metric, rows] of Object.entries(metrics || {})) {
+        const list = tables[metric] || (tables[metric] = []);
+        const entries = rows && typeof rows === "object" ? Object.entries(rows) : [["", rows]];
+        for (const [row, values] of entries) {
+          list.push({task, row, values: values && typeof values === "object" ? values : {value: values}});
+        }
+      }
+    }
+    const names = Object.keys(tables).sort();
+    $("metrics-box").hidden = !names.length;
+    $("component-metrics").replaceChildren(...names.map((metric) => {
+      const columns = [...new Set(tables[metric].flatMap((r) => Object.keys(r.values)))];
+      const head = UI.el("tr", {}, ...["Task", "Name", ...columns].map((h) => UI.el("th", {}, h)));
+      const body = tables[metric].map((r) => UI.el("tr", {"data-task": r.task, "data-name": r.row},
+        UI.el("td", {}, r.task), UI.el("td", {}, r.row),
+        ...columns.map((k) => UI.el("td", {"data-field": k, class: "num"},
+          r.values[k] === null || r.values[k] === undefined ? "" : String(r.values[k])))));
+      return UI.el("table", {"data-metric": metric}, UI.el("caption", {}, metric),
+        UI.el("thead", {}, head), UI.el("tbody", {}, ...body));
+    }));
+  }
+
   function drawCharts() {
     Charts.drawAll(series, [
       ["chart-emitted", Charts.rate("emitted"), {label: "tuples emitted per second", unit: "/s"}],
@@ -105,6 +133,7 @@ every second. */
     renderSummary(c);
     renderStreams(c);
     renderExecutors(c);
+    renderMetrics(c);
     if (spout) {
       const rows = (c.spoutSummary || []).filter((s) => String(s.window) === String(c.window));
       UI.renderFailures(c, rows.length ? rows[0].failed : 0);

@@ -72,7 +72,8 @@ def heartbeat_stats(now: float) -> dict[str, Any]:
                               acked={"default": 9}, failed={"default": 1},
                               complete_count=9, complete_total_ms=22.5,
                               complete_values=[2.5] * 9, complete_ms={"default": 22.5},
-                              fail_causes={("explicit", "split: bad word"): 1})
+                              fail_causes={("explicit", "split: bad word"): 1},
+                              metrics={"5": {"kafkaOffset": {"t/partition_0": {"spoutLag": 3}}}})
     bolt = ComponentCounters(emitted={"default": 30}, transferred={"default": 30},
                              executed={"word:default": 10}, acked={"word:default": 10},
                              busy_ms=2.5, execute_ms={"word:default": 2.0},

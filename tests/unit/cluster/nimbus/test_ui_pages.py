@@ -90,6 +90,8 @@ def test_component_page_of_a_spout(nimbus: Nimbus, state: ClusterState) -> None:
     (executor,) = page["executorStats"]
     assert executor["id"] == "[5-5]" and executor["completeLatency"] == "2.500"
     assert executor["acked"] == 9 and "boltStats" not in page
+    # the gauges the spout's task 5 publishes (a Kafka spout's lag), as they came
+    assert page["componentMetrics"] == {"5": {"kafkaOffset": {"t/partition_0": {"spoutLag": 3}}}}
 
 
 @pytest.mark.usefixtures("two_components")
@@ -100,6 +102,7 @@ def test_component_page_before_any_heartbeat_has_zero_counts(nimbus: Nimbus,
     page = api_client(nimbus).get(f"/api/v1/topology/{topology_id}/component/split").json()
     assert page["boltStats"][0]["executed"] == 0 and page["inputStats"] == []
     assert page["executorStats"] == [] and page["recentWindows"] == []
+    assert page["componentMetrics"] == {}
 
 
 @pytest.mark.usefixtures("two_components")
