@@ -9,7 +9,8 @@ values kept in memory (no seek), and every ``offset_commit_period_ms`` the small
 yet finished of each partition is committed (:mod:`.offsets`). A partition with
 ``max_uncommitted_offsets`` polled and not committed is paused until commits catch up.
 
-With checkpoints on (``topology.checkpoint.windows`` > 0) the offsets are part of the
+With checkpoints on (``topology.checkpoint.windows`` > 0, or ``topology.reliability:
+checkpoint``) the offsets are part of the
 spout's checkpoint: at each cut (``pre_prepare``) the spout notes each partition's commit
 point, and commits it to Kafka only when that checkpoint commits (``pre_commit``), never on
 its own timer; a rollback restores the offsets and seeks the consumer back to them (records
@@ -35,7 +36,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from sparkstorm.config.access import conf_int
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.connectors.kafka.config import (
     FirstPollOffsetStrategy,
     KafkaSpoutConfig,
@@ -127,7 +128,7 @@ class KafkaSpout(Spout):
         settings |= {"bootstrap.servers": self.kafka.bootstrap_servers,
                      "group.id": self.kafka.group_id, "enable.auto.commit": False,
                      "enable.auto.offset.store": False}
-        self.checkpointed = conf_int(storm_conf, "topology.checkpoint.windows") > 0
+        self.checkpointed = checkpoint_every(storm_conf) > 0
         if self.checkpointed:
             settings["on_commit"] = self._on_commit
         self.consumer: Any = Consumer(settings)
