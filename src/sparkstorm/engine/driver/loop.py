@@ -313,9 +313,12 @@ class TopologyDriver:
             self.watchdog.start()
 
     def request_new_session(self, reason: str) -> bool:
-        """Have the loop start a new Spark application between windows (the watchdog)."""
+        """Have the loop start a new Spark application between windows (the watchdog).
+
+        The loop cancels the window it waits for itself (``_job_result``): no Spark call from
+        the watchdog's thread while the loop stops the application.
+        """
         self._renew_wanted = reason
-        self.cancel_windows_in_flight(f"watchdog: {reason}")
         return True
 
     def give_up(self, reason: str) -> None:
@@ -324,7 +327,6 @@ class TopologyDriver:
             f"topology {self.name}: {reason} after the watchdog's remedies; stopping the "
             "driver so that its worker starts again (topology.watchdog.stall.secs)",
             code="TOPOLOGY_STALLED")
-        self.cancel_windows_in_flight(f"watchdog: {reason}")
 
     def set_remote_endpoints(self, reported: dict[int, tuple[Endpoint, int]],
                              tags: dict[int, str] | None = None) -> None:
@@ -574,8 +576,10 @@ class TopologyDriver:
         ``engine.spark.stage``).
         """
         def cancel() -> None:
-            logger.warning("topology %s: an executor's state is gone; cancelling window %d "
-                           "to roll back", self.name, job.window)
+            why = ("an executor's state is gone" if self._renew_wanted is None
+                   and self._given_up is None else "the watchdog's remedy")
+            logger.warning("topology %s: %s; cancelling window %d", self.name, why,
+                           job.window)
             self._spark.sparkContext.cancelJobGroup(job.group)
         def doomed() -> bool:
             return (self.checkpointing.rollback_due() or self._renew_wanted is not None
