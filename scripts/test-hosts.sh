@@ -164,6 +164,10 @@ write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, t
   mkdir -p "$SHARED/conf"
   [ -s "$SHARED/conf/token" ] || "$PYTHON" -c 'import secrets; print(secrets.token_hex(16))' \
     > "$SHARED/conf/token"
+  # the cluster's TLS material, once, for every host's address; shared: the same path on each
+  [ -s "$SHARED/tls/ca.pem" ] || PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PYTHON" -m sparkstorm.cli.main tls init --dir "$SHARED/tls" \
+    --host "${IP[A]}" --host "${IP[B]}" --host "${IP[C]}" >/dev/null
   for h in "${HOSTS[@]}"; do
     {
       echo "storm.state.store: zookeeper"
@@ -174,6 +178,7 @@ write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, t
       echo "nimbus.port: $NIMBUS_PORT"
       echo "storm.cluster.token: $(cat "$SHARED/conf/token")"
       echo "storm.local.dir: /tmp/storm-local"
+      echo "storm.tls.dir: $SHARED/tls"
       echo "storm.local.hostname: ${IP[$h]}"
       echo "spark.master: spark://${IP[A]}:7077"
       [ -z "${TEST_HOSTS_CONF:-}" ] || cat "$TEST_HOSTS_CONF"
@@ -185,13 +190,17 @@ write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, t
 zookeeper_answers() { run_in A "$PYTHON" -c "
 from sparkstorm.cluster.store.devzookeeper import serving
 raise SystemExit(0 if serving($ZK_PORT, '${IP[A]}') else 1)"; }
-nimbus_answers() { run_in A "$PYTHON" -c "
-import urllib.request
-urllib.request.urlopen('http://${IP[A]}:$NIMBUS_PORT/api/v1/cluster/summary', timeout=2)"; }
-supervisors_registered() { run_in A "$PYTHON" -c "
-import json, sys, urllib.request
-answer = urllib.request.urlopen('http://${IP[A]}:$NIMBUS_PORT/api/v1/supervisor/summary', timeout=2)
-sys.exit(0 if len(json.load(answer)['supervisors']) >= 2 else 1)"; }
+nimbus_get() {  # nimbus_get PATH CHECK: Nimbus's answer (over TLS as the conf says) passes CHECK
+  run_in A env SPARKSTORM_CONF_FILE="$SHARED/conf/A.yaml" \
+    PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -c "
+import sys
+from sparkstorm.cluster.nimbus.client import NimbusClient
+from sparkstorm.config import load_config
+answer = NimbusClient.from_conf(load_config(), timeout=2).call('GET', '$1')
+sys.exit(0 if $2 else 1)" 2>/dev/null; }
+nimbus_answers() { nimbus_get /api/v1/cluster/summary True; }
+supervisors_registered() { nimbus_get /api/v1/supervisor/summary \
+  "len(answer['supervisors']) >= 2"; }
 
 cluster() {
   write_cluster_conf
@@ -201,7 +210,7 @@ cluster() {
   wait_for 60 "Nimbus on ${IP[A]}:$NIMBUS_PORT" nimbus_answers
   for h in B C; do sparkstorm_on "$h" "supervisor$h" -v supervisor; done
   wait_for 60 "two supervisors registered with Nimbus" supervisors_registered
-  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus http://${IP[A]}:$NIMBUS_PORT, supervisors on B and C"
+  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus ${IP[A]}:$NIMBUS_PORT, supervisors on B and C"
 }
 
 control_plane() {  # A's daemons again, on the conf and data 'cluster' left (host A came back)
@@ -210,7 +219,7 @@ control_plane() {  # A's daemons again, on the conf and data 'cluster' left (hos
   wait_for 60 "ZooKeeper on ${IP[A]}:$ZK_PORT" zookeeper_answers
   sparkstorm_on A nimbus -v nimbus
   wait_for 60 "Nimbus on ${IP[A]}:$NIMBUS_PORT" nimbus_answers
-  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus http://${IP[A]}:$NIMBUS_PORT"
+  echo "ZooKeeper ${IP[A]}:$ZK_PORT, Nimbus ${IP[A]}:$NIMBUS_PORT"
 }
 
 kill_host() {  # every process on the host but its anchor (which keeps it there for 'down')

@@ -10,7 +10,9 @@ under ``CI=true`` they fail instead, so that CI never passes without running the
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -20,8 +22,11 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from sparkstorm.testing.polling import wait_for
+from sparkstorm.tls.material import make_material
 from tests.integration.cluster.harness import ROOT, TestCluster, free_port
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
@@ -52,15 +57,37 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium: Path) -> Iterator[Any]:
-    """A headless Chromium for the whole session."""
+def tls_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TLS material every cluster of the session serves its UI with (TLS stays on)."""
+    folder = tmp_path_factory.mktemp("browser-tls") / "tls"
+    make_material(folder, [])
+    return folder
+
+
+def spki_pin(certificate: Path) -> str:
+    """The base64 SHA-256 of a certificate's public key, as Chromium pins it."""
+    cert = x509.load_pem_x509_certificate(certificate.read_bytes())
+    key = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(key).digest()).decode()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: Path, tls_dir: Path) -> Iterator[Any]:
+    """A headless Chromium for the whole session.
+
+    It trusts the UI's certificate by its public key (``--ignore-certificate-errors-spki-list``
+    takes exactly that key, no other certificate error is ignored), as a user's browser
+    trusts it once the cluster CA is imported.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("playwright is not installed: pip install -e '.[test]'")
+    pin = "--ignore-certificate-errors-spki-list=" + spki_pin(tls_dir / "node.pem")
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(chromium), headless=True,
-                                              args=CHROMIUM_ARGS)
+                                              args=[*CHROMIUM_ARGS, pin])
         yield launched
         launched.close()
 
@@ -80,7 +107,8 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
     # the UI works without any resource from outside the machine
-    outside = [url for url in requests if not url.startswith(("http://127.0.0.1:", "data:"))]
+    outside = [url for url in requests
+               if not url.startswith(("https://127.0.0.1:", "http://127.0.0.1:", "data:"))]
     assert not outside, f"the page loaded resources from elsewhere: {outside}"
 
 
@@ -118,26 +146,27 @@ class UiCluster:
 def ui_up(url: str, cluster: TestCluster) -> bool:
     """Whether the UI at ``url`` answers (fails if its process died)."""
     try:
-        return httpx.get(url + "/", timeout=2).is_success
+        return httpx.get(url + "/", timeout=2, verify=cluster.verify).is_success
     except httpx.HTTPError:
         assert cluster.daemons["ui"].poll() is None, cluster.logs()
         return False
 
 
 @pytest.fixture(scope="module")
-def ui_cluster(tmp_path_factory: pytest.TempPathFactory,
-               browser: Any) -> Iterator[UiCluster]:
+def ui_cluster(tmp_path_factory: pytest.TempPathFactory, browser: Any,
+               tls_dir: Path) -> Iterator[UiCluster]:
     """Nimbus + supervisor running the flaky topology (20 pending), and ``sparkstorm ui``."""
     # the worker's Spark UI is on, for its link on the topology page
     cluster = TestCluster(tmp_path_factory.mktemp("browser"),
-                          **{"ui.port": free_port(), "spark.ui.enabled": True})
+                          **{"ui.port": free_port(), "spark.ui.enabled": True,
+                             "storm.tls.dir": str(tls_dir)})
     try:
         cluster.start_nimbus()
         cluster.start_supervisor()
         result = cluster.cli("submit", str(FLAKY), "-c", "topology.max.spout.pending=20")
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
-        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
         wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         yield UiCluster(cluster, url, result.stdout.strip())
     except BaseException:

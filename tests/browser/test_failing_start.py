@@ -24,9 +24,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(400)]
 
 
 @pytest.fixture(scope="module")
-def failing(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[UiCluster]:
+def failing(tmp_path_factory: pytest.TempPathFactory, browser: Any,
+              tls_dir: Path) -> Iterator[UiCluster]:
     folder = tmp_path_factory.mktemp("failing-start")
-    cluster = TestCluster(folder, **{"ui.port": free_port(),
+    cluster = TestCluster(folder, **{"ui.port": free_port(), "storm.tls.dir": str(tls_dir),
                                      "supervisor.worker.restart.backoff.secs": 1,
                                      "supervisor.worker.restart.backoff.max.secs": 4})
     try:
@@ -37,7 +38,7 @@ def failing(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[
         result = cluster.cli("submit", str(topology), "--name", "broken")
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
-        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
         wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         ui = UiCluster(cluster, url, result.stdout.strip())
         wait_for(lambda: ui.topology()["workerStatus"] == "FAILING", 180,

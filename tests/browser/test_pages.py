@@ -571,7 +571,7 @@ def test_unknown_topologies_and_components_give_clear_404_pages(ui_cluster: UiCl
 
 def test_the_ui_server_refuses_cross_site_and_tokenless_posts(ui_cluster: UiCluster) -> None:
     ui = ui_cluster
-    with httpx.Client(base_url=ui.ui_url, timeout=10) as client:
+    with httpx.Client(base_url=ui.ui_url, timeout=10, verify=ui.cluster.verify) as client:
         page = client.get("/")
         assert "script-src 'self'" in page.headers["content-security-policy"]
         cookie = page.headers["set-cookie"].lower()
@@ -614,7 +614,7 @@ def test_stack_traces_are_refused_without_the_token(ui_cluster: UiCluster, page:
     assert page.is_hidden("#stacks-box")
 
     path = f"/api/v1/topology/{ui.topology_id}/stacktrace"
-    with httpx.Client(base_url=ui.ui_url, timeout=10) as client:
+    with httpx.Client(base_url=ui.ui_url, timeout=10, verify=ui.cluster.verify) as client:
         assert client.get(path).status_code == 403  # no UI session
         csrf = client.get("/").text.split('name="csrf-token" content="')[1].split('"')[0]
         for response in (client.get(path), client.post(path, headers={"X-CSRF-Token": csrf})):

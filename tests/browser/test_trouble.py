@@ -38,17 +38,19 @@ HELLO = "picky bolt says hello"
 
 
 @pytest.fixture(scope="module")
-def trouble(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[UiCluster]:
+def trouble(tmp_path_factory: pytest.TempPathFactory, browser: Any,
+              tls_dir: Path) -> Iterator[UiCluster]:
     """Nimbus + supervisor running the trouble topology, and ``sparkstorm ui``."""
     cluster = TestCluster(tmp_path_factory.mktemp("trouble"),
-                          **{"ui.port": free_port(), "spark.ui.enabled": True})
+                          **{"ui.port": free_port(), "spark.ui.enabled": True,
+                             "storm.tls.dir": str(tls_dir)})
     try:
         cluster.start_nimbus()
         cluster.start_supervisor()
         result = cluster.cli("submit", str(TROUBLE), "-c", "topology.max.spout.pending=50")
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
-        url = f"http://127.0.0.1:{cluster.conf['ui.port']}"
+        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
         wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
         ui = UiCluster(cluster, url, result.stdout.strip())
         wait_for(lambda: _picky(ui)["executed"] > 0 and _picky(ui)["lastError"], 120,
@@ -207,7 +209,7 @@ def test_the_cluster_page_shows_health_at_a_glance(trouble: UiCluster, page: Any
     spark = page.get_attribute(f"{selector} td[data-field=sparkUiUrl] a", "href")
     assert spark and spark.startswith("http")
     screenshot(page, "cluster-health")
-    with httpx.Client(base_url=ui.ui_url, timeout=10) as client:
+    with httpx.Client(base_url=ui.ui_url, timeout=10, verify=ui.cluster.verify) as client:
         owners = client.get("/api/v1/owner-resources").json()["owners"]
         assert owners[0]["totalTopologies"] == 1 and owners[0]["totalMemoryUsage"] > 0
 

@@ -100,6 +100,7 @@ def nimbus_target(args: argparse.Namespace, cwd: Path | None = None) -> NimbusTa
     project = _project(folder, environment)
     given = [k for k in NIMBUS_KEYS if k in overrides]
     nimbus: dict[str, Any] = {}
+    scheme: dict[str, Any] = {}
     origin = None
     if environment is not None and project is None:
         msg = (f"-e {environment}: there is no {CONFIG_FILE} in {folder}; run from the "
@@ -121,7 +122,9 @@ def nimbus_target(args: argparse.Namespace, cwd: Path | None = None) -> NimbusTa
     if address:
         nimbus, origin = split_nimbus(address.split("://", 1)[-1].rstrip("/"), "--nimbus"), None
         overrides = {k: v for k, v in overrides.items() if k not in NIMBUS_KEYS}
-    conf = load_config(cli={**nimbus, **overrides})
+        if "://" in address:  # the scheme given says whether it speaks TLS
+            scheme = {"storm.tls.enabled": address.startswith("https://")}
+    conf = load_config(cli={**nimbus, **overrides, **scheme})
     return NimbusTarget(conf, origin, project)
 
 

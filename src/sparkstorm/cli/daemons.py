@@ -87,9 +87,11 @@ def supervisor_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.store import open_store
     from sparkstorm.cluster.store.cluster_state import ClusterState
     from sparkstorm.cluster.supervisor.supervisor import Supervisor
+    from sparkstorm.tls.contexts import http_verify
 
     conf = _conf(args)
-    client = NimbusClient(nimbus_url(conf), _wait_for_token(conf))
+    client = NimbusClient(nimbus_url(conf), _wait_for_token(conf),
+                          verify=http_verify(conf, TOKEN_WAIT_SECS))
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -141,13 +143,15 @@ def cluster_command(args: argparse.Namespace) -> int:
     from sparkstorm.cluster.store import open_store
     from sparkstorm.cluster.store.cluster_state import ClusterState
     from sparkstorm.cluster.supervisor.supervisor import Supervisor
+    from sparkstorm.tls.contexts import http_verify
 
     conf = _conf(args)
     attach_daemon_log(conf, "nimbus")  # the supervisor writes its own supervisor.log
     with open_store(conf) as store:
         state = ClusterState(store)
-        nimbus, server = build_server(conf, state)
-        client = NimbusClient(nimbus_url(conf), load_or_create_token(conf))
+        nimbus, server = build_server(conf, state)  # makes the TLS material when missing
+        client = NimbusClient(nimbus_url(conf), load_or_create_token(conf),
+                              verify=http_verify(conf))
         supervisor = Supervisor(conf, state, client)
         supervisor.start()
         ui_server, ui_thread = _start_ui(conf)

@@ -19,6 +19,7 @@ from sparkstorm.cli import (
     stats,
     submit,
     tail,
+    tls,
     topology_actions,
     visualize,
 )
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     visualize.register(commands)
     daemons.register(commands)
     dev_zookeeper.register(commands)
+    tls.register(commands)
     ui.register(commands)
     return parser
 

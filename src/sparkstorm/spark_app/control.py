@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Mapping
@@ -247,15 +248,18 @@ class AppControl:
                  "ui_url": self.addresses.ui_url or "", **application}
         # the own Nimbus keeps the conf as given (its defaults are the topology's already)
         conf = {k: v for k, v in self.conf.items() if k != "storm.cluster.token"}
-        targets = [(self.addresses.rest_url, str(self.own_conf["storm.cluster.token"]))]
+        targets: list[tuple[str, str, ssl.SSLContext | bool]] = [
+            (self.addresses.rest_url, str(self.own_conf["storm.cluster.token"]), True)]
         if self.remote_conf is not None:
             from sparkstorm.cluster.nimbus.client import nimbus_url
             from sparkstorm.cluster.nimbus.token import read_token
+            from sparkstorm.tls.contexts import http_verify
 
-            targets.append((nimbus_url(self.remote_conf), read_token(self.remote_conf) or ""))
+            targets.append((nimbus_url(self.remote_conf), read_token(self.remote_conf) or "",
+                            http_verify(self.remote_conf)))
         own_id = ""
-        for index, (url, token) in enumerate(targets):
-            client = NimbusClient(url, token or None, timeout=10.0)
+        for index, (url, token, verify) in enumerate(targets):
+            client = NimbusClient(url, token or None, timeout=10.0, verify=verify)
             self._clients.append(client)
             try:
                 ids = client.register_application(self.name, spec, conf, where, active=active)

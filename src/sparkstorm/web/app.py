@@ -17,6 +17,7 @@ import hmac
 import json
 import logging
 import re
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -33,6 +34,7 @@ from starlette.exceptions import HTTPException
 
 from sparkstorm.cluster.nimbus.host_check import check_hosts
 from sparkstorm.config import conf_bool, local_dir
+from sparkstorm.tls.contexts import http_verify
 from sparkstorm.web import pages
 from sparkstorm.web.actions import (
     forward_action,
@@ -80,12 +82,14 @@ class UiServer:
     """State of one UI server: its settings, sessions and Nimbus client."""
 
     def __init__(self, settings: UiSettings, nimbus_url: str,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 verify: ssl.SSLContext | bool = True) -> None:
         self.nimbus_url = nimbus_url
         self.sessions = SessionStore()
         self.actions_enabled = settings.actions_enabled
         self.local_dir = settings.local_dir
-        self.client = httpx.AsyncClient(base_url=nimbus_url, timeout=10, transport=transport)
+        self.client = httpx.AsyncClient(base_url=nimbus_url, timeout=10, transport=transport,
+                                        verify=verify)
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -213,7 +217,9 @@ def graph_of(spec: Mapping[str, Any]) -> dict[str, Any]:
 def create_app(conf: Mapping[str, object], nimbus_url: str,
                transport: httpx.AsyncBaseTransport | None = None) -> FastAPI:
     """The UI app for the Nimbus at ``nimbus_url``."""
-    ui = UiServer(UiSettings.of(conf), nimbus_url, transport)
+    # an https Nimbus: checked against the cluster CA, with this host's client certificate
+    verify = http_verify(conf) if nimbus_url.startswith("https:") else True
+    ui = UiServer(UiSettings.of(conf), nimbus_url, transport, verify)
     app = FastAPI(title="sparkstorm ui", version="1", docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.ui = ui

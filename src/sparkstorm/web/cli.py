@@ -24,10 +24,15 @@ def ui_url(conf: dict[str, object]) -> str:
 
     Example:
         >>> ui_url({"ui.port": 8081})
+        'https://127.0.0.1:8081'
+        >>> ui_url({"ui.port": 8081, "storm.tls.enabled": False})
         'http://127.0.0.1:8081'
     """
-    host = conf_str(conf, "ui.host")
-    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{conf_int(conf, 'ui.port')}"
+    from sparkstorm.tls.contexts import http_scheme
+
+    host = "127.0.0.1" if conf_str(conf, "ui.host") in ("0.0.0.0", "") else conf_str(
+        conf, "ui.host")
+    return f"{http_scheme(conf)}://{host}:{conf_int(conf, 'ui.port')}"
 
 
 def build_server(conf: dict[str, object]) -> Any:
@@ -35,12 +40,17 @@ def build_server(conf: dict[str, object]) -> Any:
     import uvicorn
 
     from sparkstorm.cluster.nimbus.client import nimbus_url
+    from sparkstorm.tls.contexts import uvicorn_ssl
+    from sparkstorm.tls.material import MATERIAL_WAIT_SECS
     from sparkstorm.web.app import create_app
 
+    # browsers present no certificate: the UI asks none; its calls to Nimbus present ours
+    ssl_options = uvicorn_ssl(conf, require_client=False, wait_secs=MATERIAL_WAIT_SECS)
     app = create_app(conf, nimbus_url(conf))
     host, port = conf_str(conf, "ui.host"), conf_int(conf, "ui.port")
     logger.info("sparkstorm UI on %s for Nimbus %s", ui_url(conf), nimbus_url(conf))
-    return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                         **ssl_options))
 
 
 def ui_command(args: argparse.Namespace) -> int:

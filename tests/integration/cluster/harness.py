@@ -29,6 +29,8 @@ import psutil
 import yaml
 
 from sparkstorm.testing.polling import wait_for
+from sparkstorm.tls.contexts import http_verify
+from sparkstorm.tls.material import make_material
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,7 +67,14 @@ class TestCluster:
         self.port = free_port()
         self.ui_port = free_port()
         self.conf = {**BASE_CONF, "storm.local.dir": str(self.local), "nimbus.port": self.port,
-                     "ui.port": self.ui_port, **conf}
+                     "ui.port": self.ui_port, "storm.tls.dir": str(tmp / "tls"), **conf}
+        self.tls = bool(self.conf.get("storm.tls.enabled", True))
+        """Whether the cluster speaks TLS (on unless the test turned it off)."""
+        if self.tls and not Path(str(self.conf["storm.tls.dir"])).exists():
+            # made once for all the cluster's daemons, as an operator would (sparkstorm tls init)
+            make_material(Path(str(self.conf["storm.tls.dir"])), [])
+        self.verify = http_verify(self.conf)
+        """httpx's ``verify``: the cluster CA and the cluster's client certificate."""
         self.conf_file = tmp / "sparkstorm.yaml"
         self.conf_file.write_text(yaml.safe_dump(self.conf))
         self.java_tmp = tmp / "java-tmp"
@@ -73,7 +82,8 @@ class TestCluster:
         self.java_tmp.mkdir()
         self.env = {**os.environ, "SPARKSTORM_CONF_FILE": str(self.conf_file),
                     "JAVA_TOOL_OPTIONS": _with_java_tmpdir(self.java_tmp)}
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.scheme = "https" if self.tls else "http"
+        self.url = f"{self.scheme}://127.0.0.1:{self.port}"
         self.daemons: dict[str, subprocess.Popen[bytes]] = {}
         self.supervisor_dirs: dict[str, Path] = {"supervisor": self.local}
         """Each supervisor's ``storm.local.dir`` by daemon name."""
@@ -159,7 +169,8 @@ class TestCluster:
 
     def _nimbus_up(self) -> bool:
         try:
-            return httpx.get(self.url + "/api/v1/cluster/summary", timeout=2).is_success
+            return httpx.get(self.url + "/api/v1/cluster/summary", timeout=2,
+                             verify=self.verify).is_success
         except httpx.HTTPError:
             assert self.daemons["nimbus"].poll() is None, self.logs()
             return False
@@ -241,7 +252,7 @@ class TestCluster:
 
     def get(self, path: str) -> Any:
         """GET a Nimbus API path; return its JSON."""
-        response = httpx.get(self.url + path, timeout=10)
+        response = httpx.get(self.url + path, timeout=10, verify=self.verify)
         response.raise_for_status()
         return response.json()
 
@@ -249,7 +260,8 @@ class TestCluster:
                 **kwargs: Any) -> httpx.Response:
         """Call Nimbus with the cluster token ('' = the real one, None = none)."""
         headers = {} if token is None else {"Authorization": f"Bearer {token or self.token()}"}
-        return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+        return httpx.request(method, self.url + path, headers=headers, timeout=30,
+                             verify=self.verify, **kwargs)
 
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``sparkstorm <args>`` against this cluster."""

@@ -57,7 +57,8 @@ def zk_nimbus(zk_server: ZooKeeperServer, tmp_path: Path) -> Iterator[tuple[Nimb
         "storm.local.dir": str(tmp_path / "local"), "nimbus.port": 0,
         "storm.cluster.token": TOKEN, "storm.state.store": "zookeeper",
         "storm.zookeeper.servers": ["127.0.0.1"], "storm.zookeeper.port": zk_server.port,
-        "storm.zookeeper.root": f"/oversize-{uuid.uuid4().hex[:12]}"})
+        "storm.zookeeper.root": f"/oversize-{uuid.uuid4().hex[:12]}",
+        "storm.tls.enabled": False})  # size limits, not TLS (test_nimbus_tls.py covers it)
     store = open_store(conf)
     nimbus, server = build_server(conf, ClusterState(store))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -154,12 +154,15 @@ def test_cluster_command_activate_deactivate_and_stop_takes_the_workers(
     assert cluster.cli("deactivate", "exc").returncode == 0
     assert _topology(cluster, "exc")["status"] == "INACTIVE"  # type: ignore[index]
     worker_pid = cluster.worker_records()[0]["pid"]
-    page = httpx.get(f"http://127.0.0.1:{cluster.ui_port}/", timeout=10)
+    ui = f"https://127.0.0.1:{cluster.ui_port}"  # TLS is on by default in cluster mode
+    page = httpx.get(f"{ui}/", timeout=10, verify=cluster.verify)
     assert page.status_code == 200 and "exc" in httpx.get(
-        f"http://127.0.0.1:{cluster.ui_port}/api/v1/topology/summary", timeout=10).text, \
+        f"{ui}/api/v1/topology/summary", timeout=10, verify=cluster.verify).text, \
         "sparkstorm cluster also serves the web UI"
+    with pytest.raises(httpx.HTTPError):  # nothing in clear
+        httpx.get(f"http://127.0.0.1:{cluster.ui_port}/", timeout=10)
     printed = (cluster.tmp / "cluster.log").read_text()
-    assert f"UI http://127.0.0.1:{cluster.ui_port}" in printed, "where the UI is, printed"
+    assert f"UI {ui}" in printed, "where the UI is, printed"
     assert "supervisor/workers/<worker id>/worker.log" in printed, "where worker logs are"
 
     cluster.daemons["cluster"].send_signal(signal.SIGTERM)

@@ -7,6 +7,7 @@ unreachable Nimbus raises ``NIMBUS_UNAVAILABLE``.
 from __future__ import annotations
 
 import hashlib
+import ssl
 from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path
@@ -17,15 +18,16 @@ import httpx
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.token import read_token
 from sparkstorm.config import conf_int, conf_str
+from sparkstorm.tls.contexts import http_scheme, http_verify
 
 CHUNK_BYTES = 1 << 20
 
 
 def nimbus_url(conf: Mapping[str, object]) -> str:
-    """``http://<nimbus.host>:<nimbus.port>`` (0.0.0.0 means: this machine)."""
+    """``https://<nimbus.host>:<nimbus.port>`` (0.0.0.0 means: this machine; http without TLS)."""
     host = conf_str(conf, "nimbus.host")
     host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{host}:{conf_int(conf, 'nimbus.port')}"
+    return f"{http_scheme(conf)}://{host}:{conf_int(conf, 'nimbus.port')}"
 
 
 class NimbusClient:
@@ -37,20 +39,28 @@ class NimbusClient:
         timeout: seconds per request.
         origin: where the address came from, for the error when it cannot be reached
             (e.g. ``config.json envs.prod.nimbus = 'host:6627'``; None: nimbus.host/port).
+        verify: how an ``https`` Nimbus is checked: the cluster CA and this host's client
+            certificate (:func:`sparkstorm.tls.contexts.http_verify`).
     """
 
     def __init__(self, url: str, token: str | None, timeout: float = 30.0,
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, verify: ssl.SSLContext | bool = True) -> None:
         self.url = url.rstrip("/")
         self.origin = origin
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+        self.http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout,
+                                 verify=verify)
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, object], *, timeout: float = 30.0,
-                  origin: str | None = None) -> NimbusClient:
-        """A client for the Nimbus and token that ``conf`` names (see the class)."""
-        return cls(nimbus_url(conf), read_token(conf), timeout, origin)
+                  origin: str | None = None, url: str | None = None,
+                  token: str | None = None) -> NimbusClient:
+        """A client for the Nimbus, token and TLS material that ``conf`` names (see the class).
+
+        ``url``/``token`` replace the ones ``conf`` names.
+        """
+        return cls(url or nimbus_url(conf), token or read_token(conf), timeout, origin,
+                   http_verify(conf))
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -13,6 +13,7 @@ token, to the supervisors as from the UI.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
@@ -27,6 +28,7 @@ from sparkstorm.cluster.daemon_log import daemon_log_path
 from sparkstorm.cluster.nimbus.errors import CODES, NimbusError
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.worker.log_files import LOG_FILE, log_files, read_range, search
+from sparkstorm.tls.contexts import http_verify
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,19 @@ class LogviewerProxy:
         self.state = state
         self.nimbus_log = daemon_log_path(conf, "nimbus")
         self.headers = {"Authorization": f"Bearer {token}"}
+        self.conf = conf
+        self._verify: ssl.SSLContext | bool | None = None
+
+    def verify(self, url: str) -> ssl.SSLContext | bool:
+        """What httpx verifies at ``url``: an https logviewer wants Nimbus's client certificate.
+
+        The scheme is the one the supervisor published; the material is read on first use.
+        """
+        if not url.startswith("https:"):
+            return True
+        if self._verify is None:
+            self._verify = http_verify(self.conf)
+        return self._verify
 
     # --- supervisors ---------------------------------------------------------------------------
 
@@ -53,8 +68,8 @@ class LogviewerProxy:
     def _get(self, url: str, path: str, params: Mapping[str, Any]) -> Any:
         """A logviewer's JSON answer; its refusals come back as the same NimbusError."""
         try:
-            with httpx.Client(base_url=url, headers=self.headers,
-                              timeout=TIMEOUT_SECS) as client:
+            with httpx.Client(base_url=url, headers=self.headers, timeout=TIMEOUT_SECS,
+                              verify=self.verify(url)) as client:
                 response = client.get(path, params={k: v for k, v in params.items()
                                                     if v is not None})
         except httpx.HTTPError as exc:
@@ -134,7 +149,8 @@ class LogviewerProxy:
         return self._stream(url, {"worker": worker, "file": file})
 
     def _stream(self, url: str, params: Mapping[str, str]) -> Iterator[bytes]:
-        client = httpx.Client(base_url=url, headers=self.headers, timeout=TIMEOUT_SECS)
+        client = httpx.Client(base_url=url, headers=self.headers, timeout=TIMEOUT_SECS,
+                              verify=self.verify(url))
         response = client.send(client.build_request("GET", "/api/v1/download", params=params),
                                stream=True)
         if not response.is_success:

@@ -15,6 +15,8 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.nimbus.token import load_or_create_token
 from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.config import conf_int, conf_str
+from sparkstorm.tls.contexts import http_scheme, uvicorn_ssl
+from sparkstorm.tls.material import load_or_create_material, tls_enabled
 
 logger = logging.getLogger(__name__)
 
@@ -25,12 +27,16 @@ def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbu
 
     ``server.run()`` blocks until SIGINT/SIGTERM.
     """
+    if tls_enabled(conf):
+        load_or_create_material(conf)  # first start on one machine: made, like the token
     nimbus = Nimbus(conf, state)
     app = create_app(nimbus, load_or_create_token(conf))
     host, port = conf_str(conf, "nimbus.host"), conf_int(conf, "nimbus.port")
+    required = conf_str(conf, "nimbus.tls.client.auth") == "required"
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            access_log=False, lifespan="off")
+                            access_log=False, lifespan="off",
+                            **uvicorn_ssl(conf, require_client=required))
     nimbus.cleaner.start()  # first round now: killed topologies' leftovers go at start
     nimbus.assigner.start()
-    logger.info("nimbus listening on http://%s:%s", host, port)
+    logger.info("nimbus listening on %s://%s:%s", http_scheme(conf), host, port)
     return nimbus, uvicorn.Server(config)

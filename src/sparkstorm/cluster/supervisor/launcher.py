@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -55,10 +56,13 @@ class Launcher:
         token: the cluster token, passed to workers through the environment.
         shutdown_secs: grace period between SIGTERM and SIGKILL
             (``supervisor.worker.shutdown.sleep.secs``).
+        env: more environment for workers (the TLS files:
+            :func:`sparkstorm.tls.material.files_env`).
     """
 
     def __init__(self, root: Path, nimbus_url: str, token: str | None,
-                 shutdown_secs: float) -> None:
+                 shutdown_secs: float, env: Mapping[str, str] | None = None) -> None:
+        self.env = dict(env or {})
         self.root = root / "workers"
         self.root.mkdir(parents=True, exist_ok=True)
         self.nimbus_url = nimbus_url
@@ -72,7 +76,7 @@ class Launcher:
         folder = self.root / worker_id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / LOCAL_HEARTBEAT).unlink(missing_ok=True)  # the previous incarnation's
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         if self.token:
             env[TOKEN_ENV] = self.token
         command = [sys.executable, "-m", "sparkstorm.cluster.worker", "--nimbus",

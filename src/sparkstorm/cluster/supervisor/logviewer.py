@@ -52,6 +52,7 @@ from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, topology_of
 from sparkstorm.cluster.worker.log_files import LOG_FILE, log_files, read_range
 from sparkstorm.cluster.worker.log_files import search as search_log
 from sparkstorm.config import conf_int, conf_optional_str
+from sparkstorm.tls.contexts import http_scheme, uvicorn_ssl
 
 logger = logging.getLogger(__name__)
 
@@ -183,10 +184,12 @@ class LogviewerServer:
         self.socket = socket.create_server((host, conf_int(conf, "logviewer.port")),
                                            reuse_port=False)
         port = self.socket.getsockname()[1]
-        self.url = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+        scheme = http_scheme(conf)  # only Nimbus calls: a client certificate is required
+        self.url = (f"{scheme}://{host}:{port}" if ":" not in host
+                    else f"{scheme}://[{host}]:{port}")
         self.server = uvicorn.Server(uvicorn.Config(
             create_app(folders, token), log_level="warning", access_log=False,
-            lifespan="off"))
+            lifespan="off", **uvicorn_ssl(conf, require_client=True)))
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:

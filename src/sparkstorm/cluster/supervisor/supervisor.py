@@ -49,6 +49,7 @@ from sparkstorm.cluster.worker.worker import shutdown_bound
 from sparkstorm.config import conf_float, conf_int_list, local_dir
 from sparkstorm.errors import ConfigError
 from sparkstorm.periodic import PeriodicThread
+from sparkstorm.tls.material import files_env, tls_enabled, tls_files
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,8 @@ class Supervisor:
         self.ports = tuple(conf_int_list(conf, "supervisor.slots.ports"))
         token = client.http.headers.get("authorization", "").removeprefix("Bearer ") or None
         self.launcher = Launcher(self.root, client.url, token, conf_float(
-            conf, "supervisor.worker.shutdown.sleep.secs"))
+            conf, "supervisor.worker.shutdown.sleep.secs"),
+            files_env(tls_files(conf)) if tls_enabled(conf) else None)
         self.workers: dict[str, WorkerProcess] = self.launcher.adopt()
         self.worker_timeout = conf_float(conf, "supervisor.worker.timeout.secs")
         self.start_timeout = conf_float(conf, "supervisor.worker.start.timeout.secs")

@@ -36,6 +36,8 @@ from sparkstorm.engine import LogLevels, executor_counts, plan_tag
 from sparkstorm.errors import EngineError, SparkstormError, shorten_error_text
 from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
+from sparkstorm.tls.contexts import client_context
+from sparkstorm.tls.material import files_from_env
 
 logger = logging.getLogger(__name__)
 
@@ -587,7 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat otherwise
-    client = NimbusClient(args.nimbus, os.environ.get(TOKEN_ENV) or None)
+    tls = files_from_env(os.environ)  # the supervisor's, when its Nimbus speaks https
+    client = NimbusClient(args.nimbus, os.environ.get(TOKEN_ENV) or None,
+                          verify=client_context(tls) if tls else True)
     worker = ClusterWorker(client, args.worker_id, args.topology_id, args.code_dir,
                            Path.cwd(), args.virtualenvs_dir)
     try:

@@ -50,8 +50,10 @@ def served(tmp_path: Path, state: ClusterState) -> Iterator[Callable[..., Any]]:
     started: list[tuple[Nimbus, Any, threading.Thread]] = []
 
     def start(**overrides: Any) -> Any:
+        # plain HTTP unless a test asks for TLS (raw sockets speak HTTP to it)
         conf = load_config(env={}, cli={"storm.local.dir": str(tmp_path / "local"),
-                                        "nimbus.port": 0, **overrides})
+                                        "nimbus.port": 0, "storm.tls.enabled": False,
+                                        **overrides})
         nimbus, server = build_server(conf, state)
         thread = threading.Thread(target=server.run, daemon=True)
         started.append((nimbus, server, thread))

@@ -145,8 +145,9 @@ def logviewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     local = tmp_path_factory.mktemp("logviewer")
     (local / "logs").mkdir()
     (local / "logs" / "supervisor.log").write_text("supervisor line\n")
-    server = LogviewerServer({"logviewer.port": 0}, LogFolders(local / "supervisor",
-                                                               local / "logs"), TOKEN)
+    # plain HTTP: the token checks (tests/unit/cluster/nimbus/test_nimbus_tls.py: the TLS in front)
+    server = LogviewerServer({"logviewer.port": 0, "storm.tls.enabled": False},
+                             LogFolders(local / "supervisor", local / "logs"), TOKEN)
     server.start()
     yield local / "supervisor", server.url
     server.stop()

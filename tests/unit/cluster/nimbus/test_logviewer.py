@@ -46,7 +46,9 @@ def host(tmp_path: Path, state: ClusterState) -> Iterator[Path]:
     (local / "logs").mkdir(parents=True)
     (local / "logs" / "supervisor.log").write_text("supervisor started\n")
     (local / "logs" / "nimbus.log").write_text("nimbus started\nnimbus assigned t-1\n")
-    server = LogviewerServer({"logviewer.port": 0, "spark.master": "local[2]"},
+    # plain HTTP: the proxying (tests/unit/cluster/nimbus/test_nimbus_tls.py: the TLS in front)
+    server = LogviewerServer({"logviewer.port": 0, "spark.master": "local[2]",
+                              "storm.tls.enabled": False},
                              LogFolders(root, local / "logs"), "secret")
     server.start()
     try:

@@ -1,0 +1,46 @@
+"""``sparkstorm tls init``: the cluster's TLS material, made once by the operator.
+
+``sparkstorm tls init --dir DIR --host nimbus.example.com --host 10.0.0.12 ...`` makes a
+cluster CA and one certificate for every given host (plus ``localhost``/``127.0.0.1``) into
+``DIR`` (:mod:`sparkstorm.tls.material`); every host of the cluster then sets
+``storm.tls.dir: DIR`` on a copy of it. Without ``--dir`` it is ``storm.tls.dir`` (default
+``<storm.local.dir>/tls``), which a single-machine Nimbus makes by itself when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.config import load_config, parse_cli_overrides
+
+
+def register(commands: Any) -> None:
+    """Add the ``tls`` subcommand (``tls init``)."""
+    parser = commands.add_parser("tls", help="the cluster's TLS material (tls init)")
+    actions = parser.add_subparsers(dest="tls_action", required=True)
+    init = actions.add_parser("init", help="make a cluster CA and the hosts' certificate")
+    init.add_argument("--dir", type=Path, default=None,
+                      help="where to make it (default: storm.tls.dir, else "
+                           "<storm.local.dir>/tls); must not hold material yet")
+    init.add_argument("--host", action="append", default=[], metavar="NAME_OR_IP",
+                      help="a host name or address the certificate is valid for (repeat "
+                           "for every host of the cluster; localhost and 127.0.0.1 always)")
+    init.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+                      help="configuration override")
+    init.set_defaults(handler=tls_init_command)
+
+
+def tls_init_command(args: argparse.Namespace) -> int:
+    """Make the material and say where it is and what to do with it."""
+    from sparkstorm.tls.material import ALWAYS_NAMES, CA_KEY_FILE, make_material, tls_dir
+
+    conf = load_config(cli=parse_cli_overrides(args.config))
+    folder = (args.dir or tls_dir(conf)).resolve()
+    make_material(folder, args.host)
+    hosts = ", ".join(dict.fromkeys([*ALWAYS_NAMES, *args.host]))
+    print(f"made the cluster CA and a certificate for {hosts} in {folder}\n"
+          f"copy that folder to every host and set storm.tls.dir: {folder} there; "
+          f"{CA_KEY_FILE} is needed only to make new material: keep it off the hosts")
+    return 0
