@@ -614,13 +614,13 @@ KEYS: dict[str, ConfigKey] = _declare(
     _K(
         "topology.spout.pending.auto",
         bool,
-        False,
+        True,
         "sparkstorm: when topology.max.spout.pending is unset and "
         "topology.window.target.latency.ms is set, bound each spout executor's un-acked tuples "
-        "by Little's law at its measured throughput x 0.6 x the target, so that a saturated "
+        "by Little's law at its measured throughput x 0.9 x the target, so that a saturated "
         "spout keeps its complete latency near the target at the throughput windows of that "
         "size give (false: a saturated topology grows its windows for throughput and its "
-        "latency grows with them, as Storm's with no max.spout.pending)",
+        "latency grows with them, as Storm's with no max.spout.pending: several seconds)",
     ),
     _K(
         "topology.executor.start.timeout.secs",
@@ -712,6 +712,15 @@ KEYS: dict[str, ConfigKey] = _declare(
         "lookup holds at once (authenticating and served); more are closed on accept and "
         "logged (rate-limited)",
         minimum=1,
+    ),
+    _K(
+        "topology.tcp.tls",
+        str,
+        "auto",
+        "sparkstorm: mutual TLS (the cluster's storm.tls.* material) on executor TCP and the "
+        "driver's endpoint lookup; auto: on in the workers of a cluster with "
+        "storm.tls.enabled, off in local mode and spark-submit",
+        choices=("auto", "on", "off"),
     ),
     _K(
         "topology.max.components",
