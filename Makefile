@@ -51,7 +51,7 @@ docs: $(STAMP)  ## regenerate docs/configuration.md and docs/errors.md (a unit t
 
 bench: $(STAMP)  ## the word-count benchmark, then its latency-throughput curve (minutes; not part of the tests)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) benchmarks/wordcount.py --batch-api
+	$(PY) benchmarks/wordcount.py --batch-api --checkpoint-mode
 	$(PY) benchmarks/latency_curve.py
 
 bench-chaos: $(STAMP)  ## time to recovery after each chaos fault: kill -9s, a ZooKeeper outage (minutes)

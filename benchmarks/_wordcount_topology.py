@@ -46,6 +46,7 @@ class SentenceSpout(Spout):
     """Emits sentence ``i`` with ``tup_id=i`` once; replays the ids that fail or time out."""
 
     outputs = ["sentence"]
+    transient = ("sentences",)  # made again by initialize: not in every checkpoint
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         self.count = int(storm_conf.get("bench.sentences", 0))
@@ -100,7 +101,7 @@ class ColumnarSentenceSpout(BatchSpout):
     """
 
     outputs = ["sentence"]
-    transient = ("pa",)  # a module: set by initialize, never checkpointed
+    transient = ("pa", "column")  # a module, and the sentences initialize makes again
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         import pyarrow as pa  # here: only the batch topology's processes load pyarrow

@@ -55,6 +55,10 @@ TARGET_PER_TUPLE_UDF_RATIO = 0.75
 """Issue 12: the per-tuple Storm API on CPython, acking on, against the UDF reference."""
 TARGET_BATCH_UDF_RATIO = 1.5
 """Issue 12: the batch API (or a faster interpreter) against the UDF reference."""
+TARGET_CHECKPOINT_UDF_RATIO = 1.0
+"""Issue 32: the per-tuple word count in checkpoint reliability against the UDF reference."""
+TARGET_CHECKPOINT_BATCH_UDF_RATIO = 5.0
+"""Issue 32: the batch word count in checkpoint reliability against the UDF reference."""
 TARGET_P50_MS = 1000.0
 TARGET_P99_MS = 2000.0
 TARGET_MEMORY_BYTES = 2 * 1024**3
@@ -115,6 +119,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "spout -> split is chained (engine.plan.chaining)")
     parser.add_argument("--no-chain", action="store_true",
                         help="topology.window.chain false: one Spark stage per DAG level")
+    parser.add_argument("--checkpoint-mode", action="store_true",
+                        help="then run the same word count (and the batch one with "
+                             "--batch-api) with topology.reliability checkpoint: no per-tuple "
+                             "acking, window-aligned checkpoints (issue 32), against the UDF "
+                             "and against the acking run")
     parser.add_argument("--compare-chain", action="store_true",
                         help="then run the same topology with topology.window.chain false and "
                              "print its figures too (a same-run comparison)")
@@ -601,6 +610,10 @@ def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in orde
         if args.compare_chain and run_unchained(spark, args, words, udf["sentences_per_sec"],
                                                 1e6 * udf_cpu.busy / n):
             return 1
+        if args.checkpoint_mode and run_checkpoint_mode(
+                spark, args, words, udf["sentences_per_sec"], res["steady_sentences_per_sec"],
+                batch["steady_sentences_per_sec"] if batch is not None else None):
+            return 1
     finally:
         spark.stop()
         probes.close()
@@ -665,6 +678,53 @@ def _print_batch_ratio(res: dict[str, Any], udf_rate: float) -> None:
           f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
           f"[target >= {TARGET_BATCH_UDF_RATIO}x] {_mark(ratio >= TARGET_BATCH_UDF_RATIO)}",
           flush=True)
+
+
+def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
+                        acking_rate: float, batch_acking_rate: float | None) -> int:
+    """The same word counts with ``topology.reliability: checkpoint``, after the others.
+
+    No acker and no edges; a checkpoint every window (the mode's default) in a folder of
+    its own. Prints each run's figures, its ratio to the UDF reference and to the same
+    topology's acking run.
+
+    Returns:
+        The exit code: 1 if a run did not complete.
+    """
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="wordcount-checkpoints-")
+    mode = ["topology.reliability=checkpoint", f"topology.checkpoint.dir={folder}"]
+    code = 0
+    try:
+        for label, batch_api, target, acking in (
+                ("per-tuple", False, TARGET_CHECKPOINT_UDF_RATIO, acking_rate),
+                ("batch API", True, TARGET_CHECKPOINT_BATCH_UDF_RATIO, batch_acking_rate)):
+            if batch_api and not args.batch_api:
+                continue
+            print()
+            print(f"=== {label} word count, topology.reliability checkpoint ===", flush=True)
+            checkpointed = argparse.Namespace(**{**vars(args), "conf": [*args.conf, *mode]})
+            topology = ((BATCH_TOPOLOGY_PER_TUPLE_SPOUT if args.per_tuple_spout
+                         else BATCH_TOPOLOGY) if batch_api else TOPOLOGY)
+            run, mem = run_topology(spark, checkpointed, topology)
+            if len(run.polls) < MIN_POLLS:
+                print("no statistics collected", flush=True)
+                return 1
+            res = analyse(run, args.sentences)
+            report(run, mem, res, args.sentences, words)
+            ratio = res["steady_sentences_per_sec"] / udf_rate
+            print(f"{label} checkpoint mode / UDF: steady {ratio:5.2f}x   overall "
+                  f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
+                  f"[target >= {target}x] {_mark(ratio >= target)}", flush=True)
+            if acking:
+                print(f"{label} checkpoint mode / acking: steady "
+                      f"{res['steady_sentences_per_sec'] / acking:5.2f}x", flush=True)
+            code = code or (0 if run.completed else 1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return code
 
 
 def run_unchained(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
