@@ -6,7 +6,9 @@ bolt's ``end_window()`` after the window's last input batch). So a window costs 
 to the outside system, not one per tuple. ``flush`` acks (or emits from and acks) each tuple
 once its write or read succeeded; when it raises, every tuple of the batch it did not settle
 is failed, so that its spout replays it, and the problem becomes the component's error (the UI
-shows it) while the topology goes on.
+shows it) while the topology goes on. Under ``topology.reliability: checkpoint`` a failed tuple
+is replayed only by a rollback, so there ``end_window`` raises instead: the topology rolls
+back to its last committed checkpoint and the spouts replay from there.
 
 A tuple that cannot be mapped (a missing field, a value of the wrong kind), or that the
 outside system refuses on its own, never stalls anything: it is acked and emitted, anchored to
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
+from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.component import Bolt
 from sparkstorm.topology.spec import ComponentSpec
@@ -87,6 +90,8 @@ class WindowBatchBolt(Bolt, Generic[Item]):
     def init_batching(self, name: str) -> None:
         """Start with an empty batch; ``name`` is the bolt's kind for messages."""
         self.kind_name = name
+        self.rolls_back = reliability_mode(self.storm_conf) == CHECKPOINT
+        """``topology.reliability: checkpoint``: a failed batch raises (a rollback replays)."""
         self.pending: list[tuple[Tuple, Item]] = []
         self.last_reports: dict[str, float] = {}
         self.positions: dict[tuple[str, str], dict[str, int]] = {}
@@ -135,13 +140,17 @@ class WindowBatchBolt(Bolt, Generic[Item]):
         self.pending.append((tup, item))
 
     def end_window(self) -> None:
-        """Do the window's batch; fail its tuples when it raises (their spouts replay them)."""
+        """Do the window's batch; fail its tuples when it raises (their spouts replay them).
+
+        Raises:
+            ConnectorError: the batch failed under ``topology.reliability: checkpoint``.
+        """
         if not self.pending:
             return
         batch, self.pending = self.pending, []
         try:
             self.flush(batch)
-        except Exception as exc:  # noqa: BLE001 - any failure of the batch fails its tuples
+        except Exception as exc:  # any failure of the batch fails its tuples
             problem, code = self.describe_failure(exc), self.failure_code(exc)
             open_tuples = [tup for tup, _ in batch if not tup.done]
             reason = f"{code}: {problem}"
@@ -149,6 +158,10 @@ class WindowBatchBolt(Bolt, Generic[Item]):
                 self.fail(tup, reason=reason)
             self.logger.warning("%s: %d tuple(s) failed: %s", self.where, len(open_tuples),
                                 problem)
+            if self.rolls_back:
+                msg = (f"{self.where}: {problem}; the topology rolls back to its last "
+                       "committed checkpoint and replays from there")
+                raise ConnectorError(msg, code=code) from exc
             self.report(code,
                         f"{self.where}: {problem}; {len(open_tuples)} tuple(s) of this window "
                         "were failed so that their spouts replay them; the bolt retries with "

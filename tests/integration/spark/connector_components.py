@@ -19,6 +19,7 @@ class ValueSpout(PacedNumberSpout):
     """PacedNumberSpout emitting ``[n, value]``: ``value`` is ``"v<n>"``, None for a bad one."""
 
     outputs = ["n", "value"]
+    transient = ("record",)  # a file handle: opened again by initialize() after a restore
 
     def values(self, n: int) -> list[Any]:
         return [n, None if is_bad(n) else f"v{n}"]

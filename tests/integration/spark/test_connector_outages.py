@@ -144,3 +144,48 @@ def test_the_flux_example_looks_words_up_in_redis_and_saves_them_in_sql(
     wait_for(lambda: saved() == set(words.items()), timeout=120,
              message="every word saved with its definition (None when Redis has none)")
     cluster.kill_topology(flux.name)
+
+
+# slow: the same outage under topology.reliability: checkpoint, where a failed window rolls
+# the topology back instead of failing tuples; the bolts' side of it is covered fast by
+# tests/unit/connectors/test_sql_bolts.py (the window raises) and the outage by the first test
+@pytest.mark.slow
+def test_under_checkpoint_reliability_an_outage_rolls_back_and_loses_nothing(
+        cluster: LocalCluster, redis_server: RedisServer, postgres: PostgresServer,
+        tmp_path: Path) -> None:
+    count = 200
+
+    class ToRedisAndSql(Topology):
+        numbers = ValueSpout.spec()
+        cache = RedisStoreBolt.spec(inputs=[numbers], data_type="hash", additional_key="numbers",
+                                    url=f"redis://127.0.0.1:{redis_server.port}/0",
+                                    key_field="n", value_field="value", timeout_ms=500)
+        table = SqlInsertBolt.spec(inputs=[numbers], url=postgres.url, query=UPSERT)
+
+    runner = cluster.submit_topology("connector-rollbacks", ToRedisAndSql, conf={
+        "test.dir": str(tmp_path), "test.count": count, "test.rate": 50,
+        "topology.reliability": "checkpoint", "topology.checkpoint.windows": 2,
+        "topology.checkpoint.dir": str(tmp_path / "checkpoints")})
+
+    def acked() -> list[int]:
+        return events(tmp_path, "numbers", "ack")
+
+    wait_for(lambda: len(acked()) >= 30, timeout=60, message="the first numbers acked")
+    stop_keeping_data(redis_server)
+    postgres.stop()
+    try:
+        wait_for(lambda: {"cache", "table"} & set(runner.stats.summary()["last_errors"]),
+                 timeout=30, message="the outage reported as a bolt's error")
+    finally:
+        redis_server.start()
+        postgres.start()
+    wait_for(lambda: len(set(acked())) == count, timeout=120, message="every number acked")
+    cluster.kill_topology("connector-rollbacks")
+    assert runner.stats.rollbacks >= 1  # the failed window rolled the topology back
+    # (a restored spout may hear an ack again for what its checkpoint held: the engine's
+    # checkpoint mode, tests/integration/spark/test_checkpoints.py; the outputs are exact)
+    expected = {n: f"v{n}" for n in range(count) if not is_bad(n)}
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    assert {int(n): v for n, v in client.hgetall("numbers").items()} == expected
+    client.close()
+    assert dict(postgres.execute("select n, value from numbers")) == expected

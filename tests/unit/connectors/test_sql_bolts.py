@@ -13,6 +13,7 @@ import pytest
 
 from sparkstorm.connectors.sql import SqlInsertBolt, SqlLookupBolt
 from sparkstorm.connectors.sql.settings import SqlSettings, query_parameters
+from sparkstorm.connectors.window_batch import ConnectorError
 from sparkstorm.errors import TopologyError
 from sparkstorm.testing import BoltHarness
 from sparkstorm.topology.tuple import Tuple
@@ -127,3 +128,16 @@ def test_invalid_settings_are_refused_with_a_code(kind: str, raw: dict[str, Any]
 
 def test_query_parameters_skip_casts() -> None:
     assert query_parameters("select :a::text, x from t where y = :b or z = :a") == ["a", "b"]
+
+
+def test_under_checkpoint_reliability_a_failed_window_raises_for_a_rollback(
+        tmp_path: Path) -> None:
+    """There a failed tuple is replayed only by a rollback: the bolt fails its window."""
+    spec = SqlInsertBolt.spec(url=f"sqlite:///{tmp_path / 'empty.db'}", table="words",
+                              columns=["word"])
+    harness = BoltHarness(spec, inputs={"src": ["word"]},
+                          conf={"topology.reliability": "checkpoint"})
+    with pytest.raises(ConnectorError) as caught:
+        harness.process(["a"])
+    assert caught.value.code == "SQL_UNAVAILABLE"  # SQLite's name for a missing table
+    assert "rolls back to its last committed checkpoint" in str(caught.value)
