@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from sparkstorm import Topology
-from sparkstorm.connectors.kafka import KafkaBolt, KafkaSpout, KafkaSpoutConfig
+from sparkstorm.connectors.kafka import (
+    KafkaBatchBolt,
+    KafkaBatchSpout,
+    KafkaBolt,
+    KafkaSpout,
+    KafkaSpoutConfig,
+)
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import free_port
@@ -100,6 +106,32 @@ def test_kafka_to_kafka_passes_every_record_on(cluster: LocalCluster, kafka: str
     records = read_topic(kafka, "sink", 1, 30)
     assert sorted((r.key(), r.value()) for r in records) == \
         sorted((f"k{n}".encode(), f"v{n}".encode()) for n in range(30))
+
+
+def test_the_batch_forms_pass_every_record_on_as_columns(cluster: LocalCluster, kafka: str,
+                                                        tmp_path: Path) -> None:
+    create_topic(kafka, "batch-source", 2)
+    create_topic(kafka, "batch-sink", 1)
+    produce(kafka, "batch-source", [(n % 2, f"k{n}", f"v{n}") for n in range(200)])
+    config = KafkaSpoutConfig(kafka, topics=["batch-source"], group_id="batch-pipe",
+                              offset_commit_period_ms=300, max_poll_records=40)
+
+    class BatchPipe(Topology):
+        events = KafkaBatchSpout.spec(kafka=config)
+        out = KafkaBatchBolt.spec(inputs=[events], bootstrap_servers=kafka, topic="batch-sink",
+                                  message_field="value")
+
+    runner = cluster.submit_topology("kafka-batch-pipe", BatchPipe,
+                                     conf={"test.dir": str(tmp_path)})
+    wait_for(lambda: committed(kafka, "batch-pipe", "batch-source", 2) == [100, 100],
+             timeout=90, message="every batch delivered by the bolt and committed")
+    spout = wait_for(lambda: (c := runner.stats.summary()["components"]["events"])["acked"]
+                     == 200 and c, timeout=30, message="the spout's statistics")
+    cluster.kill_topology("kafka-batch-pipe")
+    records = read_topic(kafka, "batch-sink", 1, 200)
+    assert sorted((r.key(), r.value()) for r in records) == \
+        sorted((f"k{n}".encode(), f"v{n}".encode()) for n in range(200))
+    assert spout["acked"] == 200 and spout["failed"] == 0  # rows, in batches of <= 40
 
 
 @pytest.mark.parametrize("fire_and_forget", [False, True])

@@ -2,9 +2,9 @@
 
 Modules: ``config`` (:class:`KafkaSpoutConfig`, the enums, the retry back-off),
 ``translator`` (records to tuples), ``partitions`` (which task reads which partition),
-``offsets`` (what may be committed), ``spout``, ``bolt``. Names are imported on first use
-(PEP 562), so ``from sparkstorm.connectors.kafka import KafkaSpout`` works and importing
-one module does not import the others.
+``offsets`` (what may be committed), ``spout``, ``bolt``, ``batch`` (their columnar forms).
+Names are imported on first use (PEP 562), so ``from sparkstorm.connectors.kafka import
+KafkaSpout`` works and importing one module does not import the others.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 _WHERE = {
     "KafkaSpout": "spout",
     "KafkaBolt": "bolt",
+    "KafkaBatchSpout": "batch",
+    "KafkaBatchBolt": "batch",
     "KafkaSpoutConfig": "config",
     "FirstPollOffsetStrategy": "config",
     "ProcessingGuarantee": "config",

@@ -208,11 +208,11 @@ class KafkaBolt(Bolt):
                    f"no topic in field {self.topic_field!r} and no default topic is set; "
                    "give topic= as the default")
             raise KafkaConnectorError(msg, code="KAFKA_TUPLE_UNMAPPABLE")
-        key = _encode(field(self.key_field)) if self.key_field is not None else None
-        return str(topic), key, _encode(field(self.message_field))
+        key = encode_value(field(self.key_field)) if self.key_field is not None else None
+        return str(topic), key, encode_value(field(self.message_field))
 
 
-def _encode(value: Any) -> bytes | None:
+def encode_value(value: Any) -> bytes | None:
     """A value as a record's bytes: str as UTF-8, bytes as is, None as null, else JSON."""
     if value is None or isinstance(value, bytes):
         return value

@@ -155,6 +155,17 @@ class KafkaSpout(Spout):
     def next_tuple(self) -> None:
         """Emit one record: a retry that is due, else the next one polled."""
         now = time.monotonic()
+        self.housekeeping(now)
+        if self._emit_retry(now):
+            return
+        if not self.waiting:
+            self._poll()
+        while self.waiting:
+            if self._emit(self.waiting.popleft()):
+                return
+
+    def housekeeping(self, now: float) -> None:
+        """What is due: listing partitions, committing, publishing the offset metrics."""
         if now >= self.next_refresh:
             self.next_refresh = now + self.kafka.partition_refresh_period_ms / 1000
             self.refresh_partitions()
@@ -165,13 +176,6 @@ class KafkaSpout(Spout):
         if now >= self.next_metrics:
             self.next_metrics = now + METRICS_SECONDS
             self.component_metrics = {"kafkaOffset": self.offset_metrics()}
-        if self._emit_retry(now):
-            return
-        if not self.waiting:
-            self._poll()
-        while self.waiting:
-            if self._emit(self.waiting.popleft()):
-                return
 
     def ack(self, tup_id: Any) -> None:
         """The record's tuple tree completed: its offset is finished."""

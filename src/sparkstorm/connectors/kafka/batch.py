@@ -1,0 +1,232 @@
+"""The Kafka connector's batch form, for the columnar path (docs/batch-api.md).
+
+``KafkaBatchSpout`` is ``KafkaSpout`` as a ``BatchSpout``: each ``next_batch`` polls up to
+``min(max_rows, max_poll_records)`` records and emits them as columns, one ``emit_batch``
+per stream, whose message id stands for all of its records. It keeps everything else of
+``KafkaSpout``: partitions per task, first-poll strategies, guarantees, commits of the
+finished prefix, ``max_uncommitted_offsets``, checkpoints and the lag metrics. A failed batch
+is emitted again whole after its back-off (``retry``); given up, all its records are.
+
+``KafkaBatchBolt`` is ``KafkaBolt`` as a ``BatchBolt`` (a sink for ``BatchBolt`` producers
+and batch spouts): each batch's rows are handed to the producer and the batch waits, up to
+``BATCH_DELIVERY_SECONDS``, for Kafka to confirm all of them; if one is not confirmed it
+raises ``KAFKA_DELIVERY_FAILED``, so the whole batch fails and is replayed (with
+``fire_and_forget=True`` it returns at once). Its settings are ``KafkaBolt.spec``'s.
+
+Usage::
+
+    from sparkstorm.connectors.kafka import KafkaBatchBolt, KafkaBatchSpout, KafkaSpoutConfig
+
+    class PassThrough(Topology):
+        source = KafkaBatchSpout.spec(kafka=KafkaSpoutConfig("broker:9092", topics=["in"]))
+        sink = KafkaBatchBolt.spec(inputs=[source], bootstrap_servers="broker:9092",
+                                   topic="out", message_field="value")
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from sparkstorm.connectors.kafka.bolt import KafkaBolt, encode_value
+from sparkstorm.connectors.kafka.config import ProcessingGuarantee
+from sparkstorm.connectors.kafka.errors import KafkaConnectorError
+from sparkstorm.connectors.kafka.partitions import TopicPartitionKey
+from sparkstorm.connectors.kafka.spout import KafkaSpout
+from sparkstorm.connectors.kafka.translator import KafkaRecord
+from sparkstorm.topology.batch_bolt import BatchBolt
+from sparkstorm.topology.batch_spout import BatchSpout
+
+BATCH_DELIVERY_SECONDS = 30.0
+"""How long a ``KafkaBatchBolt`` batch waits for its records' delivery before it fails."""
+
+
+@dataclass
+class _Batch:
+    """A batch emitted under AT_LEAST_ONCE, kept until acked or given up."""
+
+    stream: str
+    columns: dict[str, list[Any]]
+    offsets: list[tuple[TopicPartitionKey, int]] = field(default_factory=list)
+    fails: int = 0
+
+
+class KafkaBatchSpout(BatchSpout, KafkaSpout):
+    """Reads Kafka topics in columnar batches; see the module docstring."""
+
+    max_batch_rows: ClassVar[int] = 10_000
+
+    def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
+        """As ``KafkaSpout``; batches in flight are kept by id."""
+        super().initialize(storm_conf, context)
+        self.batches: dict[int, _Batch] = {}
+        self.next_batch_id = 0
+
+    def next_batch(self, max_rows: int) -> None:
+        """Emit a failed batch that is due, else the records of one poll, as columns."""
+        now = time.monotonic()
+        self.housekeeping(now)
+        if self._emit_retry(now):
+            return
+        self._pause_full()
+        limit = max(1, min(max_rows, self.kafka.max_poll_records))
+        tracked = self.kafka.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE
+        groups = self._poll_batches(limit, tracked)
+        for group in groups.values():
+            batch_id = None
+            if tracked:
+                batch_id = self.next_batch_id
+                self.next_batch_id += 1
+                self.batches[batch_id] = group
+            self.emit_batch(group.columns, batch_id=batch_id, stream=group.stream)
+        if groups and self.kafka.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            self.commit()
+
+    def _poll_batches(self, limit: int, tracked: bool) -> dict[str, _Batch]:
+        """Up to ``limit`` records polled and translated, as columns per stream."""
+        fields = self.kafka.translator.fields
+        groups: dict[str, _Batch] = {}
+        for message in self.consumer.consume(num_messages=limit, timeout=0):
+            error = message.error()
+            if error is not None:
+                self._report("KAFKA_BROKER_ERROR", f"consumer error: {error}")
+                continue
+            key = (message.topic(), message.partition())
+            part = self.parts.get(key)
+            offset = message.offset()
+            if part is None or part.seen(offset):
+                continue
+            part.polled(offset)
+            kind, stamp = message.timestamp()
+            record = KafkaRecord(key[0], key[1], offset, message.key(), message.value(),
+                                 stamp if kind else None,
+                                 [list(h) for h in message.headers() or []])
+            try:
+                stream, values = self.kafka.translator.translate(record)
+            except KafkaConnectorError as exc:
+                self.raise_exception(exc)
+                part.done(offset)
+                continue
+            if values is None:
+                if not self.kafka.emit_null_tuples:
+                    part.done(offset)
+                    continue
+                values = [None] * len(fields)
+            if not tracked:
+                part.done(offset)
+            group = groups.get(stream)
+            if group is None:
+                group = groups[stream] = _Batch(stream, {name: [] for name in fields})
+            for name, value in zip(fields, values, strict=True):
+                group.columns[name].append(value)
+            group.offsets.append((key, offset))
+            self.last_emitted[key] = offset
+        return groups
+
+    def ack(self, tup_id: Any) -> None:
+        """The batch's trees completed: its offsets are finished."""
+        batch = self.batches.pop(tup_id, None)
+        if batch is None:
+            return
+        for key, offset in batch.offsets:
+            part = self.parts.get(key)
+            if part is not None:
+                part.done(offset)
+
+    def fail(self, tup_id: Any) -> None:
+        """Emit the batch again after its back-off, or give it up after its retries."""
+        batch = self.batches.get(tup_id)
+        if batch is None:
+            return
+        batch.fails += 1
+        if self.kafka.retry.gives_up(batch.fails):
+            self.logger.warning("batch of %d records failed %d times; given up "
+                                "(retry.max_retries)", len(batch.offsets), batch.fails)
+            self.given_up += len(batch.offsets)
+            self.ack(tup_id)
+            return
+        self.retry_seq += 1
+        ready = time.monotonic() + self.kafka.retry.delay_ms(batch.fails) / 1000
+        heapq.heappush(self.retries, (ready, self.retry_seq, tup_id))
+
+    def _emit_retry(self, now: float) -> bool:
+        while self.retries and self.retries[0][0] <= now:
+            batch_id: Any = heapq.heappop(self.retries)[2]  # an int here, not a record's id
+            batch = self.batches.get(batch_id)
+            if batch is not None:
+                self.emit_batch(batch.columns, batch_id=batch_id, stream=batch.stream)
+                return True
+        return False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """``KafkaSpout``'s checkpoint, with the batches in flight instead of records."""
+        state = super().__getstate__()
+        state["batches"] = dict(self.batches)
+        state["next_batch_id"] = self.next_batch_id
+        return state
+
+    def refresh_partitions(self) -> None:
+        """As ``KafkaSpout``; a batch of a partition given up here is forgotten."""
+        super().refresh_partitions()
+        self.batches = {bid: batch for bid, batch in self.batches.items()
+                        if all(key in self.parts for key, _ in batch.offsets)}
+
+
+class KafkaBatchBolt(BatchBolt, KafkaBolt):
+    """Writes each row of its batches to Kafka; see the module docstring."""
+
+    auto_ack: ClassVar[bool] = True  # a BatchBolt's batch is acked when process_batch returns
+    batch_format: ClassVar[str] = "lists"
+
+    def process_batch(self, batch: Any) -> None:
+        """Produce every row; wait for their delivery (unless fire and forget).
+
+        Raises:
+            KafkaConnectorError: ``KAFKA_TUPLE_UNMAPPABLE`` when a field it reads is not in
+                the batch; ``KAFKA_DELIVERY_FAILED`` when a record was not confirmed.
+        """
+        columns: dict[str, list[Any]] = batch
+        rows = len(next(iter(columns.values()), []))
+        wanted = [name for name in (self.topic_field, self.key_field, self.message_field)
+                  if name is not None and (name != self.topic_field or self.topic is None)]
+        missing = [name for name in wanted if name not in columns]
+        if missing:
+            msg = (f"KafkaBatchBolt {self.context.get('componentid')!r}: the batch from "
+                   f"{self.source} has no field(s) {missing} (it has {sorted(columns)}); "
+                   "set key_field/message_field/topic_field to fields of its input")
+            raise KafkaConnectorError(msg, code="KAFKA_TUPLE_UNMAPPABLE")
+        topics = columns.get(self.topic_field) if self.topic_field else None
+        keys = columns[self.key_field] if self.key_field is not None else None
+        values = columns[self.message_field]
+        problems: list[Any] = []
+
+        def delivered(error: Any, _message: Any) -> None:
+            if error is not None:
+                problems.append(error)
+
+        callback = None if self.fire_and_forget else delivered
+        produce = self.producer.produce
+        for row in range(rows):
+            topic = (topics[row] if topics is not None else None) or self.topic
+            key = encode_value(keys[row]) if keys is not None else None
+            try:
+                produce(topic, value=encode_value(values[row]), key=key, on_delivery=callback)
+            except BufferError:  # the producer's queue is full: let it drain, then again
+                self.producer.poll(1.0)
+                produce(topic, value=encode_value(values[row]), key=key, on_delivery=callback)
+        if self.fire_and_forget:
+            self.producer.poll(0)
+            return
+        left = self.producer.flush(BATCH_DELIVERY_SECONDS)
+        if left or problems:
+            msg = (f"KafkaBatchBolt {self.context.get('componentid')!r}: {len(problems)} of "
+                   f"{rows} records failed ({problems[:3]}) and {left} unconfirmed after "
+                   f"{BATCH_DELIVERY_SECONDS:.0f} s; the batch fails so that it is replayed; "
+                   f"check the brokers at {self.servers!r}")
+            raise KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED")
+
+    def end_window(self) -> None:
+        """Deliveries were waited for in ``process_batch``; serve what is left."""
+        self.producer.poll(0)
