@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from sparkstorm.config.reliability import checkpoint_every
 from sparkstorm.connectors.files.formats import EXTENSIONS, FORMATS, FormatSettings
 from sparkstorm.errors import TopologyError
 
@@ -155,8 +156,7 @@ def checkpoints_on(conf: dict[str, Any]) -> bool:
     ``topology.checkpoint.windows`` > 0, or ``topology.reliability: checkpoint`` (which takes
     one every window when the former is 0).
     """
-    return (int(conf.get("topology.checkpoint.windows") or 0) > 0
-            or conf.get("topology.reliability") == "checkpoint")
+    return checkpoint_every(conf) > 0
 
 
 def _known(raw: Any, cls: type, where: str) -> dict[str, Any]:

@@ -14,14 +14,15 @@ that fails fails the unsynced tuples (``FILE_WRITE_FAILED``), so their spout rep
 least once.
 
 With checkpoints on (``topology.checkpoint.windows`` > 0, or ``topology.reliability:
-checkpoint``) a file is written as a hidden
-pending file (``.{name}.pending``) and tuples are acked as they are written: their trees are
-part of the checkpoints. At each checkpoint cut (``pre_prepare``) the open file is synced and
-closed; when that checkpoint commits (``pre_commit``) its files are renamed to their names and
-the rotation action applied. A rollback (``pre_rollback``), or a task restored after its
-executor died, deletes the pending files that no committed checkpoint covers and publishes
-those a committed one does, so every record is in the output exactly once. A file then holds
-at most one checkpoint interval of records.
+checkpoint``) a file is written as a hidden pending file (``.{name}.pending``) and tuples are
+acked as they are written: their trees are part of the checkpoints. At each checkpoint cut
+(``pre_prepare``) the open file is synced and closed; when that checkpoint commits
+(``pre_commit``) its files are renamed to their names and the rotation action applied. A
+write that fails raises ``FILE_WRITE_FAILED`` so that the topology rolls back (the records
+since the last cut are in the dropped file). A rollback (``pre_rollback``), or a task
+restored after its executor died, deletes the pending files that no committed checkpoint
+covers and publishes those a committed one does, so every record is in the output exactly
+once. A file then holds at most one checkpoint interval of records.
 
 Usage::
 
@@ -139,7 +140,8 @@ class FileBolt(Bolt):
             assert self.writer is not None
             self.writer.write(record)
         except Exception as exc:  # noqa: BLE001 - a filesystem's own errors: fail, go on
-            self.fail(tup, reason=f"FILE_WRITE_FAILED: {exc}")
+            if not self.checkpointed:
+                self.fail(tup, reason=f"FILE_WRITE_FAILED: {exc}")
             self._write_failed(exc)
             return
         if self.checkpointed:
@@ -311,16 +313,30 @@ class FileBolt(Bolt):
                 self.fs.rm(join(self.folder, name))
 
     def _write_failed(self, exc: Exception) -> None:
+        """Fail the unsynced tuples and drop the file; under checkpoints, roll back.
+
+        With checkpoints the records since the last cut are in the dropped file, and under
+        ``topology.reliability: checkpoint`` a failed tuple is replayed only by a rollback:
+        raising makes the engine roll the topology back, and the spouts replay them.
+
+        Raises:
+            FileConnectorError: ``FILE_WRITE_FAILED`` under checkpoints.
+        """
         reason = f"FILE_WRITE_FAILED: {exc}"
         for tup in self.unsynced:
             self.fail(tup, reason=reason)
         self.unsynced = []
         self._drop_open_file()
+        msg = (f"FileBolt {self.component!r}: writing to {self.options.path!r} failed "
+               f"({type(exc).__name__}: {exc}); "
+               + ("the topology rolls back to its last checkpoint and replays"
+                  if self.checkpointed else "the tuples not yet synced were failed so that "
+                  "their spouts replay them")
+               + "; check the folder and its filesystem")
+        if self.checkpointed:
+            raise FileConnectorError(msg, code="FILE_WRITE_FAILED") from exc
         self.logger.warning("%s", reason)
         now = time.monotonic()
         if now - self.last_report >= ERROR_REPORT_SECONDS:
             self.last_report = now
-            msg = (f"FileBolt {self.component!r}: writing to {self.options.path!r} failed "
-                   f"({type(exc).__name__}: {exc}); the tuples not yet synced were failed "
-                   "so that their spouts replay them; check the folder and its filesystem")
             self.raise_exception(FileConnectorError(msg, code="FILE_WRITE_FAILED"))

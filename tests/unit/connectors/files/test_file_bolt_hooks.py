@@ -11,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sparkstorm.checkpoint.snapshot import restore_task, task_snapshot
 from sparkstorm.connectors.files import FileBolt
+from sparkstorm.connectors.files.errors import FileConnectorError
 from sparkstorm.testing import BoltHarness
 
 CHECKPOINTS = {"topology.checkpoint.windows": 2}
@@ -112,3 +115,36 @@ def test_a_tuple_without_the_chosen_field_is_failed_with_its_code(tmp_path: Path
     sink = _harness(tmp_path, fields=["n", "missing"])
     result = sink.process([1, "w1"])
     assert result.failed and "FILE_TUPLE_UNMAPPABLE" in result.errors[0]
+
+
+class FullDisk:
+    """A stream whose writes fail, as on a full or vanished disk."""
+
+    def write(self, _data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failed_write_fails_the_unsynced_tuples_and_a_new_file_follows(
+        tmp_path: Path) -> None:
+    sink = _harness(tmp_path, sync_count=10)
+    sink.process([0, "w0"])
+    sink.instance.writer.stream = FullDisk()
+    result = sink.process([1, "w1"])
+    assert len(result.failed) == 2, "the unsynced tuple and this one"
+    assert all("FILE_WRITE_FAILED" in (f.reason or "") for f in result.failed)
+    assert "FILE_WRITE_FAILED" in result.errors[0]
+    sink.process([2, "w2"])  # a new file
+    sink.close()
+    # the failed file keeps what reached it (0, failed and so replayed: at least once)
+    assert sorted(_published(tmp_path)) == [0, 2]
+    assert len(list(tmp_path.glob("*.jsonl"))) == 2
+
+
+def test_under_checkpoints_a_failed_write_raises_for_a_rollback(tmp_path: Path) -> None:
+    sink = _harness(tmp_path, CHECKPOINTS)
+    sink.process([0, "w0"])
+    sink.instance.writer.stream = FullDisk()
+    with pytest.raises(FileConnectorError) as caught:
+        sink.process([1, "w1"])
+    assert caught.value.code == "FILE_WRITE_FAILED"
+    assert not _pending(tmp_path), "the file since the cut is dropped; the rollback replays"
