@@ -198,7 +198,7 @@ class WindowBatchBolt(Bolt, Generic[Item]):
                 return values[positions[name]]
             except (KeyError, IndexError):  # not a field, or the tuple is short of it
                 msg = (f"{self.where}: stream {tup.component}:{tup.stream} has no field "
-                       f"{name!r} (its fields: {list(positions)}, the tuple "
+                       f"{name!r} (its fields: {list(positions)}; the tuple has "
                        f"{len(values)} values); the tuple went to the {ERROR_STREAM!r} "
                        "stream; name fields the stream declares in the bolt's settings")
                 raise ConnectorError(msg, code=unmappable_code) from None

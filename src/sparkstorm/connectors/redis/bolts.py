@@ -117,6 +117,8 @@ class RedisBolt(WindowBatchBolt[list[Command]]):
         try:
             return self.commands(field)
         except ConnectorError as exc:
+            if exc.args[0].startswith(self.where):  # a missing field: already says it all
+                raise
             msg = (f"{self.where}: tuple {list(tup.values)!r} from {tup.component}:"
                    f"{tup.stream}: {exc.args[0]}; it went to the {ERROR_STREAM!r} stream")
             raise ConnectorError(msg, code=exc.code) from None
