@@ -32,8 +32,9 @@ def test_a_bolt_raising_in_every_window_still_has_execute_latency_and_capacity()
                 host.run_window(raiser_window(task, src, ["a", "b", "boom", "c"], window * 10))
             host.output.take()
             stats = host.take_stats()
-            assert stats.executed == {"words:default": 2}
-            # before the fix: 0 busy time although 2 tuples were executed
+            # "a", "b" and the raising "boom" (executed, then failed), not "c"
+            assert stats.executed == {"words:default": 3}
+            # before the fix: 0 busy time although tuples were executed
             assert stats.busy_ms >= 3 * 2.0, stats
     finally:
         host.close()

@@ -419,12 +419,13 @@ class BoltExecutor(ExecutorHost):
                                    is_tick(component, stream), bool(flat))
             done = len(values_list)
         except BoltRaised as raised:
-            done, auto_acked = raised.processed, raised.auto_acked
+            # the raising tuple was executed too (Storm's UI counts it; it also fails)
+            done, auto_acked = raised.processed + 1, raised.auto_acked
             self.record_error(task, raised.cause)
             reason = f"{type(raised.cause).__name__}: {raised.cause}"
             self.must_restart = True
-            self._fail_rest([[task, src, stream, values_list[done + 1:], roots[done + 1:],
-                              edges[done + 1:]]], reason)
+            self._fail_rest([[task, src, stream, values_list[done:], roots[done:],
+                              edges[done:]]], reason)
             raise ComponentFailure(reason) from raised.cause
         finally:
             stats = self.stats
