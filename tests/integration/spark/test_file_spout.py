@@ -174,3 +174,36 @@ def test_with_checkpoints_a_killed_reader_resumes_and_every_line_is_written_once
     assert set(numbers) == set(range(count))
     assert max(numbers.values()) == 1, [n for n, c in numbers.items() if c > 1][:20]
     cluster.kill_topology("files-exact")
+
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "flux" / "files_pipeline.yaml"
+
+
+# slow: the Flux example end to end; its declaration is covered fast by
+# tests/unit/connectors/files/test_file_flux.py and the same classes in a topology by
+# test_files_are_read_once_each_and_a_bad_one_goes_to_the_bad_folder
+@pytest.mark.slow
+def test_the_flux_example_turns_json_lines_into_csv_exactly_once(
+        cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparkstorm.flux import load_flux_file
+
+    monkeypatch.setenv("FILES_ROOT", str(tmp_path))
+    (tmp_path / "in").mkdir()
+    for name, first in (("a.jsonl", 0), ("b.jsonl", 100)):
+        (tmp_path / "in" / name).write_text("".join(
+            json.dumps({"user": f"u{n}", "event": "login"}) + "\n"
+            for n in range(first, first + 100)))
+    (tmp_path / "in" / "c.jsonl").write_text("not json\n")
+    flux = load_flux_file(EXAMPLE, env_filter=True)
+    cluster.submit_topology(flux.name, flux.spec, conf={
+        "topology.checkpoint.dir": str(tmp_path / "checkpoints")})
+
+    def users() -> list[str]:
+        return [row[0] for path in sorted((tmp_path / "out").glob("*.csv"))
+                for row in list(csv.reader(path.read_text().splitlines()))[1:]]
+
+    wait_for(lambda: len(users()) >= 200 and _names(tmp_path / "done") == {"a.jsonl", "b.jsonl"}
+             and _names(tmp_path / "bad") == {"c.jsonl"}, timeout=120,
+             message="both files read and published, the bad one set aside")
+    cluster.kill_topology(flux.name)
+    assert sorted(users()) == sorted(f"u{n}" for n in range(200))
