@@ -260,9 +260,10 @@ def test_the_dag_comes_from_the_open_visualization(nimbus: FakeNimbus, tmp_path:
 def test_the_ui_binds_to_loopback_unless_configured(tmp_path: Path) -> None:
     from sparkstorm.web.cli import build_server
 
-    server = build_server({"storm.local.dir": str(tmp_path), "ui.port": 8099})
+    plain = {"storm.tls.enabled": False}  # where it binds (its TLS: test_pages.py's cluster)
+    server = build_server({"storm.local.dir": str(tmp_path), "ui.port": 8099, **plain})
     assert (server.config.host, server.config.port) == ("127.0.0.1", 8099)
-    assert build_server({"ui.host": "0.0.0.0"}).config.host == "0.0.0.0"
+    assert build_server({"ui.host": "0.0.0.0", **plain}).config.host == "0.0.0.0"
 
 
 def test_pages_load_only_their_own_scripts_and_styles(nimbus: FakeNimbus,
