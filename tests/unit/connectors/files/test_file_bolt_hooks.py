@@ -148,3 +148,17 @@ def test_under_checkpoints_a_failed_write_raises_for_a_rollback(tmp_path: Path) 
         sink.process([1, "w1"])
     assert caught.value.code == "FILE_WRITE_FAILED"
     assert not _pending(tmp_path), "the file since the cut is dropped; the rollback replays"
+
+
+def test_times_are_checked_at_the_end_of_a_window(tmp_path: Path) -> None:
+    done = tmp_path / "done"
+    sink = _harness(tmp_path / "out", sync_interval_ms=500, rotate_interval_ms=2000,
+                    move_to=str(done))
+    result = sink.process([0, "w0"])  # the harness ends a window after each call
+    assert not result.acked, "not yet due"
+    sink.instance.oldest_unsynced -= 0.5  # as if half a second had passed
+    assert len(sink.process([1, "w1"]).acked) == 2, "synced at the window's end"
+    assert not list(done.iterdir())
+    sink.instance.opened_at -= 2  # the file is two seconds old
+    sink.process([2, "w2"])
+    assert sorted(_published(done)) == [0, 1, 2], "rotated at the window's end, and moved"
