@@ -18,6 +18,7 @@ from sparkstorm.cluster.nimbus.ui_stats import (
     ALL_TIME,
     WINDOWS,
     TopologyStatsView,
+    WorkerBeat,
     check_window,
     window_pretty,
 )
@@ -150,14 +151,22 @@ class ComponentPage:
 
     def _executors(self, topology_id: str, view: TopologyStatsView, window: str, name: str,
                    kind: str) -> list[dict[str, Any]]:
-        """One row per executor of ``name`` (id: its task range, as Storm's)."""
+        """One row per executor of ``name`` (id: its task range, as Storm's).
+
+        Host, port, uptime, CPU and memory are those of the executor's own process, as the
+        worker hosting it measured it (not the driver's worker, which counts for all of them):
+        a restarted executor's uptime starts again at 0.
+        """
         rows: list[dict[str, Any]] = []
         assignment = self.state.get_assignment(topology_id)  # once, not per row
         hosts = self.views.host_names(assignment)
-        for worker, gid, stats in view.executors(window, name):
+        processes = _executor_processes(view)
+        for driver, gid, stats in view.executors(window, name):
             task_range = f"[{stats.get('first_task')}-{stats.get('last_task')}]"
-            uptime = worker.beat.uptime_secs if worker.beat else 0.0
-            process = (worker.resources.get("executors") or {}).get(gid) or {}
+            worker, process = processes.get(gid, (driver, {}))
+            uptime = process.get("uptimeSecs")
+            if uptime is None:  # a heartbeat from before processes had an uptime
+                uptime = worker.beat.uptime_secs if worker.beat else 0.0
             row: dict[str, Any] = {
                 "id": task_range, "encodedId": quote(task_range, safe=""),
                 "host": hosts.get(worker.slot.node, worker.slot.node),
@@ -176,6 +185,17 @@ class ComponentPage:
                             "capacity": latency(stats.get("capacity"))})
             rows.append(row)
         return rows
+
+
+def _executor_processes(view: TopologyStatsView
+                        ) -> dict[str, tuple[WorkerBeat, dict[str, Any]]]:
+    """Executor id -> the worker hosting its process and the process's figures."""
+    found: dict[str, tuple[WorkerBeat, dict[str, Any]]] = {}
+    for worker in view.beats:
+        for gid, process in (worker.resources.get("executors") or {}).items():
+            if isinstance(process, dict):
+                found[str(gid)] = (worker, process)
+    return found
 
 
 def _recent(record: dict[str, Any], name: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What a worker's processes use, for its heartbeat.
 
-CPU (percent of one core, since the previous sample) and resident memory (MB) of the
-worker and of each executor process.
+CPU (percent of one core, since the previous sample), resident memory (MB) and uptime
+(seconds since the process started: a restarted executor's starts again at 0) of the worker
+and of each executor process.
 
 Example:
     >>> import os
@@ -13,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import psutil
@@ -37,7 +39,8 @@ class ResourceSampler:
                 process = self._processes[pid] = psutil.Process(pid)
             with process.oneshot():
                 return {"pid": pid, "cpuPercent": round(process.cpu_percent(None), 1),
-                        "memoryMb": round(process.memory_info().rss / _MB, 1)}
+                        "memoryMb": round(process.memory_info().rss / _MB, 1),
+                        "uptimeSecs": round(max(0.0, time.time() - process.create_time()), 1)}
         except psutil.Error:  # gone (an executor restarting): no figures this time
             self._processes.pop(pid, None)
             return None
@@ -46,7 +49,8 @@ class ResourceSampler:
         """Sample the worker and its executors.
 
         Returns ``{"worker": {...}, "executors": {"<executor id>": {...}}}``, each
-        ``{"pid", "cpuPercent", "memoryMb"}``; processes that are gone are left out.
+        ``{"pid", "cpuPercent", "memoryMb", "uptimeSecs"}``; processes that are gone are left
+        out.
         """
         executors = {}
         for gid, pid in sorted(executor_pids.items()):

@@ -25,7 +25,8 @@ from tests.unit.cluster.nimbus.helpers import api_client, heartbeat_stats, regis
 from tests.unit.cluster.nimbus.http_helpers import LOOPBACK
 
 RESOURCES = {"worker": {"pid": 10, "cpuPercent": 12.5, "memoryMb": 100.0},
-             "executors": {"0": {"pid": 11, "cpuPercent": 30.0, "memoryMb": 40.0},
+             "executors": {"0": {"pid": 11, "cpuPercent": 30.0, "memoryMb": 40.0,
+                                 "uptimeSecs": 3.2},
                            "1": {"pid": 12, "cpuPercent": 5.0, "memoryMb": 20.5}}}
 
 
@@ -99,6 +100,8 @@ def test_resources_health_and_log_links_of_a_running_topology(nimbus: Nimbus,
         "executorStats"]
     assert (executor["executorId"], executor["cpuPercent"], executor["memoryMb"]) == \
         ("0", 30.0, 40.0)
+    # its own process's uptime (restarted 3 s ago), not the worker's 5 s
+    assert (executor["uptimeSeconds"], executor["uptime"]) == (3, "3s")
     assert executor["workerLogLink"].endswith(f"worker={worker_id}&source=executor-0")
 
 
