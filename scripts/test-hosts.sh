@@ -36,6 +36,12 @@ PYTHON=${PYTHON:-$PROJECT/.venv/bin/python}
 [ -x "$PYTHON" ] || PYTHON=$(command -v python3)
 export PYSPARK_PYTHON=$PYTHON PYSPARK_DRIVER_PYTHON=$PYTHON
 HOSTS=(A B C)
+# Spark workers remove the work folders of applications that ended (spark-work/app-*: their
+# executors' logs and files), looking every minute, a minute after the folder last changed
+SPARK_WORKER_OPTS="${SPARK_WORKER_OPTS:-} -Dspark.worker.cleanup.enabled=true \
+-Dspark.worker.cleanup.interval=${TEST_HOSTS_CLEANUP_SECS:-60} \
+-Dspark.worker.cleanup.appDataTtl=${TEST_HOSTS_CLEANUP_SECS:-60}"
+export SPARK_WORKER_OPTS
 declare -A IP=([A]=$SUBNET.1 [B]=$SUBNET.2 [C]=$SUBNET.3)
 
 die() { echo "test-hosts: $*" >&2; exit 1; }
