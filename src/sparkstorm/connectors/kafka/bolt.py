@@ -36,6 +36,8 @@ from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
 from sparkstorm.topology.spec_args import resolve_config, resolve_par
 from sparkstorm.topology.tuple import Tuple
 
+FLUX_KEY = "topology.connector"
+"""The component config key a Flux file gives a connector's settings under."""
 ERROR_REPORT_SECONDS = 30.0
 """A failed delivery is reported as the component's error at most this often (logged always)."""
 FULL_QUEUE_WAIT_SECONDS = 1.0
@@ -85,6 +87,26 @@ class KafkaBolt(Bolt):
             "key_field": key_field, "message_field": message_field,
             "producer_properties": dict(producer_properties or {}),
             "fire_and_forget": bool(fire_and_forget), "delivery_wait_ms": delivery_wait_ms}})
+
+    @classmethod
+    def flux_spec(cls, *, name: str, par: int, num_tasks: int | None,
+                  config: dict[str, Any]) -> ComponentSpec:
+        """Declared from a Flux file, from the config's ``topology.connector`` mapping.
+
+        Its keys are :meth:`spec`'s settings.
+
+        Raises:
+            TopologyError: ``KAFKA_CONFIG_INVALID`` for a missing or unknown setting.
+        """
+        settings = dict(config.get(FLUX_KEY) or {})
+        rest = {k: v for k, v in config.items() if k != FLUX_KEY}
+        try:
+            return cls.spec(name=name, par=par, num_tasks=num_tasks, config=rest, **settings)
+        except TypeError as exc:  # a setting spec() does not know, or none of its required
+            msg = (f"{cls.__name__} {name!r}: {FLUX_KEY} has a bad setting ({exc}); give "
+                   "bootstrap_servers, topic or topic_field, and optionally key_field, "
+                   "message_field, producer_properties, fire_and_forget, delivery_wait_ms")
+            raise TopologyError(msg, code="KAFKA_CONFIG_INVALID") from exc
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Make the producer."""

@@ -62,6 +62,8 @@ METADATA_TIMEOUT_SECONDS = 10.0
 OUTAGE_TIMEOUT_SECONDS = 0.5
 """The same while the last such call failed: ``next_tuple`` must not block a checkpoint's
 window for long each time it tries again (it waits for the call in progress)."""
+FLUX_KEY = "topology.connector"
+"""The component config key a Flux file gives a connector's settings under."""
 METRICS_SECONDS = 1.0
 """How often the offsets and lag per partition (``component_metrics``) are refreshed."""
 ERROR_REPORT_SECONDS = 30.0
@@ -111,6 +113,27 @@ class KafkaSpout(Spout):
             cls, "spout", name=name, inputs=None, par=resolve_par(cls, par, name),
             num_tasks=num_tasks, config=resolve_config(cls, config, name), outputs=outputs)
         return replace(base, extra={"kafka": kafka.to_dict()})
+
+    @classmethod
+    def flux_spec(cls, *, name: str, par: int, num_tasks: int | None,
+                  config: dict[str, Any]) -> ComponentSpec:
+        """Declared from a Flux file, from the config's ``topology.connector`` mapping.
+
+        Its keys are ``KafkaSpoutConfig``'s (enums by name, ``retry`` and ``translator``
+        as mappings).
+
+        Raises:
+            TopologyError: ``KAFKA_CONFIG_INVALID`` for a missing or bad setting.
+        """
+        settings = dict(config.get(FLUX_KEY) or {})
+        rest = {k: v for k, v in config.items() if k != FLUX_KEY}
+        try:
+            kafka = KafkaSpoutConfig.from_dict(settings)
+        except TypeError as exc:  # a required setting is missing
+            msg = (f"{cls.__name__} {name!r}: {FLUX_KEY} is incomplete ({exc}); give at "
+                   "least bootstrap_servers and topics (or topic_pattern)")
+            raise TopologyError(msg, code="KAFKA_CONFIG_INVALID") from exc
+        return cls.spec(name=name, par=par, num_tasks=num_tasks, config=rest, kafka=kafka)
 
     # -- the spout's life ----------------------------------------------------------------------
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
