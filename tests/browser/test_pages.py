@@ -213,6 +213,14 @@ def test_the_dag_shows_every_component_and_stream_with_load_and_rates(
         assert all(r >= 0 for r in rates) and any(r > 0 for r in rates)
     capacity = page.get_attribute('#dag-svg g.node[data-component="exclaim2"]', "data-capacity")
     assert capacity != "" and 0 <= float(capacity) < 5
+    # the graph's capacity is the bolts table's, for every bolt (issue 31: 0.950 against 0.682)
+    shown = page.evaluate("""() => [...document.querySelectorAll('#bolts tbody tr[data-id]')]
+        .map(r => [r.dataset.id, r.querySelector('td[data-field=capacity]').textContent.trim(),
+                   document.querySelector(`#dag-svg g.node[data-component="${r.dataset.id}"]`)
+                     .dataset.capacity])""")
+    assert {name for name, _, _ in shown} == {"exclaim1", "exclaim2"}, shown
+    for name, table_capacity, graph_capacity in shown:
+        assert table_capacity == graph_capacity, (name, table_capacity, graph_capacity)
 
     # a node links to its component page
     page.click('#dag-svg g.node[data-component="exclaim1"] a')

@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(300)]
 
 TROUBLE = Path(__file__).parent / "topologies" / "trouble.py"
 HELLO = "picky bolt says hello"
+SPOUT = "numbers_counted_by_a_spout_whose_component_id_is_long"
 
 
 @pytest.fixture(scope="module")
@@ -227,8 +228,31 @@ def test_a_2kb_error_wraps_within_a_laptop_screen(trouble: UiCluster, page: Any)
     assert size["scroll"] <= size["client"], size
     box = page.eval_on_selector(cell, "c => c.getBoundingClientRect().width")
     assert box < 1366 / 2, box
+    # the spout's long id wraps in its table, which fits its section (no figure scrolled away)
+    page.wait_for_selector(f'#spouts tr[data-id="{SPOUT}"]')
+    fits = page.evaluate("""() => ['spouts', 'bolts'].map(id => {
+        const table = document.getElementById(id);
+        return [id, table.scrollWidth, table.parentElement.clientWidth]; })""")
+    assert all(width <= room for _, width, room in fits), fits
+    assert page.text_content(f'#spouts tr[data-id="{SPOUT}"] td[data-field=spoutId]') == SPOUT
+    # in the graph it is shortened to its box, every node within the graph, the whole id
+    # in the node's title
+    page.wait_for_selector(f'#dag-svg g.node[data-component="{SPOUT}"] text.name')
+    graph = page.evaluate(f"""() => {{
+        const svg = document.getElementById('dag-svg'), view = svg.viewBox.baseVal;
+        return [...svg.querySelectorAll('g.node')].map(node => {{
+            const box = node.querySelector('rect').getBBox(), name = node.querySelector('text.name');
+            const text = name.getBBox(), m = node.transform.baseVal.consolidate().matrix;
+            return {{id: node.dataset.component, name: name.textContent,
+                     title: node.querySelector('title').textContent,
+                     inBox: text.x >= box.x && text.x + text.width <= box.x + box.width,
+                     inGraph: m.e >= view.x && m.e + box.width <= view.x + view.width}}; }}); }}""")
+    spout = next(node for node in graph if node["id"] == SPOUT)
+    assert spout["name"].endswith("…") and SPOUT.startswith(spout["name"][:-1]), spout
+    assert SPOUT in spout["title"], spout
+    assert all(node["inBox"] and node["inGraph"] for node in graph), graph
     # back-pressure: the spout's buffer against its bound, windows against window.ms
-    page.wait_for_selector("#windows tr[data-key='buffer.numbers'] td:has-text('of')")
+    page.wait_for_selector(f"#windows tr[data-key='buffer.{SPOUT}'] td:has-text('of')")
     assert page.query_selector("#windows tr[data-key='lastWindowMs'] td[data-value]")
     # the spout and bolt tables come before the charts
     order = page.evaluate("""() => ['spouts', 'bolts', 'chart-emitted'].map(
@@ -325,7 +349,7 @@ def test_debug_sampling_of_a_component_shows_its_tuples_in_its_executors_log(
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
     assert _debug_of(ui, "picky") == (True, 100.0)
-    assert _debug_of(ui)[0] is False and _debug_of(ui, "numbers")[0] is False  # picky only
+    assert _debug_of(ui)[0] is False and _debug_of(ui, SPOUT)[0] is False  # picky only
     page.wait_for_selector("#debug-state[data-debug=on][data-pct='100']")
     screenshot(page, "component-debug-on")
 
@@ -364,7 +388,7 @@ def test_the_log_level_panel_sets_and_clears_a_level(trouble: UiCluster, page: A
     page.wait_for_selector("#log-levels tbody tr.none")
     suggestions = page.eval_on_selector_all("#log-level-loggers option",
                                             "os => os.map(o => o.value)")
-    assert {"ROOT", logger, "sparkstorm.component.numbers"} <= set(suggestions), suggestions
+    assert {"ROOT", logger, f"sparkstorm.component.{SPOUT}"} <= set(suggestions), suggestions
     page.fill("#log-level-logger", logger)
     page.select_option("#log-level-level", "DEBUG")
     page.fill("#log-level-timeout", "120")
@@ -411,7 +435,7 @@ def test_the_topology_page_debugs_the_whole_topology(trouble: UiCluster, page: A
     page.fill("#token-input", ui.cluster.token())
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
-    assert _debug_of(ui) == (True, 5.0) and _debug_of(ui, "numbers") == (True, 5.0)
+    assert _debug_of(ui) == (True, 5.0) and _debug_of(ui, SPOUT) == (True, 5.0)
     page.wait_for_selector("#debug-state[data-debug=on][data-pct='5']")
     page.click("button[data-action=debug-stop]")
     assert "Stop debugging topology" in _question(page)

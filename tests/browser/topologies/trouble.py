@@ -2,7 +2,7 @@
 
 The bolt spends 2 ms on each tuple, fails every 7th with a reason naming the word's number, raises
 on every 25th with a 2 KB message (so it raises in every window), and logs a line when it starts;
-the browser tests of ``test_trouble.py`` check what the UI says about it.
+the browser tests of ``test_trouble.py`` check what the UI says about it. The spout's id is long.
 
 Submitted by the browser tests with ``sparkstorm submit``; only this folder is shipped.
 """
@@ -53,5 +53,7 @@ class PickyBolt(Bolt):
 
 
 class TroubleTopology(Topology):
-    numbers = CountingSpout.spec()
-    picky = PickyBolt.spec(inputs=[numbers], par=2)
+    # a long component id: the graph and the tables must not clip it, nor be pushed out by it
+    numbers_counted_by_a_spout_whose_component_id_is_long = CountingSpout.spec()
+    picky = PickyBolt.spec(inputs=[numbers_counted_by_a_spout_whose_component_id_is_long],
+                           par=2)

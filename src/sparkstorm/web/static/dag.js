@@ -1,7 +1,9 @@
 /* The topology graph: components as nodes (bolts coloured by capacity), streams as edges
 labelled with their grouping and tuples per second. Layers are longest paths from the spouts;
-back edges and self loops arc below. Loads come from the last RECENT windows of the API's
-recentWindows, or from the bolts table when Nimbus sends no windows. */
+back edges and self loops arc below. Rates come from the last RECENT windows of the API's
+recentWindows, over the real time between them (intervalSeconds, as the charts). A bolt's
+capacity is the bolts table's, for the window the page shows: one figure, computed once by
+Nimbus (its busiest executor's busy time over the wall-clock time of that window). */
 "use strict";
 const Dag = (() => {
   const RECENT = 10;
@@ -91,23 +93,35 @@ const Dag = (() => {
       svg.append(group);
     }
     container.replaceChildren(svg);
+    for (const name of svg.querySelectorAll("g.node text.name")) fitText(name, NW - 20);
   }
 
-  /* Sums over the last RECENT windows: seconds, per component counts, per input executed. */
+  /* Shorten a node's name to width (user units) with an ellipsis: a long component id would
+  run out of its box, over the edges and off the graph. The node's title keeps the whole id. */
+  function fitText(text, width) {
+    const whole = text.textContent;
+    if (text.getComputedTextLength() <= width) return;
+    let keep = whole.length;
+    while (keep > 1) {
+      keep -= 1;
+      text.textContent = whole.slice(0, keep) + "…";
+      if (text.getComputedTextLength() <= width) break;
+    }
+    text.classList.add("shortened");
+  }
+
+  /* Sums over the last RECENT windows: seconds (since the window before each began, else
+  its job's length), per component counts, per input executed. */
   function recentLoad(recent) {
     const windows = (recent || []).slice(-RECENT);
     const load = {seconds: 0, components: {}, windows: windows.length};
     for (const w of windows) {
-      load.seconds += w.seconds || 0;
+      load.seconds += w.intervalSeconds > 0 ? w.intervalSeconds : w.seconds || 0;
       for (const [name, c] of Object.entries(w.components || {})) {
         const mine = load.components[name] = load.components[name] ||
-          {emitted: 0, executed: 0, busy: 0, capacitySeen: false, inputs: {}};
+          {emitted: 0, executed: 0, inputs: {}};
         mine.emitted += c.emitted || 0;
         mine.executed += c.executed || 0;
-        if (c.capacity !== null && c.capacity !== undefined) {
-          mine.busy += Number(c.capacity) * (w.seconds || 0);
-          mine.capacitySeen = true;
-        }
         for (const [input, n] of Object.entries(c.inputs || {})) mine.inputs[input] = (mine.inputs[input] || 0) + n;
       }
     }
@@ -137,8 +151,8 @@ const Dag = (() => {
       const mine = load.components[name];
       let capacity = null, text;
       if (node.classList.contains("bolt")) {
-        if (mine && mine.capacitySeen && load.seconds > 0) capacity = mine.busy / load.seconds;
-        else if (bolts[name]) capacity = Number(bolts[name].capacity);
+        const shown = bolts[name] ? bolts[name].capacity : null;
+        if (shown !== null && shown !== undefined && shown !== "") capacity = Number(shown);
         const executed = mine ? perSec(mine.executed, load.seconds) : null;
         text = (capacity === null ? "capacity not measured yet" : `capacity ${capacity.toFixed(3)}`) +
           (executed === null ? "" : ` · ${fmtRate(executed).replace(" tuples", "")}`);
