@@ -44,12 +44,11 @@ from typing import Any
 import psutil
 import pytest
 
-from sparkstorm.checkpoint import CheckpointError, CheckpointStore
-from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.executor.checkpoint_part import ExecutorPart
+from sparkstorm.checkpoint import CheckpointStore
 from sparkstorm.testing.polling import wait_for
 from tests.chaos.faults import TOPOLOGY as CHAOS
 from tests.chaos.faults import acks, longest_ack_pause, sink_ids
+from tests.integration.hosts.checkpointed import committed, expected_counts
 from tests.integration.hosts.conftest import (
     HOST_A,
     HOST_B,
@@ -69,7 +68,6 @@ from tests.integration.hosts.conftest import (
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 PACED = Path(__file__).resolve().parent / "faults_topology" / "paced_count.py"
-KEYS = 7
 IP_OF = {"A": HOST_A, "B": HOST_B, "C": HOST_C}
 REPORT = re.compile(r"share (\d) \(run (\w+)\) hosts executors \[([\d, ]*)\] on ([\d.]+)")
 CONF = ("topology.workers=2", "topology.window.ms=100", "topology.message.timeout.secs=10",
@@ -264,34 +262,11 @@ def _every_id_once(app: App, results: Path, count: int) -> None:
     assert sink_ids(results) >= set(range(count)), "ids the sink never saw"
 
 
-def _committed(store: CheckpointStore) -> tuple[int | None, set[int], dict[str, int]]:
-    """The newest committed checkpoint's window, acked ids and counts."""
-    try:
-        window = store.latest_committed()
-        if window is None:
-            return None, set(), {}
-        acked: set[int] = set()
-        counts: dict[str, int] = {}
-        for name in store.parts(window):
-            if not name.startswith("executor-"):
-                continue
-            for blob in ExecutorPart.decode(store.read_part(window, name)).tasks.values():
-                record = read_snapshot(blob)
-                if record["component"] == "numbers":
-                    acked |= record["data"]["acked"]
-                else:
-                    for key, n in record["data"].items():
-                        counts[key] = counts.get(key, 0) + n
-    except (CheckpointError, OSError, KeyError):  # purged by a newer commit while read
-        return None, set(), {}
-    return window, acked, counts
-
-
 def _exact_counts(app: App, store: CheckpointStore, count: int) -> int:
     """Wait for a committed checkpoint with every id acked; its counts exact; its window."""
-    expected = dict(Counter(f"k{n % KEYS}" for n in range(count)))
+    expected = expected_counts(count)
     window, acked, counts = app.wait(
-        lambda: (c := _committed(store)) and len(c[1]) == count and c, 300,
+        lambda: (c := committed(store)) and len(c[1]) == count and c, 300,
         "a checkpoint with every id acked")
     assert acked == set(range(count)) and counts == expected, (counts, expected)
     assert window is not None
@@ -340,7 +315,7 @@ def test_a_host_cut_off_is_given_up_and_its_share_hosted_elsewhere(
                      "paced.rate=100", "topology.checkpoint.windows=5",
                      "topology.max.spout.pending=400", f"topology.checkpoint.id={checkpoint_id}",
                      f"topology.checkpoint.dir={root}") as app:
-        app.wait(lambda: _committed(store)[0], 300, "a checkpoint committed")
+        app.wait(lambda: committed(store)[0], 300, "a checkpoint committed")
         assert app.share_hosts() == {0: HOST_B, 1: HOST_C}
         on_c = _executors("C")
         assert on_c, "executors on C"
@@ -354,9 +329,9 @@ def test_a_host_cut_off_is_given_up_and_its_share_hosted_elsewhere(
                      "C's share hosted on B")
             hosted_again = time.monotonic() - cut
             assert "cancelling the windows in flight" in app.text(), app.tail()
-            progress = app.wait(lambda: (c := _committed(store)[0]) is not None and c, 60,
+            progress = app.wait(lambda: (c := committed(store)[0]) is not None and c, 60,
                                 "a checkpoint")
-            app.wait(lambda: (_committed(store)[0] or 0) > progress, 50,
+            app.wait(lambda: (committed(store)[0] or 0) > progress, 50,
                      "checkpoints commit again while C is still cut off")
             resumed = time.monotonic() - cut
             wait_for(lambda: not set(on_c.values()) & set(_executors("C").values()), 60,
@@ -387,8 +362,8 @@ def test_a_killed_driver_resumes_from_the_committed_checkpoint(fault_hosts: Test
             f"topology.checkpoint.dir={root}")
     with application(fault_hosts, PACED, tmp_path / "driver-first.log", *conf,
                      folders=()) as first:
-        committed = first.wait(lambda: _committed(store)[0], 300, "a checkpoint committed")
-        assert len(_committed(store)[1]) < count, "ids are still to come"
+        committed = first.wait(lambda: committed(store)[0], 300, "a checkpoint committed")
+        assert len(committed(store)[1]) < count, "ids are still to come"
         first.kill9()
         killed = time.monotonic()
     _figure("driver kill to nothing left on B and C", time.monotonic() - killed)

@@ -5,11 +5,15 @@ The spout emits ``[n, key]`` for n in 0..paced.count-1 at ``paced.rate`` per sec
 the count bolt keeps its counts per key in its ``KeyValueState``. So the newest committed
 checkpoint holds both sides: the ids acked and the counts of exactly those tuples (the
 cluster suite's ``stateful_count.py``, paced so that ids still flow after a fault).
+With ``paced.dir`` set, each first ack of an id (in this incarnation of the spout's state)
+is appended to ``acks.jsonl`` there with its time: how long a fault held acks up.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from sparkstorm import Grouping, Spout, StatefulBolt, Topology
@@ -30,6 +34,7 @@ class PositionSpout(Spout):
         self.replay: list[int] = []
         self.acked: set[int] = set()
         self.next_at = time.monotonic()
+        self.ack_log = conf.get("paced.dir")
 
     def next_tuple(self) -> None:
         if self.replay:
@@ -44,6 +49,9 @@ class PositionSpout(Spout):
         self.emit([n, f"k{n % KEYS}"], tup_id=n)
 
     def ack(self, tup_id: Any) -> None:
+        if self.ack_log and tup_id not in self.acked:
+            with (Path(self.ack_log) / "acks.jsonl").open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"id": tup_id, "time": time.time()}) + "\n")
         self.acked.add(tup_id)
 
     def fail(self, tup_id: Any) -> None:
