@@ -13,7 +13,10 @@ docs/cluster.md) and the lines an operator reads first:
   completes several a second, even inactive);
 - ``checkpointAgeSecs``, ``windowsSinceCommit``: how old the committed checkpoint is;
 - ``statisticsResetSecs``: when the counts started again from zero (a new driver: a
-  restarted worker), so that an all-time figure is read as such;
+  restarted worker); Nimbus keeps the all-time totals from before (``nimbus.carried_stats``),
+  not the 10-minute, 3-hour and 1-day windows;
+- ``statisticsResets``, ``allTimeSinceSecs``: how many restarts the all-time totals were kept
+  across, and since when (epoch seconds; None without a restart);
 - ``watchdogRemedies``: remedies the drivers' watchdogs tried (``engine.driver.watchdog``);
 - ``troubles``: one sentence per current trouble (stalled, checkpoints not committing,
   executors restarting, rolled back, the watchdog's last step, workers failing to start).
@@ -50,8 +53,7 @@ def progress_marks(previous: Mapping[str, Any], stats: Mapping[str, Any],
     windows run then).
     """
     marks = dict(previous.get("progress") or {})
-    before, windows = previous.get("windows"), stats.get("windows")
-    if isinstance(before, int) and isinstance(windows, int) and windows < before:
+    if driver_restarted(previous, stats):
         marks["reset_at"] = now  # a new driver: its counts start again from zero
     for count, mark in _MARKS:
         value = stats.get(count)
@@ -65,6 +67,21 @@ def progress_marks(previous: Mapping[str, Any], stats: Mapping[str, Any],
     return marks
 
 
+def driver_restarted(previous: Mapping[str, Any], stats: Mapping[str, Any]) -> bool:
+    """Whether the worker's driver started again between two of its heartbeats.
+
+    Fewer windows than before (a new driver counts from zero), or none at all after some (the
+    worker restarted: it reports no windows until its new driver runs).
+
+    Example:
+        >>> [driver_restarted({"windows": 9}, s) for s in ({"windows": 3}, {}, {"windows": 10})]
+        [True, True, False]
+    """
+    before, windows = previous.get("windows"), stats.get("windows")
+    return isinstance(before, int) and (
+        windows is None or (isinstance(windows, int) and windows < before))
+
+
 def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: bool,
                    checkpoint_windows: int) -> dict[str, Any]:
     """The topology's progress fields and ``troubles`` from its workers' latest stats.
@@ -73,6 +90,7 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
     """
     stats = [b for b in beats if b]
     marks = [b.get("progress") or {} for b in stats]
+    carried = [c for b in stats if isinstance(c := b.get("carried_all_time"), Mapping)]
     restarts = sum(int(b.get("executor_restarts") or 0) for b in stats)
     rollbacks = sum(int(b.get("rollbacks") or 0) for b in stats)
     fields: dict[str, Any] = {
@@ -81,6 +99,9 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
         "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
         "windowsIdleSecs": _ago(now, marks, "windows_at"),
         "statisticsResetSecs": _ago(now, marks, "reset_at"),
+        "statisticsResets": sum(int(c.get("resets") or 0) for c in carried),
+        "allTimeSinceSecs": min((float(c["since"]) for c in carried
+                                 if isinstance(c.get("since"), int | float)), default=None),
         "checkpointAgeSecs": None, "windowsSinceCommit": None,
         "watchdogRemedies": sum(int((b.get("watchdog") or {}).get("remedies") or 0)
                                 for b in stats)}
@@ -125,8 +146,11 @@ def _troubles(fields: Mapping[str, Any], running: bool, checkpoint_windows: int)
                      f"last {last:.0f} s ago")
     last = fields["statisticsResetSecs"]
     if last is not None and last <= RECENT_SECS:
+        kept = ("all-time counts include those before it (kept by Nimbus); the 10m, 3h and "
+                "1d windows start from there") if fields["statisticsResets"] else \
+            "and its counts (all-time ones too) start from there"
         found.append(f"statistics reset {last:.0f} s ago: the driver's worker started again, "
-                     "and its counts (all-time ones too) start from there")
+                     + kept)
     last = fields["lastRollbackSecs"]
     if last is not None and last <= RECENT_SECS:
         found.append(f"rolled back: {fields['rollbacks']} rollback(s) to the committed "
@@ -153,3 +177,24 @@ def _ago(now: float, marks: list[Mapping[str, Any]], mark: str) -> float | None:
 
 
 __all__ = ["health_with_troubles", "progress_marks", "trouble_fields"]
+
+
+def window_note(window: str, fields: Mapping[str, Any]) -> str:
+    """What a window's figures cover after a worker restart, for the window hint ("" if all).
+
+    Example:
+        >>> window_note(":all-time", {"statisticsResets": 1, "statisticsResetSecs": 30.0})
+        ' (kept across 1 worker restart)'
+        >>> window_note("600", {"statisticsResets": 1, "statisticsResetSecs": 30.0})
+        ' (since the worker restart 30 s ago)'
+        >>> window_note("600", {"statisticsResets": 1, "statisticsResetSecs": 900.0})
+        ''
+    """
+    reset = fields.get("statisticsResetSecs")
+    if window == ":all-time":
+        resets = int(fields.get("statisticsResets") or 0)
+        return f" (kept across {resets} worker restart{'s' if resets > 1 else ''})" \
+            if resets else ""
+    if reset is not None and float(reset) < float(window):
+        return f" (since the worker restart {float(reset):.0f} s ago)"
+    return ""

@@ -111,10 +111,19 @@ class WorkerBeat:
         """This worker's ``{"components": ..., "executors": ...}`` for ``window``."""
         windowed = self.stats.get("windowed") or {}
         if window in windowed:
-            return dict(windowed[window])
-        if window == ALL_TIME:  # a heartbeat from before windows were reported
-            return {"components": self.stats.get("components") or {}, "executors": {}}
-        return {"components": {}, "executors": {}}
+            found = dict(windowed[window])
+        elif window == ALL_TIME:  # a heartbeat from before windows were reported
+            found = {"components": self.stats.get("components") or {}, "executors": {}}
+        else:
+            found = {"components": {}, "executors": {}}
+        carried = self.stats.get("carried_all_time")  # nimbus.carried_stats: before restarts
+        if window == ALL_TIME and isinstance(carried, dict) and carried.get("components"):
+            components: dict[str, dict[str, Any]] = {}
+            for source in (carried["components"], found.get("components") or {}):
+                for name, stats in source.items():
+                    merge(components.setdefault(name, {}), stats)
+            found["components"] = components
+        return found
 
 
 class TopologyStatsView:

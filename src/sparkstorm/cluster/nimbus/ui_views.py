@@ -21,7 +21,11 @@ import sparkstorm
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.secrets_mask import mask_secrets, secret_matcher
 from sparkstorm.cluster.nimbus.ui_health import HEALTH_WINDOW, health, owner_summaries
-from sparkstorm.cluster.nimbus.ui_progress import health_with_troubles, trouble_fields
+from sparkstorm.cluster.nimbus.ui_progress import (
+    health_with_troubles,
+    trouble_fields,
+    window_note,
+)
 from sparkstorm.cluster.nimbus.ui_stats import (
     SYSTEM_COMPONENTS,
     WINDOWS,
@@ -358,8 +362,9 @@ class UiViews:
                 causes[cause] = causes.get(cause, 0) + n
             reasons.extend({"spoutId": spout["spoutId"], **r}
                            for r in stats.get(spout["spoutId"], {}).get("failure_reasons", []))
-        return {**self._topology_row(topology_id, base, conf), "user": "", "window": window,
-                "windowHint": window_pretty(window),
+        row = self._topology_row(topology_id, base, conf)
+        return {**row, "user": "", "window": window,
+                "windowHint": window_pretty(window) + window_note(window, row),
                 "msgTimeout": conf_int(conf, "topology.message.timeout.secs"),
                 # Apex's committed window: the newest checkpoint the topology rolls back to
                 "checkpointWindows": checkpoint_every(conf),

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparkstorm.cluster.heartbeat_size import TrimLog, bound_stats
+from sparkstorm.cluster.nimbus.carried_stats import CARRIED, carry_all_time
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.stormdist import StormDist
 from sparkstorm.cluster.nimbus.topologies import require_storm
@@ -163,11 +164,15 @@ class Umbilical:
             return _response(shutdown=True, active=False)
         stats = body.get("stats")
         stats = stats if isinstance(stats, dict) else {}
+        previous = self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
+        carried = carry_all_time(  # all-time totals from before the worker's restarts
+            previous.executor_stats if previous is not None else {}, stats, self.clock())
+        if carried is not None:
+            stats = {**stats, CARRIED: carried}
         # whatever a worker sends, what is stored fits a ZooKeeper node
         bounded, trimmed = bound_stats(stats, self.heartbeat_max_bytes)
         self._trims.note(worker_id, self.heartbeat_max_bytes, trimmed)
         self._keep_start_failure(assignment.topology_id, worker_id, bounded)
-        previous = self.state.get_worker_heartbeat(assignment.topology_id, worker_id)
         bounded["progress"] = progress_marks(  # when each count last changed, for the UI
             previous.executor_stats if previous is not None else {}, bounded, self.clock())
         self.state.worker_heartbeat(WorkerHeartbeat(

@@ -263,3 +263,39 @@ def test_the_watchdogs_last_step_is_a_trouble_while_recent() -> None:
                                   "without (remedies: new-session)"]
     assert trouble_fields([beat], 2000.0, running=False, checkpoint_windows=0)["troubles"] \
         == [], "not once it is old"
+
+
+@pytest.mark.usefixtures("two_components")
+def test_all_time_counts_survive_a_worker_restart_and_say_so(nimbus: Nimbus,
+                                                             state: ClusterState) -> None:
+    topology_id, worker_id = running(nimbus, state)
+    _beat(nimbus, topology_id, worker_id, windows=5)  # 10 emitted by word so far
+    started = nimbus.umbilical.state.get_worker_heartbeat(
+        topology_id, worker_id).executor_stats["started"]
+    # the worker restarts: no windows while its new driver starts, then it counts from zero
+    nimbus.umbilical.heartbeat(worker_id, {"topology_id": topology_id, "uptime_secs": 1,
+                                           "stats": {}})
+    _beat(nimbus, topology_id, worker_id)
+    _beat(nimbus, topology_id, worker_id, windows=2)  # carried once, not at every beat
+    client = api_client(nimbus)
+
+    def word(window: str | None = None) -> dict[str, Any]:
+        params = {"window": window} if window else {}
+        page = _get(client, f"/api/v1/topology/{topology_id}", **params)
+        return dict(next(s for s in page["spouts"] if s["spoutId"] == "word"))
+
+    # all time: the 10 before the restart and the 10 after; the last 10 minutes: only after
+    assert (word()["emitted"], word()["acked"], word()["failed"]) == (20, 18, 2)
+    assert (word("600")["emitted"], word("600")["acked"]) == (10, 9)
+    component = _get(client, f"/api/v1/topology/{topology_id}/component/split")
+    all_time = next(s for s in component["boltStats"] if s["window"] == ":all-time")
+    assert all_time["executed"] == 20
+    # and the page says which it is
+    (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
+    page = _get(client, f"/api/v1/topology/{topology_id}")
+    assert (page["statisticsResets"], page["allTimeSinceSecs"]) == (1, started)
+    assert page["windowHint"] == "All time (kept across 1 worker restart)"
+    assert _get(client, f"/api/v1/topology/{topology_id}", window="600")["windowHint"] == \
+        "10m 0s (since the worker restart 0 s ago)"
+    assert any(t.startswith("statistics reset 0 s ago") and "kept by Nimbus" in t
+               for t in row["health"]["troubles"]), row["health"]
