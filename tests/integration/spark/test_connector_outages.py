@@ -68,6 +68,10 @@ def events(directory: Path, component: str, event: str) -> list[int]:
     return [e["n"] for e in read_events(directory, component) if e["event"] == event]
 
 
+# slow (CI budget: 25-40 s, both servers and a topology): each bolt's outage is in make test
+# through tests/integration/redis/test_redis_bolts.py and
+# tests/integration/postgresql/test_sql_bolts.py (test_a_stopped_server_fails_the_window_...)
+@pytest.mark.slow
 def test_both_sinks_survive_their_outage_and_write_every_number_acked_once(
         cluster: LocalCluster, redis_server: RedisServer, postgres: PostgresServer,
         tmp_path: Path) -> None:
