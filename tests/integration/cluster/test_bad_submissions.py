@@ -184,6 +184,7 @@ def test_cli_submit_of_a_live_name_fails_with_the_code_and_uploads_nothing(
 def test_unknown_topology_actions_are_404(nimbus: TestCluster) -> None:
     for path in ("/api/v1/topology/nope-1-1/activate", "/api/v1/topology/nope-1-1/kill/0"):
         _refused(nimbus.request("POST", path), 404, "TOPOLOGY_NOT_FOUND")
-    _refused(httpx.get(nimbus.url + "/api/v1/topology/nope-1-1"), 404, "TOPOLOGY_NOT_FOUND")
+    _refused(httpx.get(nimbus.url + "/api/v1/topology/nope-1-1", verify=nimbus.verify), 404,
+             "TOPOLOGY_NOT_FOUND")
 
 

@@ -27,6 +27,8 @@ import psutil
 import pytest
 
 from sparkstorm.testing.polling import wait_for
+from sparkstorm.tls.contexts import http_verify
+from sparkstorm.tls.material import make_material
 from tests.chaos.faults import acks
 from tests.integration.cluster.harness import free_port
 from tests.integration.spark_app.submitted import (
@@ -47,9 +49,12 @@ class ClusterNimbus:
 
     url: str
     port: int
+    tls_dir: Path
+    """The cluster's TLS material, which the application registers with too."""
 
     def get(self, path: str) -> Any:
-        response = httpx.get(f"{self.url}{path}", timeout=10)
+        verify = http_verify({"storm.tls.dir": str(self.tls_dir)})
+        response = httpx.get(f"{self.url}{path}", timeout=10, verify=verify)
         response.raise_for_status()
         return response.json()
 
@@ -92,13 +97,15 @@ class App:
 def cluster_nimbus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterNimbus]:
     folder = tmp_path_factory.mktemp("cluster-nimbus")
     port = free_port()
+    make_material(folder / "tls", [])  # as the operator would (sparkstorm tls init)
     with (folder / "nimbus.log").open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.cli.main", "nimbus",
              "-c", f"storm.local.dir={folder}", "-c", "storm.state.store=embedded",
-             "-c", f"nimbus.port={port}", "-c", f"storm.cluster.token={TOKEN}"],
+             "-c", f"nimbus.port={port}", "-c", f"storm.cluster.token={TOKEN}",
+             "-c", f"storm.tls.dir={folder / 'tls'}"],
             stdout=out, stderr=subprocess.STDOUT)
-    nimbus = ClusterNimbus(f"http://127.0.0.1:{port}", port)
+    nimbus = ClusterNimbus(f"https://127.0.0.1:{port}", port, folder / "tls")
     try:
         def up() -> bool:
             assert process.poll() is None, (folder / "nimbus.log").read_text()
@@ -120,7 +127,8 @@ def app(tmp_path_factory: pytest.TempPathFactory,
     tmp_path = tmp_path_factory.mktemp("app")
     process, log = spark_submit(
         tmp_path, "spark", "chaos.count=1000000", f"storm.cluster.token={TOKEN}",
-        "nimbus.host=127.0.0.1", f"nimbus.port={cluster_nimbus.port}")
+        "nimbus.host=127.0.0.1", f"nimbus.port={cluster_nimbus.port}",
+        f"storm.tls.dir={cluster_nimbus.tls_dir}")
     seen: dict[int, psutil.Process] = {}
     try:
         yield App(process, log, tmp_path / "numbers", tmp_path / "tmp",

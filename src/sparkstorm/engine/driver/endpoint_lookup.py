@@ -39,6 +39,7 @@ from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.engine.wire.frames import pack, recv_frame, send_frame, unpack
 from sparkstorm.engine.wire.gate import AuthenticatedListener
 from sparkstorm.engine.wire.protocol import WhereRequest, decode_request
+from sparkstorm.engine.wire.secure import active, listener_tls, secure_caller
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,8 @@ class EndpointLookup:
         # callers send the token first, within the handshake deadline, a bounded number at once
         self._door = AuthenticatedListener(listener, token, self._answer,
                                            name="endpoint lookup", handshake_timeout=deadline,
-                                           max_connections=most)
+                                           max_connections=most,
+                                           tls=listener_tls(active()))  # as its pool's
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(5.0)  # a caller that stalls must not hold a thread for ever
@@ -131,7 +133,7 @@ def look_up(address: tuple[str, int], token: str, gid: int, timeout: float) -> L
         ``gid`` (the caller tries the address it has again).
     """
     try:
-        with socket.create_connection(address, timeout) as sock:
+        with secure_caller(socket.create_connection(address, timeout), address[0]) as sock:
             send_frame(sock, token.encode())
             send_frame(sock, pack(WhereRequest(gid).to_wire()))
             reply = unpack(recv_frame(sock))

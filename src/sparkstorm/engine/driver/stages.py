@@ -11,6 +11,7 @@ from sparkstorm.config import conf_float
 from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.engine.spark.stage import StageInfo
 from sparkstorm.engine.wire.endpoint import Endpoint
+from sparkstorm.engine.wire.secure import wire_tls
 
 
 def stage_infos(plan: ExecutionPlan, conf: dict[str, Any], endpoints: dict[int, Endpoint],
@@ -36,7 +37,8 @@ def stage_infos(plan: ExecutionPlan, conf: dict[str, Any], endpoints: dict[int, 
     return [StageInfo(level, tuple(gids), levels, endpoints, token, timeout, answer,
                       components, lookup=lookup, pids=pids,
                       chained={g: chained[g] for g in chained if levels[g] == level},
-                      roots={g: r for g, r in roots.items() if levels[g] == level})
+                      roots={g: r for g, r in roots.items() if levels[g] == level},
+                      tls=wire_tls(plan.conf))  # as the executors' pools decided
             for level, gids in enumerate(plan.stages)]
 
 

@@ -43,6 +43,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from sparkstorm.checkpoint import CheckpointStore, checkpoint_root
@@ -86,8 +87,10 @@ from sparkstorm.engine.wire.protocol import (
     WindowRequest,
     decode_request,
 )
+from sparkstorm.engine.wire.secure import listener_tls, use
 from sparkstorm.periodic import PeriodicThread
 from sparkstorm.project.layout import RESOURCES_DIR_KEY
+from sparkstorm.tls.material import TlsFiles
 from sparkstorm.topology.spec import TopologySpec
 
 logger = logging.getLogger(__name__)
@@ -130,6 +133,9 @@ class ExecutorServer:
                  turns: WindowTurns | None = None,
                  replan: Callable[[dict[str, Any], int], None] | None = None,
                  tcp_limits: tuple[float, int] | None = None) -> None:
+        self.tls: TlsFiles | None = None
+        """TCP callers come in mutual TLS with this material (``engine.wire.secure``;
+        None: plain); set before :meth:`serve_forever`."""
         self.host = host
         self.replan = replan
         self.path = path
@@ -167,7 +173,7 @@ class ExecutorServer:
             deadline, most = self.tcp_limits
             self.tcp_door = AuthenticatedListener(
                 self.tcp_listener, self.token, self._serve, name=f"executor {self.host.info.gid}",
-                handshake_timeout=deadline, max_connections=most)
+                handshake_timeout=deadline, max_connections=most, tls=listener_tls(self.tls))
         self.done.wait()
         return EXIT_COMPONENT_CRASHED if self.host.must_restart else 0
 
@@ -547,7 +553,10 @@ def main(argv: list[str] | None = None, stdin: BinaryIO | None = None) -> int:
             writer.gid = gid
     limits = (conf_float(plan.conf, HANDSHAKE_TIMEOUT_KEY),
               conf_int(plan.conf, MAX_CONNECTIONS_KEY))
+    tls = TlsFiles(*(Path(p) for p in data["tls"])) if data.get("tls") else None
+    use(tls)  # its own TCP calls (none today) as its listener
     server = ExecutorServer(host, args.socket, rebuild, writer, tcp, turns, replan, limits)
+    server.tls = tls
     server.apply_saved_log_control()
     return server.serve_forever()
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from sparkstorm.engine.spark.stage import call_executor
 from sparkstorm.engine.wire.endpoint import Endpoint, advertised_host
 from sparkstorm.engine.wire.messages import ComponentError
 from sparkstorm.engine.wire.protocol import CloseRequest, LogControlRequest, ReplanRequest, Request
+from sparkstorm.engine.wire.secure import use, wire_tls
 from sparkstorm.errors import EngineError
 from sparkstorm.periodic import PeriodicThread
 
@@ -68,6 +70,9 @@ class ExecutorPool:
                         if e.gid in local}
         """The Unix socket of each executor this pool runs."""
         self.token = token or secrets.token_hex(16)
+        self.tls = wire_tls(plan.conf)
+        """The TCP channels' material (None: plain): its executors' and this process's."""
+        use(self.tls)
         """What a TCP caller sends first (the Spark tasks get it with their stage)."""
         self.host = advertised_host(plan.conf)
         self.endpoints: dict[int, Endpoint] = {}
@@ -126,7 +131,8 @@ class ExecutorPool:
         """What every executor process starts from (a restarted one too): replaced whole."""
         data = {"name": self.name, "spec": self.plan.spec.to_dict(), "conf": self.plan.conf,
                 "sys_path": self.sys_path, "checkpoint_id": self.checkpoint_id,
-                "token": self.token}
+                "token": self.token,
+                "tls": None if self.tls is None else [str(p) for p in astuple(self.tls)]}
         staging = self.plan_file.with_name(self.plan_file.name + ".tmp")
         staging.write_text(json.dumps(data, default=str), encoding="utf-8")
         os.replace(staging, self.plan_file)

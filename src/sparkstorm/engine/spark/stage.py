@@ -47,7 +47,9 @@ from sparkstorm.engine.wire.protocol import (
     WindowFlags,
     WindowRequest,
 )
+from sparkstorm.engine.wire.secure import use
 from sparkstorm.errors import EngineError
+from sparkstorm.tls.material import TlsFiles
 
 freeze_spark_worker_heap()  # in a Spark Python worker: its per-task GC skips the modules
 
@@ -77,6 +79,8 @@ class StageInfo:
     """Executor gid -> the gids chained to it (``engine.plan.chaining``), called in its task."""
     roots: dict[int, int] = field(default_factory=dict)
     """A chained executor's gid -> the gid whose partition calls it."""
+    tls: TlsFiles | None = None
+    """The TCP calls' material (``engine.wire.secure``; None: plain): set by each task."""
 
     def partition_of(self, key: int) -> int:
         """Partition of a record in this stage: its executor's, or any for passing through.
@@ -259,6 +263,7 @@ def call_refreshing(stage: StageInfo, gid: int, request: WindowRequest, sizes: l
         ExecutorUnresponsive: as :func:`call_executor`, when the lookup has the silent
             executor where it was (hung, not moved).
     """
+    use(stage.tls)  # a Spark task's process follows the stage it runs
     endpoint = stage.endpoints[gid]
     pid = stage.pids.get(gid)
     if stage.lookup is None or pid is None:

@@ -2,7 +2,8 @@
 
 Every executor listens on a Unix socket (callers on its own host: the fast path) and on TCP
 (callers on other hosts: Spark tasks that ran elsewhere). A TCP connection must first send
-the topology's token, so nothing else on the network can drive an executor. The caller
+the topology's token, so nothing else on the network can drive an executor; with
+``topology.tcp.tls`` it does so inside mutual TLS (``engine.wire.secure``). The caller
 picks the Unix socket when its path exists on the caller's host, TCP otherwise: correctness
 never depends on where Spark ran a task (``docs/multi-host.md``: TCP costs about 10 %
 more than a Unix socket once serialization is counted).
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from sparkstorm.config.access import conf_optional_str
 from sparkstorm.config.loader import DEFAULT_SPARK_MASTER
 from sparkstorm.engine.wire.frames import recv_frame, send_frame
+from sparkstorm.engine.wire.secure import secure_caller
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class Endpoint:
         sock = socket.create_connection(
             (self.host, self.port), timeout if connect_timeout is None else connect_timeout)
         try:
+            sock = secure_caller(sock, self.host)  # TLS when the process's setting says
             if connect_timeout is not None:
                 sock.settimeout(timeout)
             send_frame(sock, token.encode())

@@ -18,6 +18,11 @@ A caller that sent the token is handed, blocking again, to ``serve`` on a thread
 own, as before: nothing changes after authentication (no per-request cost). Refusals are
 logged at most once per :data:`LOG_EVERY_SECS` per listener, with how many there were.
 
+With ``tls`` (``engine.wire.secure``), each connection first completes a mutual TLS
+handshake, driven by the same selector and under the same deadline, and the token frame is
+read inside the channel: a caller without a certificate of the cluster CA never gets to
+send one, and nothing of the conversation is readable or replayable on the network.
+
 Example:
     >>> import socket
     >>> from sparkstorm.engine.wire.frames import send_frame, recv_frame
@@ -38,6 +43,7 @@ import hmac
 import logging
 import selectors
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -66,6 +72,8 @@ class _Handshake:
     deadline: float
     buffer: bytearray = field(default_factory=bytearray)
     length: int | None = None
+    tls_pending: bool = False
+    """A TLS handshake to finish before the token frame."""
 
 
 class _RateLimitedLog:
@@ -102,12 +110,15 @@ class AuthenticatedListener:
         handshake_timeout: seconds a connection has to send its whole token frame.
         max_connections: TCP connections held at once (handshaking and served); more are
             closed on accept.
+        tls: wrap every caller in this server context (mutual TLS) before its token.
     """
 
     def __init__(self, listener: socket.socket, token: str,
                  serve: Callable[[socket.socket], None], *, name: str,
                  handshake_timeout: float, max_connections: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
         self.listener = listener
         self.token = token.encode()
         self.serve = serve
@@ -203,16 +214,55 @@ class AuthenticatedListener:
                                   f"({self.max_connections})")
                 continue
             conn.setblocking(False)
+            if self.tls is not None:
+                try:
+                    conn = self._wrap(conn, handshake)
+                except (ssl.SSLError, OSError):
+                    continue  # _wrap dropped it
             self._selector.register(conn, selectors.EVENT_READ, handshake)
+
+    def _wrap(self, conn: socket.socket, handshake: _Handshake) -> socket.socket:
+        """``conn`` in TLS, its handshake left to :meth:`_read` (non-blocking)."""
+        assert self.tls is not None
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # see secure_caller
+            wrapped = self.tls.wrap_socket(conn, server_side=True,
+                                           do_handshake_on_connect=False)
+        except (ssl.SSLError, OSError):
+            with self._lock:
+                self._pending.pop(conn, None)
+            conn.close()
+            self._log.refused("TLS refused")
+            raise
+        with self._lock:
+            self._pending[wrapped] = self._pending.pop(conn)
+        handshake.tls_pending = True
+        return wrapped
+
+    def _shake(self, conn: socket.socket, handshake: _Handshake) -> bool:
+        """Advance ``conn``'s TLS handshake; whether it is done (False: dropped or waiting)."""
+        try:
+            conn.do_handshake()  # type: ignore[attr-defined]
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return False
+        except (ssl.SSLError, OSError) as exc:
+            self._drop(conn, f"a failed TLS handshake (no certificate of the cluster CA?: "
+                             f"{type(exc).__name__})")
+            return False
+        handshake.tls_pending = False
+        return True
 
     def _read(self, conn: socket.socket, handshake: _Handshake) -> None:
         """Read what ``conn`` has of its token frame, never past it (its request follows)."""
+        if handshake.tls_pending and not self._shake(conn, handshake):
+            return
         while True:  # the length, then the token, in one wake-up when both are there
             want = _LENGTH.size if handshake.length is None else handshake.length
             if len(handshake.buffer) < want:
                 try:
                     chunk = conn.recv(want - len(handshake.buffer))
-                except (BlockingIOError, InterruptedError):
+                except (BlockingIOError, InterruptedError, ssl.SSLWantReadError,
+                        ssl.SSLWantWriteError):
                     return
                 except OSError:
                     chunk = b""
