@@ -63,6 +63,7 @@ def test_submit_runs_to_50_acked_then_kill_removes_everything(zk_cluster: TestCl
     assert summary["topologies"] == 1 and summary["slotsUsed"] == 1
     assert summary["supervisors"] == 2 and summary["slotsTotal"] == 2
     worker_pid = cluster.worker_records()[0]["pid"]
+    worker_id = cluster.worker_records()[0]["worker_id"]
     _stack_traces_of_worker_and_executors(cluster, topology_id, detail["executorsTotal"])
 
     killed = cluster.cli("kill", "exclamation", "-w", "0")
@@ -71,11 +72,32 @@ def test_submit_runs_to_50_acked_then_kill_removes_everything(zk_cluster: TestCl
     assert "No topologies running" in cluster.cli("list").stdout
     wait_gone(worker_pid)
     wait_for(lambda: not cluster.worker_records(), 30, message="worker record removed")
+    _killed_topologys_log_is_read_through_nimbus(cluster, topology_id, worker_id)
     assert not any((cluster.local / "nimbus" / "stormdist").iterdir())
     for local in cluster.supervisor_dirs.values():  # the supervisors dropped its code too
         code = local / "supervisor" / "stormdist"
         wait_for(lambda code=code: not code.exists() or not any(code.iterdir()), 30,
                  message=f"supervisor code removed from {code}")
+
+
+def _killed_topologys_log_is_read_through_nimbus(cluster: TestCluster, topology_id: str,
+                                                 worker_id: str) -> None:
+    """After the kill the worker's logs are kept: Nimbus lists, reads and searches them."""
+    files = cluster.request("GET", f"/api/v1/topology/{topology_id}/logfiles")
+    assert files.status_code == 200, files.text
+    kept = {(f["workerId"], f["file"]): f for f in files.json()["files"]}
+    entry = kept.get((worker_id, "worker.log"))
+    assert entry is not None and entry["live"] is False and entry["size"] > 0, kept
+    line = f"worker {worker_id} runs topology {topology_id}"
+    read = cluster.request("GET", f"/api/v1/topology/{topology_id}/logfile",
+                           params={"worker": worker_id, "file": "worker.log", "start": 0})
+    assert read.status_code == 200, read.text
+    assert line in read.json()["data"] and read.json()["live"] is False
+    found = cluster.request("GET", f"/api/v1/topology/{topology_id}/logsearch",
+                            params={"search": line})
+    assert found.status_code == 200, found.text
+    assert [(f["workerId"], f["file"], len(f["matches"])) for f in found.json()["files"]
+            if f["matches"]] == [(worker_id, "worker.log", 1)], found.json()
 
 
 def _stack_traces_of_worker_and_executors(cluster: TestCluster, topology_id: str,
