@@ -122,8 +122,8 @@ def where_to_look(conf: dict[str, object], nimbus: str, supervisor_root: Any) ->
     """What ``sparkstorm cluster`` prints once up: the UI, Nimbus and where logs go.
 
     Example:
-        >>> print(where_to_look({"ui.port": 8080}, "http://127.0.0.1:6627", "/tmp/sup"))
-        sparkstorm cluster: UI http://127.0.0.1:8080, Nimbus http://127.0.0.1:6627
+        >>> print(where_to_look({"ui.port": 8080}, "https://127.0.0.1:6627", "/tmp/sup"))
+        sparkstorm cluster: UI https://127.0.0.1:8080, Nimbus https://127.0.0.1:6627
         worker logs: /tmp/sup/workers/<worker id>/worker.log (and live in the UI)
     """
     from sparkstorm.web.cli import ui_url
