@@ -238,15 +238,16 @@ def test_a_2kb_error_wraps_within_a_laptop_screen(trouble: UiCluster, page: Any)
     # in the graph it is shortened to its box, every node within the graph, the whole id
     # in the node's title
     page.wait_for_selector(f'#dag-svg g.node[data-component="{SPOUT}"] text.name')
-    graph = page.evaluate(f"""() => {{
+    graph = page.evaluate("""() => {
         const svg = document.getElementById('dag-svg'), view = svg.viewBox.baseVal;
-        return [...svg.querySelectorAll('g.node')].map(node => {{
-            const box = node.querySelector('rect').getBBox(), name = node.querySelector('text.name');
-            const text = name.getBBox(), m = node.transform.baseVal.consolidate().matrix;
-            return {{id: node.dataset.component, name: name.textContent,
-                     title: node.querySelector('title').textContent,
-                     inBox: text.x >= box.x && text.x + text.width <= box.x + box.width,
-                     inGraph: m.e >= view.x && m.e + box.width <= view.x + view.width}}; }}); }}""")
+        return [...svg.querySelectorAll('g.node')].map(node => {
+            const box = node.querySelector('rect').getBBox();
+            const name = node.querySelector('text.name'), text = name.getBBox();
+            const m = node.transform.baseVal.consolidate().matrix;
+            return {id: node.dataset.component, name: name.textContent,
+                    title: node.querySelector('title').textContent,
+                    inBox: text.x >= box.x && text.x + text.width <= box.x + box.width,
+                    inGraph: m.e >= view.x && m.e + box.width <= view.x + view.width}; }); }""")
     spout = next(node for node in graph if node["id"] == SPOUT)
     assert spout["name"].endswith("…") and SPOUT.startswith(spout["name"][:-1]), spout
     assert SPOUT in spout["title"], spout
