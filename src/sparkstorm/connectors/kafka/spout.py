@@ -491,12 +491,10 @@ class KafkaSpout(Spout):
                 offsets.append(TopicPartition(key[0], key[1], point, metadata=metadata))
         if not offsets:
             return
-        if self.checkpointed:
-            # pre_commit runs on the window's path: never wait for the broker there; the
-            # outcome comes to _on_commit from a later poll
-            self.consumer.commit(offsets=offsets, asynchronous=True)
-            return
-        asynchronous = self.kafka.processing_guarantee is ProcessingGuarantee.NO_GUARANTEE
+        # with checkpoints this is pre_commit, on the window's path: it never waits for the
+        # broker; the outcome comes to _on_commit from a later poll
+        asynchronous = self.checkpointed or \
+            self.kafka.processing_guarantee is ProcessingGuarantee.NO_GUARANTEE
         try:
             self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
         except KafkaException as exc:
@@ -504,6 +502,8 @@ class KafkaSpout(Spout):
                          f"committing {[(o.topic, o.partition, o.offset) for o in offsets]} "
                          f"failed ({exc}); retried at the next commit")
             return
+        if self.checkpointed:
+            return  # _on_commit marks them committed once the broker confirms
         for tp in offsets:
             self.parts[(tp.topic, tp.partition)].committed_to(tp.offset)
 
