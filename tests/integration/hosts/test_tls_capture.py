@@ -1,7 +1,7 @@
 """Nothing readable or replayable crosses the hosts' network: TLS on every sparkstorm channel.
 
 A topology spread over hosts B and C (``topology.workers=2``, Nimbus on A) runs tuples with
-known bytes (``tls_topology/probe.py``) while tcpdump (Debian's, ``scripts/install-tcpdump.sh``)
+known bytes (``tls_topology/tls_probe_topology.py``) while tcpdump (Debian's, ``scripts/install-tcpdump.sh``)
 records everything on the hosts' bridge. Neither the cluster token nor the topology's
 tuples may appear in the capture; and a captured connection to Nimbus (a worker's
 heartbeat, its token inside) replayed from host A gets no answer.
@@ -34,7 +34,7 @@ from tests.integration.hosts.control_plane import (
 # tests/unit/cluster/nimbus/test_nimbus_tls.py check the capture and replay on loopback
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-PROBE = Path(__file__).resolve().parent / "tls_topology" / "probe.py"
+PROBE = Path(__file__).resolve().parent / "tls_topology" / "tls_probe_topology.py"
 MARKER = b"TLS-PROBE-4b7e1c"
 BRIDGE = os.environ.get("TEST_HOSTS_BRIDGE", "ssbr0")
 NIMBUS_PORT = int(os.environ.get("TEST_HOSTS_NIMBUS_PORT", "6627"))
