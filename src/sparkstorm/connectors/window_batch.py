@@ -29,8 +29,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.errors import SparkstormError
 from sparkstorm.topology.component import Bolt
-from sparkstorm.topology.spec import ComponentSpec
-from sparkstorm.topology.stream import Stream
+from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
+from sparkstorm.topology.spec_args import resolve_config, resolve_par
+from sparkstorm.topology.stream import DEFAULT_STREAM, Stream
 from sparkstorm.topology.tuple import Tuple
 
 SETTINGS_KEY = "topology.connector"
@@ -79,6 +80,38 @@ class WindowBatchBolt(Bolt, Generic[Item]):
     auto_ack: ClassVar[bool] = False
     unavailable_code: ClassVar[str] = "CONNECTOR_UNAVAILABLE"
     """The code of a batch that failed as a whole (the outside system is down)."""
+
+    @classmethod
+    def read_settings(cls, raw: dict[str, Any]) -> Any:
+        """The connector's checked settings from ``raw`` (its ``*_CONFIG_INVALID`` if bad).
+
+        The settings object has ``to_dict()`` and ``output_fields`` (None: only errors).
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def spec(  # type: ignore[override]
+        cls, name: str | None = None, inputs: Any = None,
+        par: int | dict[str, int] | None = None, num_tasks: int | None = None,
+        config: dict[str, Any] | None = None, **settings: Any,
+    ) -> ComponentSpec:
+        """Declare the bolt; ``settings`` are those of its section of docs/connectors.md.
+
+        Without ``settings``, they are read from ``config['topology.connector']`` (what a
+        Flux file gives). Checked here (:meth:`read_settings`), so a bad one fails at
+        declaration with the connector's ``*_CONFIG_INVALID``.
+        """
+        config = resolve_config(cls, config, name)
+        raw = settings or dict(config.get(SETTINGS_KEY) or {})
+        checked = cls.read_settings(raw)
+        config[SETTINGS_KEY] = checked.to_dict()
+        outputs = [error_stream()]
+        if checked.output_fields:
+            outputs.insert(0, Stream(checked.output_fields, name=DEFAULT_STREAM))
+        return ComponentSpec.declare(
+            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
+            par=resolve_par(cls, par, name), num_tasks=num_tasks, config=config,
+            outputs=outputs)
 
     @classmethod
     def flux_spec(cls, *, name: str, par: int, num_tasks: int | None,

@@ -38,15 +38,11 @@ from sparkstorm.connectors.redis.commands import (
 from sparkstorm.connectors.redis.settings import RedisSettings
 from sparkstorm.connectors.window_batch import (
     ERROR_STREAM,
-    SETTINGS_KEY,
     ConnectorError,
     WindowBatchBolt,
     error_stream,
     settings_from,
 )
-from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
-from sparkstorm.topology.spec_args import resolve_config, resolve_par
-from sparkstorm.topology.stream import DEFAULT_STREAM, Stream
 from sparkstorm.topology.tuple import Tuple
 
 _pools: dict[tuple[str, int], Any] = {}
@@ -76,30 +72,9 @@ class RedisBolt(WindowBatchBolt[list[Command]]):
     unavailable_code: ClassVar[str] = "REDIS_UNAVAILABLE"
 
     @classmethod
-    def spec(  # type: ignore[override]
-        cls, name: str | None = None, inputs: Any = None,
-        par: int | dict[str, int] | None = None, num_tasks: int | None = None,
-        config: dict[str, Any] | None = None, **settings: Any,
-    ) -> ComponentSpec:
-        """Declare the bolt; ``settings`` are those of docs/connectors.md (Redis).
-
-        Without ``settings``, they are read from ``config['topology.connector']`` (what a
-        Flux file gives).
-
-        Raises:
-            TopologyError: ``REDIS_CONFIG_INVALID``.
-        """
-        config = resolve_config(cls, config, name)
-        raw = settings or dict(config.get(SETTINGS_KEY) or {})
-        checked = RedisSettings.read(raw, cls.redis_kind)
-        config[SETTINGS_KEY] = checked.to_dict()
-        outputs = [error_stream()]
-        if checked.output_fields:
-            outputs.insert(0, Stream(checked.output_fields, name=DEFAULT_STREAM))
-        return ComponentSpec.declare(
-            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
-            par=resolve_par(cls, par, name), num_tasks=num_tasks, config=config,
-            outputs=outputs)
+    def read_settings(cls, raw: dict[str, Any]) -> RedisSettings:
+        """The settings of docs/connectors.md; ``REDIS_CONFIG_INVALID`` when bad."""
+        return RedisSettings.read(raw, cls.redis_kind)
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Read the settings; take this process's connection pool."""

@@ -37,15 +37,11 @@ from typing import Any, ClassVar
 from sparkstorm.connectors.sql.settings import SqlSettings
 from sparkstorm.connectors.window_batch import (
     ERROR_STREAM,
-    SETTINGS_KEY,
     ConnectorError,
     WindowBatchBolt,
     error_stream,
     settings_from,
 )
-from sparkstorm.topology.spec import ComponentSpec, input_spec_placeholder
-from sparkstorm.topology.spec_args import resolve_config, resolve_par
-from sparkstorm.topology.stream import DEFAULT_STREAM, Stream
 from sparkstorm.topology.tuple import Tuple
 
 _engines: dict[tuple[str, int, str], Any] = {}
@@ -93,30 +89,9 @@ class SqlBolt(WindowBatchBolt[Row]):
     unavailable_code: ClassVar[str] = "SQL_UNAVAILABLE"
 
     @classmethod
-    def spec(  # type: ignore[override]
-        cls, name: str | None = None, inputs: Any = None,
-        par: int | dict[str, int] | None = None, num_tasks: int | None = None,
-        config: dict[str, Any] | None = None, **settings: Any,
-    ) -> ComponentSpec:
-        """Declare the bolt; ``settings`` are those of docs/connectors.md (SQL).
-
-        Without ``settings``, they are read from ``config['topology.connector']`` (what a
-        Flux file gives).
-
-        Raises:
-            TopologyError: ``SQL_CONFIG_INVALID``.
-        """
-        config = resolve_config(cls, config, name)
-        raw = settings or dict(config.get(SETTINGS_KEY) or {})
-        checked = SqlSettings.read(raw, cls.sql_kind)
-        config[SETTINGS_KEY] = checked.to_dict()
-        outputs = [error_stream()]
-        if checked.output_fields:
-            outputs.insert(0, Stream(checked.output_fields, name=DEFAULT_STREAM))
-        return ComponentSpec.declare(
-            cls, "bolt", name=name, inputs=input_spec_placeholder(inputs),
-            par=resolve_par(cls, par, name), num_tasks=num_tasks, config=config,
-            outputs=outputs)
+    def read_settings(cls, raw: dict[str, Any]) -> SqlSettings:
+        """The settings of docs/connectors.md; ``SQL_CONFIG_INVALID`` when bad."""
+        return SqlSettings.read(raw, cls.sql_kind)
 
     def initialize(self, storm_conf: dict[str, Any], context: dict[str, Any]) -> None:
         """Read the settings; take this process's engine (made on first use)."""
