@@ -8,24 +8,21 @@ id acked, the committed window is on record in the store and in the REST API.
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sparkstorm.checkpoint import CheckpointError, CheckpointStore
-from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.executor.checkpoint_part import ExecutorPart
+from sparkstorm.checkpoint import CheckpointStore
 from sparkstorm.testing.polling import wait_for
 from tests.integration.cluster.harness import TestCluster, closed_after
+from tests.integration.hosts.checkpointed import committed, expected_counts
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
 TOPOLOGY = Path(__file__).parent / "checkpointed" / "stateful_count.py"
 COUNT = 3000
-KEYS = 7
-EXPECTED = dict(Counter(f"k{n % KEYS}" for n in range(COUNT)))
+EXPECTED = expected_counts(COUNT)
 
 
 @pytest.fixture
@@ -34,31 +31,6 @@ def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
         "topology.checkpoint.windows": 3, "topology.checkpoint.dir": str(tmp_path / "cp"),
         "topology.max.spout.pending": 100}), request)
 
-
-def _committed(store: CheckpointStore) -> tuple[int | None, set[int], dict[str, int]]:
-    """The newest committed checkpoint's window, acked ids and counts.
-
-    The spout's executor part holds the acked ids, the count executors' the states.
-    """
-    try:
-        window = store.latest_committed()
-        if window is None:
-            return None, set(), {}
-        acked: set[int] = set()
-        counts: dict[str, int] = {}
-        for name in store.parts(window):
-            if not name.startswith("executor-"):
-                continue
-            for blob in ExecutorPart.decode(store.read_part(window, name)).tasks.values():
-                record = read_snapshot(blob)
-                if record["component"] == "numbers":
-                    acked |= record["data"]["acked"]
-                else:
-                    for key, n in record["data"].items():
-                        counts[key] = counts.get(key, 0) + n
-    except CheckpointError:  # purged by a newer commit while read: look again
-        return None, set(), {}
-    return window, acked, counts
 
 
 # checkpoint reliability (no per-tuple acking) is slow here: the same rollback with acking
@@ -77,7 +49,7 @@ def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestClus
     record = wait_for(lambda: (r := cluster.worker_records()) and r[0], 60,
                       message=f"worker launched\n{cluster.logs()}")
     store = CheckpointStore(str(tmp_path / "cp"), record["topology_id"])
-    first = wait_for(lambda: _committed(store)[0], 120,
+    first = wait_for(lambda: committed(store)[0], 120,
                      message=f"a checkpoint committed\n{cluster.logs()}")
 
     cluster.kill_worker(record)
@@ -92,7 +64,7 @@ def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestClus
                     message=f"the restarted worker runs windows\n{cluster.logs()}")
     assert beat["stats"]["rollbacks"] == 1, beat["stats"]
     assert beat["stats"]["committed_window"] >= first
-    done = wait_for(lambda: (c := _committed(store)) and len(c[1]) == COUNT and c, 180,
+    done = wait_for(lambda: (c := committed(store)) and len(c[1]) == COUNT and c, 180,
                     message=f"a checkpoint with every id acked\n{cluster.logs()}")
     window, acked, counts = done
     assert acked == set(range(COUNT)) and counts == EXPECTED
