@@ -3,8 +3,8 @@
 A topology spread over hosts B and C (``topology.workers=2``, Nimbus on A) runs tuples with
 known bytes (``tls_topology/tls_probe_topology.py``) while tcpdump (Debian's,
 ``scripts/install-tcpdump.sh``) records everything on the hosts' bridge. Neither the cluster
-token nor the topology's tuples may appear in the capture; and a captured connection to Nimbus (a worker's
-heartbeat, its token inside) replayed from host A gets no answer.
+token nor the topology's tuples may appear in the capture; and a captured connection to
+Nimbus (a worker's heartbeat, its token inside) replayed from host A gets no answer.
 """
 
 from __future__ import annotations
