@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sparkstorm.cluster.nimbus.errors import NimbusError
+from sparkstorm.cluster.nimbus.ui_progress import reset_fields, window_note
 from sparkstorm.cluster.nimbus.ui_stats import (
     ALL_TIME,
     WINDOWS,
@@ -66,6 +67,7 @@ class ComponentPage:
         view = self.views.beats(topology_id)
         by_window = {w: view.components(w).get(name, {}) for w in WINDOWS}
         totals = by_window[window]
+        resets = reset_fields([w.stats for w in view.beats], self.clock())
         page = {
             "user": "", "id": name, "encodedId": quote(name, safe=""), "name": base.name,
             "executors": int(component.get("par", 1)),
@@ -74,8 +76,8 @@ class ComponentPage:
             "requestedGenericResources": "", "schedulerDisplayResource": False,
             "topologyId": topology_id, "encodedTopologyId": quote(topology_id, safe=""),
             "topologyStatus": str(base.status), "window": window,
-            "windowHint": window_pretty(window),
-            "componentType": kind,
+            "windowHint": window_pretty(window) + _component_note(window, resets),
+            **resets, "componentType": kind,
             **debug_fields(self.views.sources.sampling(topology_id, name)),
             "profilingAndDebuggingCapable": False, "profileActionEnabled": False,
             "profilerActive": [], "componentErrors": self._errors(topology_id, name),
@@ -196,6 +198,21 @@ def _executor_processes(view: TopologyStatsView
             if isinstance(process, dict):
                 found[str(gid)] = (worker, process)
     return found
+
+
+def _component_note(window: str, resets: dict[str, Any]) -> str:
+    """The window note of the topology page, and which of this page's figures it leaves out.
+
+    Example:
+        >>> _component_note(":all-time", {"statisticsResets": 2, "statisticsResetSecs": 9.0})
+        ' (kept across 2 worker restarts; executor rows since their process started)'
+        >>> _component_note("600", {"statisticsResets": 1, "statisticsResetSecs": 30.0})
+        ' (since the worker restart 30 s ago)'
+    """
+    note = window_note(window, resets)
+    if window == ALL_TIME and note:
+        return note[:-1] + "; executor rows since their process started)"
+    return note
 
 
 def _recent(record: dict[str, Any], name: str) -> dict[str, Any]:

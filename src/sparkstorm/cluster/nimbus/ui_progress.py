@@ -90,7 +90,6 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
     """
     stats = [b for b in beats if b]
     marks = [b.get("progress") or {} for b in stats]
-    carried = [c for b in stats if isinstance(c := b.get("carried_all_time"), Mapping)]
     restarts = sum(int(b.get("executor_restarts") or 0) for b in stats)
     rollbacks = sum(int(b.get("rollbacks") or 0) for b in stats)
     fields: dict[str, Any] = {
@@ -98,10 +97,7 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
         "lastExecutorRestartSecs": _ago(now, marks, "restarts_at"),
         "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
         "windowsIdleSecs": _ago(now, marks, "windows_at"),
-        "statisticsResetSecs": _ago(now, marks, "reset_at"),
-        "statisticsResets": sum(int(c.get("resets") or 0) for c in carried),
-        "allTimeSinceSecs": min((float(c["since"]) for c in carried
-                                 if isinstance(c.get("since"), int | float)), default=None),
+        **reset_fields(stats, now),
         "checkpointAgeSecs": None, "windowsSinceCommit": None,
         "watchdogRemedies": sum(int((b.get("watchdog") or {}).get("remedies") or 0)
                                 for b in stats)}
@@ -113,6 +109,28 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
     fields["troubles"] = [*_troubles(fields, running, checkpoint_windows),
                           *_watchdog_troubles(stats, now)]
     return fields
+
+
+def reset_fields(beats: Iterable[Mapping[str, Any]], now: float) -> dict[str, Any]:
+    """The statistics-reset fields of the workers' latest stats, for both pages' window hints.
+
+    ``statisticsResetSecs``, ``statisticsResets`` and ``allTimeSinceSecs``
+    (:func:`window_note` makes the hints from them).
+
+    Example:
+        >>> beat = {"progress": {"reset_at": 70.0},
+        ...         "carried_all_time": {"resets": 1, "since": 10.0}}
+        >>> reset_fields([beat, {}], now=100.0)
+        {'statisticsResetSecs': 30.0, 'statisticsResets': 1, 'allTimeSinceSecs': 10.0}
+    """
+    stats = [b for b in beats if b]
+    marks = [b.get("progress") or {} for b in stats]
+    carried = [c for b in stats if isinstance(c := b.get("carried_all_time"), Mapping)]
+    return {"statisticsResetSecs": _ago(now, marks, "reset_at"),
+            "statisticsResets": sum(int(c.get("resets") or 0) for c in carried),
+            "allTimeSinceSecs": min((float(c["since"]) for c in carried
+                                     if isinstance(c.get("since"), int | float)),
+                                    default=None)}
 
 
 def _watchdog_troubles(stats: list[Mapping[str, Any]], now: float) -> list[str]:
@@ -176,7 +194,7 @@ def _ago(now: float, marks: list[Mapping[str, Any]], mark: str) -> float | None:
     return round(max(0.0, now - max(times)), 1) if times else None
 
 
-__all__ = ["health_with_troubles", "progress_marks", "trouble_fields"]
+__all__ = ["health_with_troubles", "progress_marks", "reset_fields", "trouble_fields"]
 
 
 def window_note(window: str, fields: Mapping[str, Any]) -> str:

@@ -290,6 +290,11 @@ def test_all_time_counts_survive_a_worker_restart_and_say_so(nimbus: Nimbus,
     component = _get(client, f"/api/v1/topology/{topology_id}/component/split")
     all_time = next(s for s in component["boltStats"] if s["window"] == ":all-time")
     assert all_time["executed"] == 20
+    assert component["windowHint"] == \
+        "All time (kept across 1 worker restart; executor rows since their process started)"
+    assert component["statisticsResets"] == 1
+    assert _get(client, f"/api/v1/topology/{topology_id}/component/split",
+                window="600")["windowHint"] == "10m 0s (since the worker restart 0 s ago)"
     # and the page says which it is
     (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
     page = _get(client, f"/api/v1/topology/{topology_id}")
