@@ -1117,6 +1117,14 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0,
     ),
     _K(
+        "logviewer.max.sum.worker.logs.size.mb",
+        _NUM,
+        4096,
+        "most MB of all workers' logs on a supervisor's host, live and gone; the oldest "
+        "files of gone workers are removed first (a live worker's never)",
+        minimum=0,
+    ),
+    _K(
         "logviewer.cleanup.interval.secs",
         _NUM,
         10800,

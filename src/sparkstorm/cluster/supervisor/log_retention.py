@@ -9,8 +9,10 @@ serves them from there as from a live worker's folder.
 Kept folders go when they are older than ``logviewer.cleanup.age.mins`` (by their newest
 file's modification time, as Storm's logviewer cleans up), and within a kept folder the
 oldest files go first while it holds more than ``logviewer.max.per.worker.logs.size.mb``.
-A live worker's files are never removed: its process holds them open. The supervisor checks
-every ``logviewer.cleanup.interval.secs``.
+Then, as Storm's ``logviewer.max.sum.worker.logs.size.mb``, the oldest kept files of any
+folder go while all the host's worker logs, live and kept, hold more than that (a folder
+left without logs goes too). A live worker's files count but are never removed: its
+process holds them open. The supervisor checks every ``logviewer.cleanup.interval.secs``.
 
 Example:
     >>> import tempfile, pathlib, os
@@ -80,9 +82,42 @@ def topology_of(folder: Path) -> str | None:
         return None
 
 
+def log_bytes(workers: Path) -> int:
+    """The bytes of the log files in the worker folders under ``workers`` (live workers')."""
+    total = 0
+    try:
+        folders = [p for p in workers.iterdir() if p.is_dir()]
+    except OSError:
+        return 0
+    for folder in folders:
+        total += sum(size for _, _, size in _logs(folder))
+    return total
+
+
+def _logs(folder: Path) -> list[tuple[float, Path, int]]:
+    """The log files of ``folder``: (modified, path, size), oldest first."""
+    found = []
+    try:
+        paths = [p for p in folder.iterdir() if LOG_FILE.match(p.name)]
+    except OSError:
+        return []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((stat.st_mtime, path, stat.st_size))
+    return sorted(found)
+
+
 def clean_up(artifacts: Path, *, max_age_secs: float, max_bytes: float,
+             max_total_bytes: float = float("inf"), live_bytes: int = 0,
              now: float | None = None) -> list[Path]:
-    """Apply the retention limits to the kept folders; return the folders removed whole."""
+    """Apply the retention limits to the kept folders; return the folders removed whole.
+
+    ``max_total_bytes`` caps the kept logs together with ``live_bytes``, the live workers'
+    (which count but are not removed).
+    """
     now = time.time() if now is None else now
     removed = []
     try:
@@ -106,4 +141,26 @@ def clean_up(artifacts: Path, *, max_age_secs: float, max_bytes: float,
             total -= oldest.stat().st_size
             oldest.unlink(missing_ok=True)
             logger.info("removed %s (logviewer.max.per.worker.logs.size.mb)", oldest)
-    return removed
+    return removed + _cap_total(artifacts, max_total_bytes, live_bytes)
+
+
+def _cap_total(artifacts: Path, max_total_bytes: float, live_bytes: int) -> list[Path]:
+    """Remove the oldest kept logs of any folder while all logs hold over the cap.
+
+    Returns the folders this left without logs, removed whole.
+    """
+    folders = [p for p in sorted(artifacts.iterdir()) if p.is_dir()]
+    kept = sorted(entry for folder in folders for entry in _logs(folder))
+    total = live_bytes + sum(size for _, _, size in kept)
+    emptied = set()
+    for _, path, size in kept:
+        if total <= max_total_bytes:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
+        emptied.add(path.parent)
+        logger.info("removed %s (logviewer.max.sum.worker.logs.size.mb)", path)
+    gone = [folder for folder in sorted(emptied) if not _logs(folder)]
+    for folder in gone:
+        shutil.rmtree(folder, ignore_errors=True)
+    return gone

@@ -43,7 +43,7 @@ from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.cluster.store.records import SupervisorInfo
 from sparkstorm.cluster.supervisor.backoff import RestartBackoff
 from sparkstorm.cluster.supervisor.launcher import Launcher, WorkerProcess
-from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, clean_up
+from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, clean_up, log_bytes
 from sparkstorm.cluster.supervisor.logviewer import LogFolders, LogviewerServer
 from sparkstorm.cluster.worker.worker import shutdown_bound
 from sparkstorm.config import conf_float, conf_int_list, local_dir
@@ -197,10 +197,12 @@ class Supervisor:
         if now < self._next_log_cleanup:
             return
         self._next_log_cleanup = now + conf_float(self.conf, "logviewer.cleanup.interval.secs")
+        mib = 1024 * 1024
         clean_up(self.root / ARTIFACTS,
                  max_age_secs=conf_float(self.conf, "logviewer.cleanup.age.mins") * 60,
-                 max_bytes=conf_float(self.conf, "logviewer.max.per.worker.logs.size.mb")
-                 * 1024 * 1024, now=now)
+                 max_bytes=conf_float(self.conf, "logviewer.max.per.worker.logs.size.mb") * mib,
+                 max_total_bytes=conf_float(self.conf, "logviewer.max.sum.worker.logs.size.mb")
+                 * mib, live_bytes=log_bytes(self.root / "workers"), now=now)
 
     def silence(self, process: WorkerProcess, now: float | None = None) -> str | None:
         """Why a running worker counts as hung, or None while it heartbeats.
