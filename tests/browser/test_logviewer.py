@@ -1,7 +1,8 @@
 """The log viewer in Chromium on a real cluster: paging a big log, search, download.
 
 The worker's ``worker.log`` gets 400 KB of numbered lines; the page pages through it by byte
-offset (its size shown), finds a line by search and jumps to it, and downloads the whole file.
+offset (its size shown), finds a line by search and jumps to it, pages through the matches of
+a search with 8,000 (Storm's ``nextByteOffset``), and downloads the whole file.
 """
 
 from __future__ import annotations
@@ -50,10 +51,25 @@ def test_paging_search_and_download(ui_cluster: UiCluster, page: Any, tmp_path: 
     page.fill("#search-input", "line 001234 ")
     page.click("#search-go")
     page.wait_for_selector("#search-results li a")
-    assert page.inner_text("#search-status") == "1 match"
+    assert page.inner_text("#search-status") == '1 match of "line 001234 "'
     page.click("#search-results li a")
     page.wait_for_function("() => document.getElementById('page-text').textContent"
                            ".includes('line 001234 ')")
+    # 8,000 matches: the first 100, then the next 100 from where the first page stopped
+    page.fill("#search-input", "browser-logviewer line 00")
+    page.click("#search-go")
+    page.wait_for_function("() => document.getElementById('search-status').dataset.matches"
+                           " === '100'")
+    assert page.inner_text("#search-status").endswith("; more in 1 file")
+    first = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.text)")
+    assert first[-1].endswith(f"@{log.read_bytes().index(LINE.format(99).encode())}")
+    page.click(".search-more")
+    page.wait_for_function("() => document.getElementById('search-status').dataset.matches"
+                           " === '200'")
+    links = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.text)")
+    assert links[:100] == first and links[100].endswith(
+        f"@{log.read_bytes().index(LINE.format(100).encode())}")
+    assert page.locator(".search-more").count() == 1  # still more after 200
     with page.expect_download() as info:
         page.click("#file-download")
     saved = tmp_path / "worker.log"

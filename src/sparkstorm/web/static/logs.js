@@ -153,41 +153,89 @@ const Files = (() => {
     if (!files.length) $("page-info").textContent = "no log files";
   }
 
+  /* The single-file search URL of a file (a topology's, or a daemon's) from byte `from`. */
+  function searchUrl(found, needle, from) {
+    const tail = `&search=${enc(needle)}&startByteOffset=${from}`;
+    if (found.daemon) {
+      return `/api/v1/daemonlog/search?daemon=${enc(found.daemon)}` +
+        `&supervisor=${enc(found.supervisorId || "")}&file=${enc(found.file)}${tail}`;
+    }
+    return `/api/v1/topology/${enc(topologyId)}/logsearch?worker=${enc(found.workerId)}` +
+      `&file=${enc(found.file)}${tail}`;
+  }
+
+  function matchItem(found, m) {
+    const link = UI.el("a", {href: "#"}, `${found.workerId || found.daemon || ""} ` +
+      `${found.file} @${m.byteOffset}`);
+    link.addEventListener("click", (e) => {
+      e.preventDefault();
+      const index = files.findIndex((f) => f.file === found.file &&
+        (f.workerId || "") === (found.workerId || "") &&
+        (f.supervisorId || "") === (found.supervisorId || f.supervisorId || ""));
+      if (index >= 0) $("file-select").value = String(index);
+      load(Math.max(0, m.byteOffset - 200)).catch((err) => UI.showError(err.message));
+    });
+    return UI.el("li", {}, link, ": ", m.beforeString, UI.el("mark", {}, m.matchString),
+                 m.afterString);
+  }
+
+  /* Storm's search paging: a search stops after numMatches (100) in a file and says where
+  it stopped (nextByteOffset); this button goes on from there, in that file, and appends. */
+  function moreButton(found, needle) {
+    const button = UI.el("button", {type: "button", class: "search-more",
+                                    "data-file": found.file, "data-worker": found.workerId || "",
+                                    "data-next": String(found.nextByteOffset)},
+      `More matches in ${found.workerId ? found.workerId + " " : ""}${found.file} ` +
+      `(from byte ${found.nextByteOffset.toLocaleString()})`);
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      get(searchUrl(found, needle, found.nextByteOffset)).then((body) => {
+        const next = {...found, ...(body.files ? body.files[0] : body)};
+        const item = button.closest("li");
+        item.replaceWith(...next.matches.map((m) => matchItem(next, m)),
+                         ...(next.nextByteOffset === null ? [] : [moreItem(next, needle)]));
+        count(needle);
+      }).catch((err) => { button.disabled = false; UI.showError(err.message); });
+    });
+    return button;
+  }
+
+  function moreItem(found, needle) {
+    return UI.el("li", {class: "search-more-row"}, moreButton(found, needle));
+  }
+
+  function count(needle) {
+    const shown = $("search-results").querySelectorAll("li:not(.search-more-row)").length;
+    const more = $("search-results").querySelectorAll(".search-more").length;
+    $("search-status").textContent = `${shown.toLocaleString()} match${shown === 1 ? "" : "es"}` +
+      ` of "${needle}"` + (more ? `; more in ${more} file${more === 1 ? "" : "s"}` : "");
+    $("search-status").dataset.matches = String(shown);
+  }
+
   async function search(event) {
     event.preventDefault();
     const needle = $("search-input").value;
     const file = current();
     if (!needle || (!file && !$("search-all")?.checked)) return;
     let url;
-    if (topologyId) {
+    if (topologyId && $("search-all").checked) {
       url = `/api/v1/topology/${enc(topologyId)}/logsearch?search=${enc(needle)}`;
-      if (!$("search-all").checked) url += `&worker=${enc(file.workerId)}&file=${enc(file.file)}`;
     } else {
-      url = base(file).replace("/api/v1/daemonlog?", "/api/v1/daemonlog/search?") +
-        `&search=${enc(needle)}`;
+      url = searchUrl(file, needle, 0);
     }
     $("search-status").textContent = "searching…";
     const body = await get(url);
     const results = body.files || [{...file, ...body}];
     const items = [];
     for (const found of results) {
-      for (const m of found.matches) {
-        const link = UI.el("a", {href: "#"}, `${found.workerId || found.daemon || ""} ` +
-          `${found.file} @${m.byteOffset}`);
-        link.addEventListener("click", (e) => {
-          e.preventDefault();
-          const index = files.findIndex((f) => f.file === found.file &&
-            (f.workerId || "") === (found.workerId || "") &&
-            (f.supervisorId || "") === (found.supervisorId || f.supervisorId || ""));
-          if (index >= 0) $("file-select").value = String(index);
-          load(Math.max(0, m.byteOffset - 200)).catch((err) => UI.showError(err.message));
-        });
-        items.push(UI.el("li", {}, link, ": ", m.beforeString,
-                         UI.el("mark", {}, m.matchString), m.afterString));
+      const where = {...file, ...found};
+      items.push(...found.matches.map((m) => matchItem(where, m)));
+      if (found.nextByteOffset !== null && found.nextByteOffset !== undefined) {
+        items.push(moreItem(where, needle));
       }
     }
     $("search-results").replaceChildren(...items);
-    $("search-status").textContent = `${items.length} match${items.length === 1 ? "" : "es"}`;
+    count(needle);
   }
 
   function start(id) {

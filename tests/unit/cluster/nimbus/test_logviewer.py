@@ -101,6 +101,20 @@ def test_search_in_one_file_and_across_the_topology(nimbus: Nimbus, host: Path) 
         "worker": "w-1", "file": "worker.log", "search": "INFO", "numMatches": 10}).json()
     assert len(capped["files"][0]["matches"]) == 10
     assert capped["files"][0]["nextByteOffset"] == len(LINE.format(0)) * 10 + 20
+    # Storm's paging: the next page starts where the last stopped, the last says no more
+    after = client.get("/api/v1/topology/t-1/logsearch", headers=AUTH, params={
+        "worker": "w-1", "file": "worker.log", "search": "INFO", "numMatches": 10,
+        "startByteOffset": capped["files"][0]["nextByteOffset"]}).json()["files"][0]
+    assert [m["byteOffset"] for m in after["matches"]] == \
+        [len(LINE.format(0)) * n + 20 for n in range(10, 20)]
+    tail = client.get("/api/v1/topology/t-1/logsearch", headers=AUTH, params={
+        "worker": "w-1", "file": "worker.log", "search": "INFO", "numMatches": 10,
+        "startByteOffset": len(LINE.format(0)) * 4995}).json()["files"][0]
+    assert len(tail["matches"]) == 5 and tail["nextByteOffset"] is None
+    deep_capped = client.get("/api/v1/topology/t-1/logsearch", headers=AUTH, params={
+        "search": "INFO", "numMatches": 10}).json()
+    (worker_log,) = deep_capped["files"]  # each file's own place to go on from
+    assert worker_log["nextByteOffset"] == capped["files"][0]["nextByteOffset"]
 
 
 def test_download_of_a_whole_file(nimbus: Nimbus, host: Path) -> None:
