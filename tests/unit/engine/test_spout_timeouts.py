@@ -1,77 +1,185 @@
-"""A spout executor times out trees oldest first, stopping at the first one still in time.
+"""A spout executor's message timeouts, on a real ``SpoutExecutor`` with a shifted clock.
 
-``SpoutExecutor._expire`` reads ``pending_roots`` from its front only, so that order must
+A tree's timeout runs from the window that took it, not from its emit: a tuple a stall held
+in the spout's buffer cannot have failed downstream, and timing it out would replay it
+beside the original the next window takes (counted twice, even by checkpointed state).
+
+``SpoutExecutor._expire`` reads ``pending_roots`` from its front only, so their order must
 hold: a reset moves its tree to the end, a restored executor puts its trees oldest first.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
+
+from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.executor import collector as collector_module
+from sparkstorm.engine.executor import host as host_module
+from sparkstorm.engine.executor import spout as spout_module
 from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, RestorePoint
 from sparkstorm.engine.executor.factory import make_executor
 from sparkstorm.engine.executor.spout import SpoutExecutor
 from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.engine.wire.messages import SpoutControl
-from tests.unit.engine.helpers import pipeline
+from sparkstorm.testing.polling import wait_for
 
 TIMEOUT_SECS = 30
 
 
-def _plan() -> tuple[ExecutionPlan, int]:
-    plan = ExecutionPlan(pipeline(), {"topology.acker.executors": 1,
-                                      "topology.message.timeout.secs": TIMEOUT_SECS})
-    gid = next(e.gid for e in plan.executors if e.component == "sentences")
-    return plan, gid
+class Queued(Spout):
+    """Emits the ids put in ``todo``, one per call; records what it hears."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.todo: list[int] = []
+        self.acks: list[int] = []
+        self.fails: list[int] = []
+
+    def next_tuple(self) -> None:
+        if self.todo:
+            n = self.todo.pop(0)
+            self.emit([n], tup_id=n)
+
+    def ack(self, tup_id: Any) -> None:
+        self.acks.append(tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.fails.append(tup_id)
 
 
-def _failed_ids(host: SpoutExecutor, task: int) -> list[str]:
-    failed: list[str] = []
-    host.instances[task].fail = failed.append
-    return failed
+class Sink(Bolt):
+    outputs: list[Any] = []
 
 
-def test_a_reset_tree_outlives_the_trees_emitted_after_it() -> None:
-    plan, gid = _plan()
-    host = SpoutExecutor(plan, gid, "t")
-    try:
-        task = plan.executors[gid].tasks[0]
-        collector = host.collectors[task]
-        for msg_id in ("first", "second", "third"):
-            collector.emit(["w"], None, None, None, False, msg_id)
-        # all three emitted a timeout and more ago, in emit order
-        long_ago = time.monotonic() - TIMEOUT_SECS - 10
-        collector.pending_roots = {root: (msg_id, long_ago + i, stream) for i, (root, (
-            msg_id, _, stream)) in enumerate(collector.pending_roots.items())}
-        first = next(r for r, entry in collector.pending_roots.items() if entry[0] == "first")
-        failed = _failed_ids(host, task)
+class Numbers(Topology):
+    numbers = Queued.spec()
+    sink = Sink.spec(inputs=[numbers])
 
-        host.run_window(SpoutControl(reset=[first]))  # resets come before the expiry
-        stats = host.take_stats()
-    finally:
+
+class Clock:
+    """``time.monotonic`` of the spout executor's modules, ``ahead`` seconds in the future."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.ahead
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    shifted = Clock()
+    shim = SimpleNamespace(monotonic=shifted.monotonic, perf_counter=time.perf_counter)
+    for module in (spout_module, collector_module, host_module):
+        monkeypatch.setattr(module, "time", shim)
+    return shifted
+
+
+@pytest.fixture
+def spout(clock: Clock) -> Iterator[Any]:
+    started: list[SpoutExecutor] = []
+
+    def make(restore: RestorePoint | None = None) -> tuple[SpoutExecutor, Queued]:
+        plan = ExecutionPlan(Numbers.topology_spec, {
+            "topology.acker.executors": 1, "topology.message.timeout.secs": TIMEOUT_SECS})
+        gid = next(e.gid for e in plan.executors if e.component == "numbers")
+        host = make_executor(plan, gid, "t", restore)
+        assert isinstance(host, SpoutExecutor)
+        started.append(host)
+        (instance,) = host.instances.values()
+        with host.calls:  # active from the start: it emits as soon as it has ids
+            host.run_window(SpoutControl())
+        return host, instance
+    yield make
+    for host in started:
         host.close()
 
-    assert failed == ["second", "third"]
-    assert stats.timed_out == 2
-    assert [entry[0] for entry in collector.pending_roots.values()] == ["first"]
+
+def emit(host: SpoutExecutor, instance: Queued, ids: list[int]) -> None:
+    """Let the spout emit ``ids`` into its buffer (no window takes them yet)."""
+    with host.calls:
+        instance.todo.extend(ids)
+    wait_for(lambda: host.output.count >= len(ids) and not instance.todo, timeout=10,
+             message=f"{ids} emitted and moved into the window's buffer")
+
+
+def window(host: SpoutExecutor, control: SpoutControl | None = None) -> Any:
+    """A window: its control applied now (calls held, so not left to the producer)."""
+    with host.calls:
+        return host.run_window(control or SpoutControl())
+
+
+def roots(taken: Any) -> list[int]:
+    return list(taken.inits)
+
+
+def test_a_tuple_a_stall_held_in_the_buffer_past_the_timeout_is_not_timed_out(
+        spout: Any, clock: Clock) -> None:
+    host, instance = spout()
+    emit(host, instance, [1, 2, 3])
+    clock.advance(TIMEOUT_SECS + 50)  # no window for longer than the timeout: a stall
+    taken = window(host)  # the first window after it takes the originals ...
+    assert instance.fails == [] and host.take_stats().timed_out == 0  # ... and no replay
+    assert taken.count == 3 and len(roots(taken)) == 3
+    window(host, SpoutControl(ack=roots(taken)))  # their trees completed in that window
+    assert sorted(instance.acks) == [1, 2, 3] and instance.fails == []
+    assert host.output.count == 0, "nothing was emitted again"
+
+
+def test_a_tree_times_out_a_timeout_after_the_window_took_it(spout: Any,
+                                                             clock: Clock) -> None:
+    host, instance = spout()
+    emit(host, instance, [1])
+    clock.advance(TIMEOUT_SECS - 5)  # in the buffer most of a timeout
+    window(host)  # taken now
+    clock.advance(TIMEOUT_SECS - 5)  # emitted 50 s ago, taken 25 s ago
+    window(host)
+    assert instance.fails == []
+    clock.advance(10)  # taken 35 s ago
+    window(host)
+    assert instance.fails == [1]
+    stats = host.take_stats()
+    assert stats.timed_out == 1 and stats.fail_causes == {
+        ("timeout", "message timed out (topology.message.timeout.secs)"): 1}
+    assert instance.acks == []
+
+
+def test_a_reset_tree_outlives_the_trees_taken_with_it(spout: Any, clock: Clock) -> None:
+    host, instance = spout()
+    emit(host, instance, [1, 2, 3])
+    first = roots(window(host))[0]
+    clock.advance(TIMEOUT_SECS + 10)
+    window(host, SpoutControl(reset=[first]))  # resets come before the expiry
+    assert sorted(instance.fails) == [2, 3]
+    (collector,) = host.collectors.values()
+    assert [entry[0] for entry in collector.pending_roots.values()] == [1]
+    clock.advance(TIMEOUT_SECS - 5)  # reset 25 s ago, windows since with nothing new
+    window(host)
+    assert sorted(instance.fails) == [2, 3]
+    clock.advance(10)  # a reset tree still times out, without new emits to carry it
+    window(host)
+    assert sorted(instance.fails) == [1, 2, 3]
+    assert host.take_stats().timed_out == 3
 
 
 def test_a_restored_spout_times_out_its_oldest_trees_whatever_order_they_were_saved_in(
-        ) -> None:
-    plan, gid = _plan()
-    task = plan.executors[gid].tasks[0]
+        spout: Any) -> None:
+    plan = ExecutionPlan(Numbers.topology_spec, {
+        "topology.acker.executors": 1, "topology.message.timeout.secs": TIMEOUT_SECS})
+    (task,) = next(e for e in plan.executors if e.component == "numbers").tasks
     young, old = 11, 22
-    saved = {task: {young: ("young", 1.0, "default"),
-                    old: ("old", TIMEOUT_SECS + 5.0, "default")}}
-    host = make_executor(plan, gid, "t", RestorePoint(3, ExecutorPart({}, saved)))
-    assert isinstance(host, SpoutExecutor)
-    try:
-        failed = _failed_ids(host, task)
-        host.run_window(SpoutControl())
-        stats = host.take_stats()
-    finally:
-        host.close()
-
-    assert failed == ["old"]
-    assert stats.timed_out == 1
+    saved = {task: {young: (7, 1.0, "default"), old: (8, TIMEOUT_SECS + 5.0, "default")}}
+    host, instance = spout(RestorePoint(3, ExecutorPart({}, saved)))
+    window(host)
+    assert instance.fails == [8]
+    assert host.take_stats().timed_out == 1
     assert list(host.collectors[task].pending_roots) == [young]

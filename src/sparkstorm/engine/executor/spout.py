@@ -32,6 +32,7 @@ from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.engine.executor.checkpoint_part import RestorePoint
 from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.executor.commit_acks import AcksAtCommit
+from sparkstorm.engine.executor.hand_overs import HandOvers
 from sparkstorm.engine.executor.host import ExecutorHost
 from sparkstorm.engine.executor.log_levels import log_sampled
 from sparkstorm.engine.plan.execution import ExecutionPlan
@@ -96,6 +97,8 @@ class SpoutExecutor(ExecutorHost):
                             else None)
         """``topology.reliability: checkpoint``: a tuple's ``ack`` waits for the checkpoint
         that covers its window (see :meth:`_hand_over`)."""
+        self.hand_overs = HandOvers()
+        """Which trees windows took when: their message timeouts start there (:meth:`_expire`)."""
         super().__init__(plan, gid, topology_name, restore)
         self.max_pending = conf_optional_int(self.conf, "topology.max.spout.pending")
         self.buffer_bound = conf_int(self.conf, "topology.spout.buffer.size")
@@ -294,6 +297,8 @@ class SpoutExecutor(ExecutorHost):
 
         Untracked tuples (no ackers) are acked now, as Storm acks them at emit.
         """
+        # no emit runs meanwhile (the callers hold calls): every tree so far is in output
+        self.hand_overs.moved(time.monotonic())
         if self.staging.count or self.staging.inits or self.staging.arrow:
             self.output.absorb(self.staging.take())
         for collector in self.collectors.values():
@@ -372,6 +377,8 @@ class SpoutExecutor(ExecutorHost):
                 taken = self.output.take()
                 if self.commit_acks is not None:
                     self._hand_over(self.commit_acks, window)
+                elif self.timeouts_enabled:  # every window: a reset is handed over too
+                    self.hand_overs.taken(time.monotonic())
                 if calls:
                     self.take_checkpoint(checkpoint)
                 self.buffered = taken.count  # the buffer's fill when the window came
@@ -418,6 +425,8 @@ class SpoutExecutor(ExecutorHost):
         """
         super()._restore(point)
         if self.commit_acks is None:
+            self.hand_overs.restored([at for collector in self.collectors.values()
+                                      for _, at, _ in collector.pending_roots.values()])
             return
         for task, collector in self.collectors.items():
             restored, collector.pending_roots = collector.pending_roots, {}
@@ -556,19 +565,27 @@ class SpoutExecutor(ExecutorHost):
             collector.pending_roots[root] = (tup_id, time.monotonic(), stream)
 
     def _expire(self) -> None:
-        """Time out the trees emitted (or reset) more than the message timeout ago.
+        """Time out the trees handed to a window more than the message timeout ago.
 
-        ``pending_roots`` is in order of that time: trees are added as they are emitted, a
-        reset moves its tree to the end and a restore adds them oldest first. The timed-out
-        ones are then its first entries, and the scan stops at the first tree still in
-        time. Reading every pending tree each window cost 5 % of a saturated spout's CPU
-        (``benchmarks/history/RESULTS.md``, 2026-11-27 12:59), and grows with the pending trees.
+        A tree's timeout runs from the first hand-over after its emit (or reset), not from
+        the emit: a tuple still in the spout's buffer cannot have failed downstream, and
+        one a stall held there past the timeout, failed and replayed, would be counted
+        twice, its original taken by the next window with the replay (with checkpoints,
+        their exactly-once state would count it twice): :attr:`hand_overs` says which emit
+        times windows took a timeout ago.
+
+        ``pending_roots`` is in order of emit (or reset) time: trees are added as they are
+        emitted, a reset moves its tree to the end and a restore adds them oldest first.
+        The timed-out ones are then its first entries, and the scan stops at the first tree
+        still in time. Reading every pending tree each window cost 5 % of a saturated
+        spout's CPU (``benchmarks/history/RESULTS.md``, 2026-11-27 12:59), and grows with
+        the pending trees.
         """
-        deadline = time.monotonic() - self.timeout
+        through = self.hand_overs.timed_out_through(time.monotonic() - self.timeout)
         for collector in self.collectors.values():
             expired = []
             for root, (_, emitted_at, _) in collector.pending_roots.items():
-                if emitted_at >= deadline:
+                if emitted_at > through:
                     break
                 expired.append(root)
             self.timed_out += len(expired)
