@@ -347,7 +347,7 @@ def test_untracked_spout_tuple_when_acking_is_off() -> None:
     cluster = Cluster(pipeline(), ackers=0)
     collector = cluster.collector("sentences")
     collector.emit(["a"], None, None, None, False, "m1")
-    assert collector.immediate_acks == [("m1", "default")]
+    assert collector.immediate_acks == [("m1", "default", 1)]
     assert collector.pending_roots == {}
     cluster.window()
     assert cluster.last_metas == []

@@ -294,6 +294,25 @@ def test_without_ackers_a_batch_is_acked_once_emitted(spouts: Any) -> None:
     host, spout, _ = spouts(ToBatchBolt, **{"topology.acker.executors": 0})
     out = emit_window(host, spout, [({"n": [1, 2], "word": ["a", "b"]}, "b1")], 2)
     assert spout.acks == ["b1"] and out.inits == {} and roots_by_id(host) == {}
+    assert host.take_stats().acked == {"default": 2}  # rows, as with ackers
+
+
+def test_in_checkpoint_reliability_a_batch_counts_its_rows_and_is_acked_at_commit(
+        spouts: Any) -> None:
+    # the benchmark's batch word count in checkpoint mode waited forever for its acked
+    # sentences: each batch counted one
+    host, spout, _ = spouts(ToBatchBolt, **{"topology.reliability": "checkpoint"})
+    with host.lock:
+        spout.todo.append(({"n": [1, 2, 3], "word": ["a", "b", "c"]}, "b1"))
+    host.run_window(SpoutControl(), None, 0)  # activates
+    wait_for(lambda: host.output.count + host.staging.count >= 3 and not spout.todo,
+             timeout=10, message="the batch emitted")
+    host.run_window(SpoutControl(), 1, 1)  # checkpoint window 1 takes it
+    assert spout.acks == []
+    host.commit_state(1)
+    assert spout.acks == ["b1"]
+    stats = host.take_stats()
+    assert stats.acked == {"default": 3} and stats.complete_count == 1  # one sample a batch
 
 
 def test_rows_without_a_batch_id_are_unreliable(spouts: Any) -> None:

@@ -281,7 +281,7 @@ def test_spout_emit_tracks_like_the_general_emit(tracking: bool) -> None:
     for collector in (fast, general):
         assert sorted(m for m, _, _ in collector.pending_roots.values()) == (
             list(range(5)) if tracking else [])
-        assert [m for m, _ in collector.immediate_acks] == ([] if tracking else list(range(5)))
+        assert [m for m, _, _ in collector.immediate_acks] == ([] if tracking else list(range(5)))
     fast_out, general_out = fast.output.take(), general.output.take()
     assert fast_out.count == general_out.count == 6
     assert set(fast_out.inits.values()) == set(general_out.inits.values())

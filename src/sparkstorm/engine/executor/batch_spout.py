@@ -90,7 +90,7 @@ class SpoutBatchEmitter:
         if root is not None:
             self._register(root, batch_id, name, anchoring, rows)
         elif batch_id is not None:  # no ackers: acked once emitted, as Storm does
-            collector.immediate_acks.append((batch_id, name))
+            collector.immediate_acks.append((batch_id, name, rows))
         return rows
 
     def _register(self, root: int, batch_id: Any, stream: str, anchoring: Any,

@@ -164,8 +164,9 @@ class TaskCollector:
         self.current: Tuple | None = None
         self.pending_roots: dict[int, tuple[Any, float, str]] = {}
         """A spout task's tuple trees in flight: root id -> (message id, emit time, stream)."""
-        self.immediate_acks: list[tuple[Any, str]] = []
-        """Untracked spout tuples (no ackers): (message id, stream), acked after emit."""
+        self.immediate_acks: list[tuple[Any, str, int]] = []
+        """Untracked spout tuples (no ackers): (message id, stream, rows), acked after emit
+        (rows: 1 for a tuple, the batch's rows for a batch spout's batch)."""
         self._columns: dict[tuple[int, str], list[Any]] = {}
         self._generation = -1
         self.error_sink: Any = None  # set by the executor: (task, text) -> None
@@ -449,7 +450,7 @@ class TaskCollector:
                 columns[VALUES].append(values)
                 columns[ROOTS].append(None)
                 columns[EDGES].append(None)
-            self.immediate_acks.append((tup_id, stream))
+            self.immediate_acks.append((tup_id, stream, 1))
             return
         root, xor = new_id(64), 0
         if out.generation != self._generation:

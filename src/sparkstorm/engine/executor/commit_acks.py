@@ -7,10 +7,12 @@ after that window commits, ``fail`` when a rollback discards the window.
 
 Example:
     >>> book = AcksAtCommit()
-    >>> book.buffered(7, [("a", "default"), ("b", "default")], moved_at=1.0)
-    >>> [(stream, round(ms)) for stream, ms in book.hand_over(3, now=1.25)]
-    [('default', 250), ('default', 250)]
-    >>> book.buffered(7, [("c", "default")], moved_at=2.0); _ = book.hand_over(4, now=2.0)
+    >>> book.buffered(7, [("a", "default", 1), ("b", "default", 1)], moved_at=1.0)
+    >>> [(stream, round(ms), rows) for stream, ms, rows in book.hand_over(3, now=1.25)]
+    [('default', 250, 1), ('default', 250, 1)]
+    >>> book.buffered(7, [("c", "default", 500)], moved_at=2.0)  # a batch of 500 rows
+    >>> book.hand_over(4, now=2.0)
+    [('default', 0.0, 500)]
     >>> book.committed(3)
     [(7, 'a'), (7, 'b')]
     >>> book.discarded(3)
@@ -29,21 +31,24 @@ class AcksAtCommit:
     """Which window took each message id, until a commit acks it or a rollback fails it."""
 
     def __init__(self) -> None:
-        self.unhanded: list[tuple[int, Any, str, float]] = []
-        """(task, message id, stream, when moved) of the tuples in the buffer."""
+        self.unhanded: list[tuple[int, Any, str, int, float]] = []
+        """(task, message id, stream, rows, when moved) of the tuples in the buffer (rows: 1,
+        or a batch spout's batch's)."""
         self.handed: dict[int, list[tuple[int, Any, str]]] = {}
         """Window -> (task, message id, stream) of the tuples it took."""
 
-    def buffered(self, task: int, acks: list[tuple[Any, str]], moved_at: float) -> None:
-        """``task``'s emitted (message id, stream) pairs went into the buffer."""
-        self.unhanded.extend((task, tup_id, stream, moved_at) for tup_id, stream in acks)
+    def buffered(self, task: int, acks: list[tuple[Any, str, int]], moved_at: float) -> None:
+        """``task``'s emitted (message id, stream, rows) went into the buffer."""
+        self.unhanded.extend((task, tup_id, stream, rows, moved_at)
+                             for tup_id, stream, rows in acks)
 
-    def hand_over(self, window: int, now: float) -> list[tuple[str, float]]:
-        """The buffer went to ``window``; (stream, ms waited in the buffer) of each tuple."""
-        waits = [(stream, (now - moved_at) * 1000.0) for _, _, stream, moved_at in self.unhanded]
+    def hand_over(self, window: int, now: float) -> list[tuple[str, float, int]]:
+        """The buffer went to ``window``; (stream, ms waited in the buffer, rows) of each."""
+        waits = [(stream, (now - moved_at) * 1000.0, rows)
+                 for _, _, stream, rows, moved_at in self.unhanded]
         if self.unhanded:
             self.handed.setdefault(window, []).extend(
-                (task, tup_id, stream) for task, tup_id, stream, _ in self.unhanded)
+                (task, tup_id, stream) for task, tup_id, stream, _, _ in self.unhanded)
             self.unhanded = []
         return waits
 
@@ -64,7 +69,7 @@ class AcksAtCommit:
         """
         lost = [(task, tup_id) for w in sorted(self.handed) if target is None or w > target
                 for task, tup_id, _ in self.handed[w]]
-        lost += [(task, tup_id) for task, tup_id, _, _ in self.unhanded]
+        lost += [(task, tup_id) for task, tup_id, _, _, _ in self.unhanded]
         self.handed, self.unhanded = {}, []
         return lost
 

@@ -312,9 +312,9 @@ class SpoutExecutor(ExecutorHost):
                 if self.commit_acks is not None:
                     self.commit_acks.buffered(task, acks, time.monotonic())
                     continue
-                for tup_id, stream in acks:
+                for tup_id, stream, rows in acks:
                     self._call(task, self.instances[task].ack, tup_id)
-                    self.acked[stream] = self.acked.get(stream, 0) + 1
+                    self.acked[stream] = self.acked.get(stream, 0) + rows
 
     def _apply_deferred(self) -> None:
         """Apply the verdicts that came during a call (under both locks)."""
@@ -399,15 +399,17 @@ class SpoutExecutor(ExecutorHost):
         Their trees end with the window (no edges, no acker): the spout counts them acked
         now with the time they waited for it, and the driver adds the window's own time to
         those latencies once the window ends (``ComponentCounters.end_trees_after``).
-        ``ack`` itself comes with the commit (:meth:`commit_state`). Under both locks.
+        ``ack`` itself comes with the commit (:meth:`commit_state`). A batch spout's batch
+        counts its rows, with one latency sample (its rows completed at once, as with
+        acking). Under both locks.
         """
         waits = book.hand_over(book.next_window() if window is None else window,
                                time.monotonic())
         acked, complete_ms, add_latency = self.acked, self.complete_ms, self.latency.add
-        for stream, waited_ms in waits:
+        for stream, waited_ms, rows in waits:
             add_latency(waited_ms)
-            acked[stream] = acked.get(stream, 0) + 1
-            complete_ms[stream] = complete_ms.get(stream, 0.0) + waited_ms
+            acked[stream] = acked.get(stream, 0) + rows
+            complete_ms[stream] = complete_ms.get(stream, 0.0) + waited_ms * rows
 
     def pending_for_checkpoint(self, now: float) -> dict[int, dict[int, tuple[Any, float, str]]]:
         """In checkpoint mode, the tuples handed to windows not yet committed.
