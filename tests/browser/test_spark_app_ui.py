@@ -2,7 +2,8 @@
 
 The chaos topology runs with the real ``spark-submit`` on ``local[4]`` and no cluster: its
 driver serves the REST API and the pages (:mod:`sparkstorm.spark_app.control`). The pages
-list it, show the REST figures, and its Deactivate button works with the token.
+list it, show the REST figures, its Deactivate button works with the token, and its log page
+says where the executors hosted by Spark write their logs.
 """
 
 from __future__ import annotations
@@ -87,4 +88,8 @@ def test_the_drivers_pages_list_the_topology_and_deactivate_it(app_ui: AppUi,
     page.wait_for_selector('#topology-summary td[data-field=status]:text("INACTIVE")')
     acked = app_ui.rest(f"/api/v1/topology/{topology_id}")["spouts"][0]["acked"]
     assert acked > 0
+    # no supervisor serves the Spark-hosted executors' logs: the log page says where they are
+    page.goto(f"{app_ui.ui_url}/topology/{topology_id}/logs")
+    note = page.inner_text("#spark-executor-logs")
+    assert "executor-<id>.log" in note and "Executors tab" in note, note
 

@@ -37,6 +37,7 @@ class FakeNimbus:
         self.calls: list[tuple[str, str, str | None]] = []
         self.bodies: list[bytes] = []
         self.visualization = False
+        self.application: dict[str, Any] | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         auth = request.headers.get("authorization")
@@ -55,7 +56,7 @@ class FakeNimbus:
     def _get(self, path: str, query: str, authorized: bool) -> httpx.Response:
         topology = f"/api/v1/topology/{TOPOLOGY}"
         open_reads: dict[str, Any] = {
-            topology: {"id": TOPOLOGY, "name": "exclamation"},
+            topology: {"id": TOPOLOGY, "name": "exclamation", "application": self.application},
             f"{topology}/component/count": {"id": "count", "name": "exclamation",
                                             "componentType": "bolt"},
             "/api/v1/cluster/summary": {"supervisors": 1, "window": query},
@@ -307,6 +308,22 @@ def test_logs_are_read_with_the_session_token_and_have_a_page(nimbus: FakeNimbus
     read = client.get(path, params={"worker": "w-1", "source": "executor-2"})
     assert read.json() == {"query": "worker=w-1&source=executor-2"}
     assert nimbus.calls[-1] == ("GET", path, f"Bearer {TOKEN}")
+
+
+def test_a_spark_submitted_topologys_log_page_says_where_its_executors_logs_are(
+        nimbus: FakeNimbus, tmp_path: Path) -> None:
+    client = _client(nimbus, tmp_path)
+    supervised = client.get(f"/topology/{TOPOLOGY}/logs", params={"worker": "w-1"}).text
+    assert 'id="spark-executor-logs"' not in supervised
+    nimbus.application = {"sparkUiUrl": "http://10.0.0.5:4040",
+                          "executorLogs": "theirs are in <b>sparkstorm-logs/</b>"}
+    page = client.get(f"/topology/{TOPOLOGY}/logs", params={"worker": "w-1"}).text
+    note = page.split('id="spark-executor-logs"')[1].split("</p>")[0]
+    assert "theirs are in &lt;b&gt;sparkstorm-logs/&lt;/b&gt;." in note
+    assert 'href="http://10.0.0.5:4040/executors/"' in note
+    nimbus.application = {"sparkUiUrl": "javascript:alert(1)", "executorLogs": "x"}
+    page = client.get(f"/topology/{TOPOLOGY}/logs", params={"worker": "w-1"}).text
+    assert 'id="spark-executors-link"' not in page  # only http(s) links
 
 
 def _csrf_of(page: str) -> str:

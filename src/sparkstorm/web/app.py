@@ -275,9 +275,12 @@ def _page_routes(app: FastAPI, ui: UiServer) -> None:
         response = await ui.nimbus_get(f"/api/v1/topology/{quote(topology_id, safe='')}")
         if response.status_code != HTTPStatus.NOT_FOUND:  # gone: its kept logs are listed
             response.raise_for_status()
-        name = str(response.json().get("name", topology_id))
-        return ui.page(request, lambda s: pages.logs_page(s, topology_id, name, worker,
-                                                          source))
+        body = response.json()
+        name = str(body.get("name", topology_id))
+        application = body.get("application")  # a spark-submitted topology: logs elsewhere
+        return ui.page(request, lambda s: pages.logs_page(
+            s, topology_id, name, worker, source,
+            application if isinstance(application, dict) else None))
 
     @app.get("/logs", response_class=HTMLResponse)
     async def daemon_logs_page(request: Request) -> HTMLResponse:

@@ -7,6 +7,7 @@ script or style, so the Content-Security-Policy can forbid both.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from sparkstorm.web.sessions import Session
@@ -344,13 +345,15 @@ def component_page(session: Session, topology_id: str, name: str, component: str
 
 
 def logs_page(session: Session, topology_id: str, name: str, worker: str,
-              source: str) -> str:
+              source: str, application: dict[str, Any] | None = None) -> str:
     """``/topology/{id}/logs?worker=...&source=...``: a topology's logs; ``/logs``: the daemons'.
 
     A worker's or executor's log tailed live (the worker sends its tail while the page reads
     it), and any log file of the topology (live or kept after a kill) or of Nimbus and the
     supervisors read page by page (byte offsets, the file's size shown), searched (one file
-    or all of them) and downloaded, through the supervisors' logviewers.
+    or all of them) and downloaded, through the supervisors' logviewers. A spark-submitted
+    topology (``application``, from its REST page) has no supervisor: the page says where
+    its executors' logs are, with a link to the Spark UI's Executors tab.
     """
     tid = escape(topology_id)
     if topology_id:
@@ -372,7 +375,7 @@ def logs_page(session: Session, topology_id: str, name: str, worker: str,
     body = f"""
 <p class="crumbs"><a href="/">Cluster</a> / {crumbs}</p>
 <h1>{title}</h1>
-<p id="error" class="error" hidden></p>
+<p id="error" class="error" hidden></p>{_spark_executor_logs(application)}
 <section id="file-box"><h2>Log files</h2>
 <p class="log-bar"><label>File <select id="file-select"></select></label>
 <button type="button" id="page-first">First</button>
@@ -393,6 +396,18 @@ maxlength="1000"></label> {search_all} <button type="submit" id="search-go">Sear
              f'data-source="{escape(source)}"')
     return _layout(f"Logs of {name}" if topology_id else "Daemon logs", session, body,
                    script="actions.js logs.js", page_attrs=attrs)
+
+
+def _spark_executor_logs(application: dict[str, Any] | None) -> str:
+    """Where a spark-submitted topology's executors write their logs ("" for the others)."""
+    if not application or not application.get("executorLogs"):
+        return ""
+    spark = str(application.get("sparkUiUrl") or "")
+    link = (f' <a id="spark-executors-link" href="{escape(spark.rstrip("/"))}/executors/" '
+            'rel="noreferrer">Spark UI: Executors</a>'
+            if spark.startswith(("http://", "https://")) else "")
+    return (f'<p id="spark-executor-logs" class="muted">Executors hosted by Spark: '
+            f'{escape(str(application["executorLogs"]))}.{link}</p>')
 
 
 def error_page(session: Session | None, status: int, title: str, message: str,

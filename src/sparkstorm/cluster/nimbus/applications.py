@@ -101,4 +101,38 @@ def is_application(base: StormBase | None) -> bool:
     return base is not None and base.application is not None
 
 
-__all__ = ["is_application", "reassign_in_place", "register_application"]
+def application_view(base: StormBase, conf: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The topology page's ``application``: where an application runs, None for the others.
+
+    Its addresses, and where its executors' logs are: executors hosted by Spark tasks write
+    them on the Spark executor's host, which no logviewer serves (there is no supervisor),
+    so the page says where instead (``spark_app.share.share_conf`` puts them there).
+
+    Example:
+        >>> from sparkstorm.cluster.store.records import TopologyStatus
+        >>> base = StormBase("app", TopologyStatus.ACTIVE, 0, 1,
+        ...                  application={"host": "h", "spark_ui_url": "http://h:4040"})
+        >>> view = application_view(base, {"topology.executor.log.dir": "/var/log/app"})
+        >>> view["sparkUiUrl"], view["executorLogDir"]
+        ('http://h:4040', '/var/log/app')
+    """
+    if base.application is None:
+        return None
+    where = base.application
+    log_dir = conf.get("topology.executor.log.dir")
+    folder = (f"{log_dir}/executor-<id>.log on the host of the Spark executor that hosts them"
+              if log_dir else "executor-<id>.log in sparkstorm-logs/ of their Spark executor's "
+              "working folder, beside its stdout and stderr (with a local master: a temporary "
+              "folder removed when they stop; set topology.executor.log.dir to keep them)")
+    return {"host": where.get("host"), "restUrl": where.get("rest_url"),
+            "uiUrl": where.get("ui_url") or None,
+            "sparkUiUrl": where.get("spark_ui_url") or None,
+            "sparkAppId": where.get("spark_app_id") or None,
+            "executorLogDir": log_dir or None,
+            "executorLogs": "the log viewer serves the driver's log; executors hosted by "
+                            f"Spark write theirs as {folder}; the Spark UI's Executors tab "
+                            "lists each Spark executor with links to its stdout and stderr"}
+
+
+__all__ = ["application_view", "is_application", "reassign_in_place",
+           "register_application"]

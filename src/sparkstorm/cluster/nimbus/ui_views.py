@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 import sparkstorm
+from sparkstorm.cluster.nimbus.applications import application_view
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.nimbus.secrets_mask import mask_secrets, secret_matcher
 from sparkstorm.cluster.nimbus.ui_health import HEALTH_WINDOW, health, owner_summaries
@@ -369,6 +370,7 @@ class UiViews:
                 # Apex's committed window: the newest checkpoint the topology rolls back to
                 "checkpointWindows": checkpoint_every(conf),
                 "reliability": reliability_mode(conf),
+                "application": application_view(base, conf),
                 "committedWindow": self.state.committed_window(topology_id),
                 **debug_fields(self.sources.sampling(topology_id, None)),
                 "configuration": mask_secrets(conf, self.secrets),

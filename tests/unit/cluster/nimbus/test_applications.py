@@ -14,7 +14,7 @@ from sparkstorm.cluster.nimbus.service import Nimbus
 from sparkstorm.cluster.store.records import TopologyStatus
 from sparkstorm.errors import SparkstormError
 from tests.fakes import FakeClock
-from tests.unit.cluster.nimbus.helpers import SPEC, register
+from tests.unit.cluster.nimbus.helpers import SPEC, api_client, register, submit
 
 WHERE = {"host": "10.0.0.5", "rest_url": "http://10.0.0.5:4100", "ui_url": "",
          "ignored": "x"}
@@ -107,3 +107,18 @@ def test_an_applications_worker_count_cannot_be_rebalanced(nimbus: Nimbus) -> No
         nimbus.rebalance(ids["topology_id"], 0, num_workers=3)
     assert caught.value.code == "REBALANCE_INVALID" and "-e" in str(caught.value)
     assert nimbus.storm(ids["topology_id"]).status == TopologyStatus.ACTIVE
+
+
+def test_the_topology_page_says_where_an_applications_executor_logs_are(
+        nimbus: Nimbus) -> None:
+    ids = nimbus.register_application("app", SPEC, {"topology.executor.log.dir": "/var/log/a"},
+                                      {**WHERE, "spark_ui_url": "http://10.0.0.5:4040"})
+    client = api_client(nimbus)
+    page = client.get(f"/api/v1/topology/{ids['topology_id']}").json()
+    where = page["application"]
+    assert (where["host"], where["restUrl"], where["sparkUiUrl"]) == \
+        ("10.0.0.5", "http://10.0.0.5:4100", "http://10.0.0.5:4040")
+    assert where["executorLogDir"] == "/var/log/a"
+    assert "/var/log/a/executor-<id>.log" in where["executorLogs"]
+    supervised = submit(nimbus, "plain")
+    assert client.get(f"/api/v1/topology/{supervised}").json()["application"] is None
