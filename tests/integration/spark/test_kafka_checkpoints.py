@@ -3,7 +3,9 @@
 The spout's offsets are part of its checkpoint and go to Kafka only when that checkpoint
 commits: after kill -9 of the spout's executor and of a stateful bolt's, the bolt's counts in
 the newest committed checkpoint hold every record exactly once, and the offsets committed in
-Kafka are never ahead of what that checkpoint's spout snapshot would read next.
+Kafka are never ahead of what that checkpoint's spout snapshot would read next. Both tests
+are slow: the end-to-end example's test does the same in make test
+(tests/integration/examples/test_kafka_sales_pipeline.py).
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ def _exactly_once(watch: _Watch, values: set[str], per_partition: int) -> None:
              == [per_partition] * PARTITIONS, 30, message="every offset committed in Kafka")
 
 
+# slow (about 22 s): tests/integration/examples/test_kafka_sales_pipeline.py kills the spout's
+# executor (then a bolt's) under the same checks, Kafka's offsets never ahead included
+@pytest.mark.slow
 def test_kill_9_of_the_spout_executor_counts_every_record_once(
         cluster: LocalCluster, kafka: str, tmp_path: Path) -> None:
     runner, watch, values = _run(cluster, kafka, tmp_path, "ckpt-spout", 400)
@@ -143,7 +148,7 @@ def test_kill_9_of_the_spout_executor_counts_every_record_once(
     cluster.kill_topology("ckpt-spout")
 
 
-@pytest.mark.slow  # test_kill_9_of_the_spout_executor_counts_every_record_once covers the spout
+@pytest.mark.slow  # test_kafka_sales_pipeline.py covers both kills in make test
 def test_kill_9_of_the_spout_then_of_a_bolt_counts_every_record_once(
         cluster: LocalCluster, kafka: str, tmp_path: Path) -> None:
     runner, watch, values = _run(cluster, kafka, tmp_path, "ckpt-both", 1000)

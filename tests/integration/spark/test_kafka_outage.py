@@ -57,8 +57,9 @@ def _complete(runner: TopologyDriver, count: int) -> _Cut | None:
     return cut if len(cut.counts) == count else None
 
 
-# slow (about 35 s): test_kafka_checkpoints.py's non-slow test covers the spout's recovery,
-# test_kafka_bolt.py's test without a broker the reporting of an unreachable one
+# slow (about 35 s): tests/integration/examples/test_kafka_sales_pipeline.py covers the
+# spout's recovery, test_kafka_bolt.py's test without a broker the reporting of an
+# unreachable one
 @pytest.mark.slow
 def test_the_topology_rides_out_a_broker_outage_and_loses_nothing(
         cluster: LocalCluster, relayed: tuple[str, TcpRelay], tmp_path: Path) -> None:
