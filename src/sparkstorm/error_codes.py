@@ -420,6 +420,10 @@ ERROR_CODES: dict[str, str] = {
         "nimbus.upload.max.bytes), or its Content-Length is not a number"),
     "RESERVED_COMPONENT_ID": (
         "a component id starts with '__', reserved for system components (__acker, __system)"),
+    "SPARK_SECRET_MISSING": (
+        "spark.authenticate is on for a standalone Spark master but the shared secret file "
+        "is missing or empty; run sparkstorm tls init (or tls spark-secret), give the master "
+        "the same secret, or set spark.authenticate: false"),
     "SPARK_SUBMIT_NOT_FOUND": (
         "sparkstorm spark-submit found no spark-submit; install Spark or PySpark, set "
         "SPARK_HOME, or pass --spark-submit PATH"),

@@ -14,7 +14,13 @@ Spark's own options, the way Spark documents it for PySpark:
   this Python (``spark.pyspark.driver.python``). ``--pack-env`` builds one first;
 - ``-c spark.KEY=VALUE`` as ``--conf spark.KEY=VALUE``; every other ``-c`` goes to the
   topology. Arguments after ``--`` go to ``spark-submit`` as they are (``--queue``,
-  ``--num-executors``, ``--conf spark.kubernetes...``).
+  ``--num-executors``, ``--conf spark.kubernetes...``);
+- Spark's own network authenticated and encrypted on any ``--master`` but a local one
+  (``spark.authenticate``, ``spark.network.crypto.enabled``; with ``storm.tls.enabled``,
+  unless ``-c spark.authenticate=...`` says otherwise): YARN and Kubernetes make the
+  secret; a standalone master's shared secret is read by the driver from
+  ``storm.spark.secret.file`` (passed to it as a path, never on the command line), or
+  taken from spark-submit's own ``spark-defaults.conf`` (:mod:`sparkstorm.tls.spark_rpc`).
 
 Stopping it (Ctrl-C, SIGTERM to this command or to ``spark-submit``) drains the topology.
 """
@@ -37,6 +43,16 @@ from typing import Any
 from sparkstorm.cli.target import Target, add_target_arguments, resolve_target
 from sparkstorm.config import load_config, parse_cli_overrides, validate_conf
 from sparkstorm.spark_app.errors import SparkAppError
+from sparkstorm.tls.material import tls_enabled
+from sparkstorm.tls.spark_rpc import (
+    AUTHENTICATE,
+    SECRET,
+    SECRET_FILE_KEY,
+    is_local_master,
+    needs_shared_secret,
+    rpc_security_defaults,
+    spark_secret_file,
+)
 from sparkstorm.topology.validate import validate_topology, validate_topology_name
 
 ENV_NAME = "sparkstorm-env"
@@ -204,7 +220,9 @@ def build_submission(args: argparse.Namespace, target: Target, staging: Path,
     command += ["--deploy-mode", args.deploy_mode, "--name", f"sparkstorm-{target.name}",
                 "--py-files", str(code)]
     command += python_confs(spark_conf, archive, cluster, args.master)
-    notes = []
+    security, secret_file, notes = spark_security(spark_conf, args.master,
+                                                  load_config(cli=overrides))
+    command += security
     if archive is None and not str(args.master or "").startswith("local"):
         notes.append("no --archive: the Spark executors' Python must have sparkstorm and the "
                      "topology's dependencies installed (or pass --archive / --pack-env)")
@@ -220,7 +238,7 @@ def build_submission(args: argparse.Namespace, target: Target, staging: Path,
             command += [option, value]
     if args.env_filter:
         command.append("--env-filter")
-    for item in topology_conf:
+    for item in [*topology_conf, *secret_file]:
         command += ["-c", item]
     return Submission(command, environment, staging, code, archive, notes)
 
@@ -241,6 +259,38 @@ def python_confs(spark_conf: dict[str, Any], archive: str | None, cluster: bool,
     if not cluster and "spark.pyspark.driver.python" not in spark_conf:
         confs += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]
     return confs
+
+
+def spark_security(spark_conf: dict[str, Any], master: str | None, conf: dict[str, Any]
+                   ) -> tuple[list[str], list[str], list[str]]:
+    """Spark's network authenticated and encrypted: spark-submit's confs, the topology's, notes.
+
+    Nothing for a local master (no network), without ``--master`` (spark-submit's own
+    defaults decide), with ``storm.tls.enabled`` off, or when ``-c spark.authenticate`` is
+    given. A standalone master's secret file is passed (as ``storm.spark.secret.file``)
+    when it exists here; else the driver takes the secret from spark-submit's
+    ``spark-defaults.conf``, or stops with ``SPARK_SECRET_MISSING``.
+
+    Example:
+        >>> spark_security({}, "yarn", {"storm.tls.enabled": True})[0]
+        ['--conf', 'spark.authenticate=true', '--conf', 'spark.network.crypto.enabled=true']
+        >>> spark_security({}, "local[2]", {"storm.tls.enabled": True})
+        ([], [], [])
+    """
+    if (master is None or is_local_master(master) or not tls_enabled(conf)
+            or AUTHENTICATE in spark_conf):
+        return [], [], []
+    confs = [arg for key, value in rpc_security_defaults(master).items()
+             if key not in spark_conf for arg in ("--conf", f"{key}={_conf_text(value)}")]
+    if not needs_shared_secret(master) or SECRET in spark_conf:
+        return confs, [], []
+    path = spark_secret_file(conf)
+    if path.is_file():
+        return confs, [f"{SECRET_FILE_KEY}={path}"], []
+    return confs, [], [f"no standalone Spark secret at {path}: the driver takes "
+                       "spark.authenticate.secret from spark-submit's spark-defaults.conf; "
+                       f"else pass -c {SECRET_FILE_KEY}=FILE (the master's secret), or "
+                       "-c spark.authenticate=false on a trusted network"]
 
 
 def _conf_text(value: object) -> str:

@@ -1005,6 +1005,10 @@ KEYS: dict[str, ConfigKey] = _declare(
     _K("storm.tls.key.file", str, None,
        "sparkstorm: the private key of storm.tls.cert.file, mode 0600 "
        "(unset: <storm.tls.dir>/node-key.pem)"),
+    _K("storm.spark.secret.file", str, None,
+       "sparkstorm: file (mode 0600) of the secret a standalone Spark master and its "
+       "workers share (spark.authenticate.secret); a cluster's workers authenticate and "
+       "encrypt Spark's network with it (unset: <storm.tls.dir>/spark-secret)"),
     _K(
         "nimbus.tls.client.auth",
         str,

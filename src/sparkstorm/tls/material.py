@@ -7,6 +7,8 @@
   hosts once every certificate is made;
 - ``node.pem`` / ``node-key.pem`` (0600): the certificate every daemon of the cluster serves
   and presents as client certificate, for the given hosts plus ``localhost``/``127.0.0.1``.
+- ``spark-secret`` (0600): the shared secret of Spark's own network on a standalone Spark
+  master (:mod:`sparkstorm.tls.spark_rpc`).
 
 Every host of a cluster points ``storm.tls.dir`` at a copy of that folder (or gives
 ``storm.tls.ca.file``/``storm.tls.cert.file``/``storm.tls.key.file`` of its own, signed by
@@ -223,6 +225,9 @@ def _write_material(folder: Path, hosts: list[str]) -> None:
     _write(folder / CA_KEY_FILE, key_pem(ca_key), 0o600)
     _write(folder / CERT_FILE, node_cert.public_bytes(serialization.Encoding.PEM), 0o644)
     _write(folder / KEY_FILE, key_pem(node_key), 0o600)
+    from sparkstorm.tls.spark_rpc import SPARK_SECRET_FILE, write_spark_secret
+
+    write_spark_secret(folder / SPARK_SECRET_FILE)  # for a standalone Spark master: 0600
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

@@ -64,7 +64,8 @@ def test_client_mode_ships_code_and_environment_and_keeps_the_driver_s_python(
     assert code.parent == staging and zipfile.ZipFile(code).namelist() == ["chaos.py"]
     assert ours[0] == str(TOPOLOGY)
     assert ours[ours.index("--code") + 1] == code.name
-    topology_conf = [ours[i + 1] for i, c in enumerate(ours) if c == "-c"]
+    topology_conf = [ours[i + 1] for i, c in enumerate(ours) if c == "-c"
+                     and not ours[i + 1].startswith("storm.spark.secret.file=")]  # this host's
     assert topology_conf == ["chaos.count=10", "topology.workers=2"], "spark.* went to --conf"
     assert app_file().name == "__main__.py" and app_file().is_file()
 

@@ -17,6 +17,7 @@ from sparkstorm.cluster.store.cluster_state import ClusterState
 from sparkstorm.config import conf_int, conf_str
 from sparkstorm.tls.contexts import http_scheme, uvicorn_ssl
 from sparkstorm.tls.material import load_or_create_material, tls_enabled
+from sparkstorm.tls.spark_rpc import load_or_create_spark_secret
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbu
     """
     if tls_enabled(conf):
         load_or_create_material(conf)  # first start on one machine: made, like the token
+        _spark_secret(conf)
     nimbus = Nimbus(conf, state)
     app = create_app(nimbus, load_or_create_token(conf))
     host, port = conf_str(conf, "nimbus.host"), conf_int(conf, "nimbus.port")
@@ -40,3 +42,15 @@ def build_server(conf: Mapping[str, object], state: ClusterState) -> tuple[Nimbu
     nimbus.assigner.start()
     logger.info("nimbus listening on %s://%s:%s", http_scheme(conf), host, port)
     return nimbus, uvicorn.Server(config)
+
+
+def _spark_secret(conf: Mapping[str, object]) -> None:
+    """The standalone Spark secret beside material made before it existed (best effort).
+
+    A TLS folder Nimbus cannot write (a read-only copy) is the operator's: its workers say
+    ``SPARK_SECRET_MISSING`` if a standalone master needs the secret.
+    """
+    try:
+        load_or_create_spark_secret(conf)
+    except OSError as exc:
+        logger.warning("cannot make the standalone Spark secret: %s", exc)

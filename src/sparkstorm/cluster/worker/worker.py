@@ -38,6 +38,7 @@ from sparkstorm.multilang.shell import with_code_resources
 from sparkstorm.periodic import PeriodicThread
 from sparkstorm.tls.contexts import client_context
 from sparkstorm.tls.material import files_from_env
+from sparkstorm.tls.spark_rpc import cluster_worker_settings
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,10 @@ class ClusterWorker:
         # Spark's UI listens on every interface without authentication, and has kill links:
         # off in workers unless the topology or the cluster's conf turns it on
         conf.setdefault("spark.ui.enabled", False)
+        if files_from_env(os.environ) is not None:  # a TLS cluster: Spark's network too
+            from sparkstorm.config import load_config
+
+            conf.update(cluster_worker_settings(conf, load_config()))  # this host's secret
         hosted = _hosted_gids(spec, conf, context.get("executors"))
         token = context.get("token") or None
         runner: Any

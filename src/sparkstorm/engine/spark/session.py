@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from sparkstorm.config import conf_bool, spark_settings
 from sparkstorm.engine.executor.process_memory import lean_malloc_environment
+from sparkstorm.tls.spark_rpc import AUTHENTICATE, SECRET, needs_shared_secret, read_spark_secret
 
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(,\d+)?\])?")
 
@@ -66,9 +67,32 @@ def get_spark(conf: dict[str, Any], app_name: str) -> tuple[SparkSession, bool]:
         os.makedirs(scratch, exist_ok=True)
     for key, value in settings.items():
         spark_conf.set(key, value)
+    secret = shared_secret(conf, settings)
+    if secret is not None:
+        # PySpark launches the JVM with every setting on its command line, which any user
+        # of the host can read (ps): launch it first, then give the secret to the
+        # SparkContext over the gateway
+        SparkContext._ensure_initialized(conf=spark_conf)
+        spark_conf.set(SECRET, secret)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def shared_secret(conf: dict[str, Any], settings: dict[str, str]) -> str | None:
+    """The standalone master's shared secret a session of ``settings`` must be given.
+
+    Only when ``spark.authenticate`` is on, the master is standalone (or local-cluster) and
+    no ``spark.authenticate.secret`` is set: then it is read from the file
+    ``storm.spark.secret.file`` names (:mod:`sparkstorm.tls.spark_rpc`).
+
+    Raises:
+        ConfigError: ``SPARK_SECRET_MISSING`` when that file is missing or empty.
+    """
+    if (settings.get(AUTHENTICATE, "false").lower() != "true" or SECRET in settings
+            or not needs_shared_secret(settings.get("spark.master", ""))):
+        return None
+    return read_spark_secret(conf)
 
 
 def submitted_spark(conf: dict[str, Any], app_name: str) -> SparkSession:
@@ -92,6 +116,10 @@ def submitted_spark(conf: dict[str, Any], app_name: str) -> SparkSession:
     for key, value in spark_settings(conf).items():
         if key != "spark.master":
             spark_conf.setIfMissing(key, value)
+    # the driver's JVM runs already: the secret goes to the SparkContext, never on a command line
+    secret = shared_secret(conf, {k: v for k, v in spark_conf.getAll()})
+    if secret is not None:
+        spark_conf.set(SECRET, secret)
     return SparkSession.builder.config(conf=spark_conf).getOrCreate()
 
 
