@@ -7,6 +7,7 @@ Each takes ``-c KEY=VALUE`` overrides on top of defaults, ``sparkstorm.yaml`` an
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import threading
 import time
@@ -15,6 +16,8 @@ from typing import Any
 from sparkstorm.cluster.daemon_log import attach as attach_daemon_log
 from sparkstorm.config import load_config, parse_cli_overrides
 from sparkstorm.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 TOKEN_WAIT_SECS = 60.0
 
@@ -45,7 +48,19 @@ def _serve(server: Any) -> None:
     """
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: None)
+    _bound_shutdown(server)
     server.run()
+
+
+SHUTDOWN_GRACE_SECS = 5.0
+"""How long a stopping daemon's HTTP server waits for requests still running (uvicorn waits
+for ever by default: a worker's heartbeat or a browser's request in flight held ``sparkstorm
+cluster``'s stop, and with it the killing of its workers, for about 30 s)."""
+
+
+def _bound_shutdown(server: Any) -> None:
+    """Let ``server`` (uvicorn) wait at most :data:`SHUTDOWN_GRACE_SECS` for open requests."""
+    server.config.timeout_graceful_shutdown = SHUTDOWN_GRACE_SECS
 
 
 def nimbus_command(args: argparse.Namespace) -> int:
@@ -113,6 +128,7 @@ def _start_ui(conf: dict[str, object]) -> tuple[Any, threading.Thread]:
     from sparkstorm.web.cli import build_server as build_ui_server
 
     ui_server = build_ui_server(conf)
+    _bound_shutdown(ui_server)
     thread = threading.Thread(target=ui_server.run, name="ui", daemon=True)
     thread.start()
     return ui_server, thread
@@ -159,10 +175,15 @@ def cluster_command(args: argparse.Namespace) -> int:
         try:
             _serve(server)
         finally:
+            logger.info("stopping: the UI, Nimbus's assigner, then the supervisor and its "
+                        "workers")
             ui_server.should_exit = True
-            ui_thread.join(10)
-            supervisor.stop(kill_workers=True)
+            # the assigner first: Nimbus no longer hears heartbeats, so its monitor would
+            # reassign the workers the supervisor is about to stop (and it would start them)
             nimbus.assigner.stop()
             nimbus.cleaner.stop()
+            ui_thread.join(10)
+            supervisor.stop(kill_workers=True)
             client.close()
+            logger.info("stopped")
     return 0
