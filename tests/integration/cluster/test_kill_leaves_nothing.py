@@ -24,6 +24,9 @@ def _runner_folders(pid: int) -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob(f"sparkstorm-{pid}-*"))
 
 
+# slow (24 s in CI): test_topology_lifecycle.py::test_submit_runs_to_50_acked_then_kill_
+# removes_everything kills a topology and waits for its worker to be gone
+@pytest.mark.slow
 def test_kill_leaves_no_process_and_no_folder(cluster: TestCluster) -> None:
     cluster.start_nimbus()
     cluster.start_supervisor()

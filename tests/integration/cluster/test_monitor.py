@@ -29,6 +29,8 @@ def _lines(stdout: str) -> list[list[str]]:
     return [line.split("\t") for line in stdout.splitlines()]
 
 
+# slow (36 s in CI): the REST figures it reads are checked by test_topology_lifecycle.py
+@pytest.mark.slow
 def test_monitor_prints_throughput_lines_and_refuses_unknown_names(
         cluster: TestCluster) -> None:
     cluster.start_nimbus()

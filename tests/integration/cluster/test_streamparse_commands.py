@@ -84,6 +84,9 @@ def _acked(cluster: TestCluster, topology_id: str) -> int:
     return int(spouts[0]["acked"]) if spouts else 0
 
 
+# slow (33 s in CI): a streamparse project runs end to end in
+# tests/integration/migration/test_moving_over.py; its flags in tests/unit/cli/
+@pytest.mark.slow
 def test_streamparse_cluster_commands_from_a_project(cluster: TestCluster,
                                                      tmp_path: Path) -> None:
     logs = tmp_path / "kept-logs"

@@ -109,6 +109,9 @@ def test_a_spout_opens_its_data_relative_to_src_and_config_order_is_streamparses
     assert not (tmp_path / "var-log-storm").exists()
 
 
+# slow (33 s in CI): the environment's options are merged in
+# tests/unit/cli/test_streamparse_project.py; this file's other test runs a project
+@pytest.mark.slow
 def test_the_environments_log_path_applies_with_e_and_yields_to_the_command_line(
         tmp_path: Path) -> None:
     project = make_project(tmp_path)
