@@ -44,6 +44,7 @@ def _traced(observe: Any) -> Any:
         TRACE.append({
             "started": started, "job": job_seconds, "handed": sum(handed.values()),
             "full": bool(full), "limit": min(self.limit(g) or 0 for g in self.spouts),
+            "pending": sum(self.pending(g) or 0 for g in self.spouts),
             "overlapping": self.overlapping,
             "period": self.period_seconds, "rate": rate, "fixed": cost.fixed_seconds,
             "c_us": (cost.seconds_per_tuple or 0.0) * 1e6, "bound": self.saturation_bound,
@@ -56,7 +57,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maximum", type=float, required=True, help="sentences/s at 100 %%")
-    parser.add_argument("--load", type=float, default=80.0, help="%% of the maximum")
+    parser.add_argument("--load", type=float, default=80.0,
+                        help="%% of the maximum (0: unthrottled, as fast as the spout may)")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup-sentences", type=int, default=50_000)
     parser.add_argument("--target-latency-ms", type=int, default=None,
@@ -71,7 +73,8 @@ def _row(entry: dict[str, Any], first: float, previous: float | None) -> str:
     gap = None if previous is None or started is None else started - previous
     return (f"{num(started - first if started is not None else None, '7.2f')} "
             f"{num(gap, '5.2f')} {entry['job']:5.2f} {entry['handed']:>7,} "
-            f"{'F' if entry['full'] else ' '} {entry['limit']:>7,} {entry['period']:6.2f} "
+            f"{'F' if entry['full'] else ' '} {entry['limit']:>7,} {entry['pending']:>7,} "
+            f"{entry['period']:6.2f} "
             f"{num(entry['rate'], '7,.0f')} {num(entry['fixed'], '5.2f')} "
             f"{entry['c_us']:5.1f} {entry['bound']:>7,} {num(entry['shortest'], '6.2f')}")
 
@@ -86,13 +89,15 @@ def main(argv: list[str] | None = None) -> int:
             measure(spark, args.warmup_sentences, 0.0, 0)
         window_size.WindowSizer.observe = _traced(window_size.WindowSizer.observe)
         rate = args.maximum * args.load / 100.0
-        result = measure(spark, max(1000, int(rate * args.seconds)), rate,
+        sentences = int(rate * args.seconds) if rate else int(args.maximum * args.seconds)
+        result = measure(spark, max(1000, sentences), rate,
                          args.target_latency_ms)
     finally:
         spark.stop()
         SPEED.__exit__(None, None, None)
-    print(f"\n=== window sizer trace, {args.load:.0f} % load: {rate:,.0f} sentences/s ===")
-    print("  start   gap   job  handed F   limit period    rate fixed  c us   bound"
+    offered = f"{rate:,.0f} sentences/s" if rate else "unthrottled"
+    print(f"\n=== window sizer trace, {args.load:.0f} % load: {offered} ===")
+    print("  start   gap   job  handed F   limit pending period    rate fixed  c us   bound"
           " shortest")
     first = next((e["started"] for e in TRACE if e["started"] is not None), 0.0)
     previous = None
