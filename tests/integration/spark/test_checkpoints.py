@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 from collections import Counter
 from pathlib import Path
@@ -153,6 +154,9 @@ def test_kill_9_of_an_executor_rolls_back_to_exact_counts(cluster: LocalCluster,
     _kill(runner, component)
     acked, counts = _finish_exactly(runner)
     assert runner.stats.rollbacks >= 1
+    # what made it, as the UI's troubles say it: the pool restarted it, or it went silent
+    assert re.fullmatch(r"\d executor process\(es\) died and restarted|executor \d+ "
+                        r"\(\w+\) did not answer window \d+", runner.stats.rollback_cause)
     assert acked == set(range(COUNT)) and counts == EXPECTED
     _no_ack_twice(tmp_path)
     if component == "count":  # the spout's process lived on: it heard the rollback

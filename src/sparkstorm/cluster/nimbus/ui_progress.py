@@ -8,7 +8,9 @@ docs/cluster.md) and the lines an operator reads first:
 
 - ``executorRestarts``, ``lastExecutorRestartSecs``: executor processes that died and were
   started again, and how long ago the last one was;
-- ``rollbacks``, ``lastRollbackSecs``: rollbacks to the committed checkpoint;
+- ``rollbacks``, ``lastRollbackSecs``, ``lastRollbackCause``: rollbacks to the committed
+  checkpoint, and what made the last one (an executor process died, one did not answer, a
+  window's job failed for good, ``rebalance -e``, the driver resumed after a restart);
 - ``windowsIdleSecs``: seconds since the driver last completed a window (a running topology
   completes several a second, even inactive);
 - ``checkpointAgeSecs``, ``windowsSinceCommit``: how old the committed checkpoint is;
@@ -96,6 +98,7 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
         "executorRestarts": restarts,
         "lastExecutorRestartSecs": _ago(now, marks, "restarts_at"),
         "rollbacks": rollbacks, "lastRollbackSecs": _ago(now, marks, "rollbacks_at"),
+        "lastRollbackCause": _last_rollback_cause(stats),
         "windowsIdleSecs": _ago(now, marks, "windows_at"),
         **reset_fields(stats, now),
         "checkpointAgeSecs": None, "windowsSinceCommit": None,
@@ -109,6 +112,14 @@ def trouble_fields(beats: Iterable[Mapping[str, Any]], now: float, *, running: b
     fields["troubles"] = [*_troubles(fields, running, checkpoint_windows),
                           *_watchdog_troubles(stats, now)]
     return fields
+
+
+def _last_rollback_cause(stats: list[Mapping[str, Any]]) -> str | None:
+    """What made the newest rollback of any worker's driver (None: none, or not said)."""
+    rolled = [b for b in stats if b.get("rollbacks") and b.get("rollback_cause")]
+    newest = max(rolled, key=lambda b: float((b.get("progress") or {}).get("rollbacks_at")
+                                             or 0), default=None)
+    return str(newest["rollback_cause"]) if newest else None
 
 
 def reset_fields(beats: Iterable[Mapping[str, Any]], now: float) -> dict[str, Any]:
@@ -171,8 +182,9 @@ def _troubles(fields: Mapping[str, Any], running: bool, checkpoint_windows: int)
                      + kept)
     last = fields["lastRollbackSecs"]
     if last is not None and last <= RECENT_SECS:
+        cause = fields.get("lastRollbackCause")
         found.append(f"rolled back: {fields['rollbacks']} rollback(s) to the committed "
-                     f"checkpoint, the last {last:.0f} s ago")
+                     f"checkpoint, the last {last:.0f} s ago" + (f" ({cause})" if cause else ""))
     return found
 
 

@@ -55,12 +55,14 @@ class Rollback:
         verdicts: the verdicts the spouts get with the next window.
         deliveries: the cycle deliveries of the next window, filed under today's executors.
         window: the next window's id (ids stay monotonic after a rollback).
+        cause: what made the topology roll back, for operators (the UI's troubles).
     """
 
     target: int | None
     verdicts: Verdicts
     deliveries: dict[int, list[bytes]]
     window: int
+    cause: str = ""
 
 
 class Checkpointing(Protocol):
@@ -78,8 +80,10 @@ class Checkpointing(Protocol):
     def parts_arrived(self, metas: list[WindowMeta]) -> Committed | None:
         """Note the executors' durable parts; the checkpoint committed now, if any."""
 
-    def request_rollback(self) -> bool:
+    def request_rollback(self, cause: str = "") -> bool:
         """Roll back before the next window (an executor lost, a job failed for good).
+
+        ``cause`` says why, for operators.
 
         Returns:
             Whether a rollback will put the topology back (else its trees must fail).
@@ -120,7 +124,7 @@ class NoCheckpoints:
         """Nothing commits."""
         return None
 
-    def request_rollback(self) -> bool:
+    def request_rollback(self, cause: str = "") -> bool:
         """Nothing to roll back to: the trees a failure touched fail and replay instead."""
         return False
 
@@ -169,6 +173,7 @@ class WindowCheckpoints:
         self.part_layouts = PartLayouts()
         """Which executor held each task at each checkpoint taken (``engine.plan.regroup``)."""
         self._needs_rollback = resume
+        self._cause = "the driver started again and resumed from its committed checkpoint"
         self._seen_restarts = 0
 
     @classmethod
@@ -226,9 +231,9 @@ class WindowCheckpoints:
         logger.info("topology %s: checkpoint %d committed", self.name, committed)
         return Committed(committed, self.coordinator.last_commit_ms)
 
-    def request_rollback(self) -> bool:
+    def request_rollback(self, cause: str = "") -> bool:
         """Roll back before the next window."""
-        self._needs_rollback = True
+        self._needs_rollback, self._cause = True, cause or "requested"
         return True
 
     def rollback_due(self) -> bool:
@@ -265,15 +270,17 @@ class WindowCheckpoints:
         state = EngineState() if target is None else self.coordinator.engine_state(target)
         state.restore_ledger(acker)
         deliveries = self.part_layouts.deliveries(target, state.deliveries, plan)
+        cause = (f"{restarts - self._seen_restarts} executor process(es) died and restarted"
+                 if restarts != self._seen_restarts else self._cause)
         self._seen_restarts, self._needs_rollback = restarts, False
-        logger.warning("topology %s: rolled back to checkpoint %s", self.name,
-                       "start" if target is None else target)
-        return Rollback(target, state.verdicts, deliveries, resume)
+        logger.warning("topology %s: rolled back to checkpoint %s (%s)", self.name,
+                       "start" if target is None else target, cause)
+        return Rollback(target, state.verdicts, deliveries, resume, cause)
 
     def replanned(self, plan: ExecutionPlan) -> None:
         """Parts are written under the new executors; the topology rolls back under them."""
         self.coordinator.replace_parts([part_name(e.gid) for e in plan.executors])
-        self._needs_rollback = True
+        self._needs_rollback, self._cause = True, "rebalance -e regrouped the executors"
 
     def take_next(self) -> None:
         """Take a checkpoint at the next window that can (the last one, at a drain)."""

@@ -90,7 +90,7 @@ def renew_session(driver: Any, reason: str) -> None:
     cache_jvm_lookups()
     driver.placement = Placement(str(spark.sparkContext.master))
     driver._choose_scheduler()
-    if not driver.checkpointing.request_rollback():
+    if not driver.checkpointing.request_rollback("the watchdog started a new Spark application"):
         driver.acker.forget_all()
         driver._fail_all = True
         driver._deliveries = {}

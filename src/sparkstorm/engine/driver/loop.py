@@ -614,7 +614,7 @@ class TopologyDriver:
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1
-        if self.checkpointing.request_rollback():
+        if self.checkpointing.request_rollback(f"window {window} failed for good"):
             logger.error("topology %s: window %d failed for good; rolling back: %s",
                          self.name, window, exc)
             return
@@ -663,7 +663,8 @@ class TopologyDriver:
         """
         info = self.plan.executors[meta.gid]
         self.pool.kill(meta.gid)
-        self.checkpointing.request_rollback()
+        self.checkpointing.request_rollback(
+            f"executor {meta.gid} ({info.component}) did not answer window {window}")
         if self.plan.components[info.component].kind == "spout":
             self.acker.forget_spout_tasks(set(info.tasks))
         fate = ("it was killed and is restarted" if meta.gid in self.pool.sockets
@@ -702,6 +703,7 @@ class TopologyDriver:
         self.window = max(self.window, rollback.window)
         self.stats.committed_window = rollback.target
         self.stats.rollbacks += 1
+        self.stats.rollback_cause = rollback.cause
         return True
 
     def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:

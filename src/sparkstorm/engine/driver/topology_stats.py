@@ -81,6 +81,8 @@ class TopologyStats:
         self.checkpoint_ms = 0.0
         """From taking the newest committed checkpoint to committing it."""
         self.rollbacks = 0
+        self.rollback_cause = ""
+        """What made the last rollback (the UI's troubles say it)."""
         self.watchdog: Any = None
         """The driver's watchdog (its ``summary()`` goes with the statistics), if any."""
         self.locality = CallLocality()
@@ -130,6 +132,7 @@ class TopologyStats:
             "committed_window": self.committed_window,
             "checkpoint_ms": self.checkpoint_ms,
             "rollbacks": self.rollbacks,
+            "rollback_cause": self.rollback_cause,
             "watchdog": self.watchdog.summary() if self.watchdog is not None else None,
             "locality": self.locality.summary(),
             "recent_windows": list(self.recent),

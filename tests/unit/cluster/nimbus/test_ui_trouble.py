@@ -200,12 +200,17 @@ def test_restarts_rollbacks_and_a_stall_are_told_with_when(
     _beat(nimbus, topology_id, worker_id, windows=10, executor_restarts=0, rollbacks=0)
     assert row()["troubles"] == [] and row()["executorRestarts"] == 0
     clock.advance(5)
-    _beat(nimbus, topology_id, worker_id, windows=20, executor_restarts=1, rollbacks=1)
+    cause = "1 executor process(es) died and restarted"  # the driver's TopologyStats says
+    _beat(nimbus, topology_id, worker_id, windows=20, executor_restarts=1, rollbacks=1,
+          rollback_cause=cause)
     clock.advance(7)
-    _beat(nimbus, topology_id, worker_id, windows=30, executor_restarts=1, rollbacks=1)
+    _beat(nimbus, topology_id, worker_id, windows=30, executor_restarts=1, rollbacks=1,
+          rollback_cause=cause)
     found = row()
     assert (found["executorRestarts"], found["lastExecutorRestartSecs"]) == (1, 7.0)
     assert (found["rollbacks"], found["lastRollbackSecs"]) == (1, 7.0)
+    assert found["lastRollbackCause"] == cause
+    assert found["troubles"][1].endswith(f"the last 7 s ago ({cause})")
     assert found["health"]["state"] == "failing", "a worse state is kept"
     assert [t.split(":")[0] for t in found["troubles"]] == ["executors restarting",
                                                             "rolled back"]
