@@ -22,6 +22,14 @@
 # TEST_HOSTS_CPUS="B=0 C=1" pins each host's Spark worker (and so its executors, which
 # inherit the affinity) to those CPUs with taskset: a host with one core, for benchmarks.
 #
+# Spark's own network is authenticated and encrypted: 'spark' makes the cluster's material
+# ($TEST_HOSTS_DIR/tls, its spark-secret included) and a spark-defaults.conf (0600) with
+# spark.authenticate, that secret and spark.network.crypto.enabled in
+# $TEST_HOSTS_DIR/spark-conf, which the master, the workers and every command run by 'exec'
+# read (SPARK_CONF_DIR): Spark clients of the hosts are configured as on a real cluster. The
+# master's REST submission server (6066) stays off. sparkstorm's daemons do not get that
+# folder: their workers authenticate with storm.tls.dir's spark-secret by themselves.
+#
 # The cluster's daemons read $TEST_HOSTS_DIR/conf/<host>.yaml (written by 'cluster'), with
 # the lines of the file named by $TEST_HOSTS_CONF (YAML, optional) added to each: tests set
 # short timeouts there. Each host's storm.local.dir is /tmp/storm-local, private to it.
@@ -43,6 +51,9 @@ SPARK_WORKER_OPTS="${SPARK_WORKER_OPTS:-} -Dspark.worker.cleanup.enabled=true \
 -Dspark.worker.cleanup.appDataTtl=${TEST_HOSTS_CLEANUP_SECS:-60}"
 export SPARK_WORKER_OPTS
 declare -A IP=([A]=$SUBNET.1 [B]=$SUBNET.2 [C]=$SUBNET.3)
+# Spark's conf folder of the hosts (see above), once 'spark' made it
+SPARK_CONF=""
+[ -s "$SHARED/spark-conf/spark-defaults.conf" ] && SPARK_CONF="$SHARED/spark-conf"
 
 die() { echo "test-hosts: $*" >&2; exit 1; }
 anchor() { cat "$SHARED/anchor.$1" 2>/dev/null || die "host $1 is not up (run: $0 up)"; }
@@ -51,7 +62,8 @@ anchor() { cat "$SHARED/anchor.$1" 2>/dev/null || die "host $1 is not up (run: $
 run_in() {
   local host=$1; shift
   nsenter -t "$(anchor "$host")" -m -u -n --wd="$PWD" -- \
-    env SPARK_LOCAL_IP="${IP[$host]}" SPARKSTORM_TEST_HOST="$host" "$@"
+    env SPARK_LOCAL_IP="${IP[$host]}" SPARKSTORM_TEST_HOST="$host" \
+    ${SPARK_CONF:+SPARK_CONF_DIR="$SPARK_CONF"} "$@"
 }
 
 is_host() { [ "$(run_in "$1" hostname 2>/dev/null)" = "host$1" ]; }
@@ -105,7 +117,33 @@ up() {
 
 }
 
+# the cluster's TLS material, once, for every host's address; shared: the same path on each.
+# Its spark-secret is the standalone Spark cluster's shared secret.
+make_material() {
+  local python=$PROJECT/.venv/bin/python  # $PYTHON may be a bare one (the hosts' workers')
+  [ -x "$python" ] || python=$PYTHON
+  [ -s "$SHARED/tls/ca.pem" ] || PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
+    "$python" -m sparkstorm.cli.main tls init --dir "$SHARED/tls" \
+    --host "${IP[A]}" --host "${IP[B]}" --host "${IP[C]}" >/dev/null
+}
+
+# Spark's conf on every host: authentication with the shared secret, encryption, no REST
+# submission server; 0600, as it holds the secret
+spark_conf() {
+  make_material
+  mkdir -p "$SHARED/spark-conf"
+  ( umask 077
+    {
+      echo "spark.authenticate true"
+      echo "spark.authenticate.secret $(cat "$SHARED/tls/spark-secret")"
+      echo "spark.network.crypto.enabled true"
+      echo "spark.master.rest.enabled false"
+    } > "$SHARED/spark-conf/spark-defaults.conf" )
+  SPARK_CONF="$SHARED/spark-conf"
+}
+
 spark() {
+  spark_conf
   SPARK_HOME=${SPARK_HOME:-$("$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
   export SPARK_HOME
   run_in A setsid "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
@@ -129,6 +167,7 @@ cpu_pin() {
 }
 
 spark_master() {
+  spark_conf
   SPARK_HOME=${SPARK_HOME:-$("$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')}
   export SPARK_HOME
   run_in A setsid "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
@@ -161,7 +200,7 @@ NIMBUS_PORT=${TEST_HOSTS_NIMBUS_PORT:-6627}
 
 sparkstorm_on() {  # sparkstorm_on HOST NAME ARGS...: a sparkstorm daemon on HOST, in the background
   local host=$1 name=$2; shift 2
-  run_in "$host" setsid env SPARKSTORM_CONF_FILE="$SHARED/conf/$host.yaml" \
+  run_in "$host" setsid env -u SPARK_CONF_DIR SPARKSTORM_CONF_FILE="$SHARED/conf/$host.yaml" \
     PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
     "$PYTHON" -m sparkstorm.cli.main "$@" >"$SHARED/$name.log" 2>&1 </dev/null &
 }
@@ -170,10 +209,7 @@ write_cluster_conf() {  # one sparkstorm.yaml per host: where A's daemons are, t
   mkdir -p "$SHARED/conf"
   [ -s "$SHARED/conf/token" ] || "$PYTHON" -c 'import secrets; print(secrets.token_hex(16))' \
     > "$SHARED/conf/token"
-  # the cluster's TLS material, once, for every host's address; shared: the same path on each
-  [ -s "$SHARED/tls/ca.pem" ] || PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
-    "$PYTHON" -m sparkstorm.cli.main tls init --dir "$SHARED/tls" \
-    --host "${IP[A]}" --host "${IP[B]}" --host "${IP[C]}" >/dev/null
+  make_material
   for h in "${HOSTS[@]}"; do
     {
       echo "storm.state.store: zookeeper"
@@ -264,7 +300,7 @@ down() {
   done
   ip link del "$BRIDGE" 2>/dev/null || true
   rm -f "$SHARED/hosts" "$SHARED"/spark-*.log "$SHARED"/{zookeeper,nimbus,supervisorB,supervisorC}.log
-  rm -rf "$SHARED/conf"
+  rm -rf "$SHARED/conf" "$SHARED/spark-conf"
   rmdir "$SHARED" 2>/dev/null || true
 }
 

@@ -1,20 +1,25 @@
-"""Nothing readable or replayable crosses the hosts' network: TLS on every sparkstorm channel.
+"""Nothing readable or replayable crosses the hosts' network, Spark's own network included.
 
 A topology spread over hosts B and C (``topology.workers=2``, Nimbus on A) runs tuples with
 known bytes (``tls_topology/tls_probe_topology.py``) while tcpdump (Debian's,
 ``scripts/install-tcpdump.sh``) records everything on the hosts' bridge. Neither the cluster
-token nor the topology's tuples may appear in the capture; and a captured connection to
-Nimbus (a worker's heartbeat, its token inside) replayed from host A gets no answer.
+token nor the topology's tuples may appear in the capture, not even in Spark's shuffle
+blocks (the workers set ``spark.authenticate`` and ``spark.network.crypto.enabled`` with the
+cluster's Spark secret); and a captured connection to Nimbus (a worker's heartbeat, its
+token inside) replayed from host A gets no answer. A Spark application without the
+standalone master's secret, or with a wrong one, is refused by the master.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import struct
 import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -22,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.integration.hosts.conftest import HOST_A, ROOT, TestHosts
+from tests.integration.hosts.conftest import HOST_A, MASTER, ROOT, SCRIPT, TestHosts
 from tests.integration.hosts.control_plane import (
     ClusterHosts,
     kill_topology,
@@ -38,6 +43,7 @@ PROBE = Path(__file__).resolve().parent / "tls_topology" / "tls_probe_topology.p
 MARKER = b"TLS-PROBE-4b7e1c"
 BRIDGE = os.environ.get("TEST_HOSTS_BRIDGE", "ssbr0")
 NIMBUS_PORT = int(os.environ.get("TEST_HOSTS_NIMBUS_PORT", "6627"))
+SPARK_MASTER_PORT = 7077
 
 
 def _tcpdump() -> str:
@@ -121,14 +127,61 @@ def test_a_capture_between_hosts_holds_no_token_no_tuple_and_cannot_be_replayed(
         "print('HTTP' if b'HTTP/1.1' in answer else 'refused')\n"), timeout=60)
     assert replay.stdout.strip() == "refused", (caller, replay.stdout, replay.stderr)
 
-    # tuples: sparkstorm's channels (executor TCP, lookups, heartbeats) are TLS; Spark's own
-    # block transfers (its shuffle, LZ4 blocks) need spark.network.crypto.enabled, which
-    # sparkstorm does not set yet (issue 30 slice 4: the secret on the standalone master)
+    # tuples: sparkstorm's channels (executor TCP, lookups, heartbeats) are TLS, Spark's
+    # block transfers (its shuffle) and RPC encrypted with the standalone cluster's secret
     leaks = tuple_packets(recorded)
-    assert all(b"LZ4Block" in packet for packet in leaks), "a tuple crossed in clear"
-    if leaks:
-        pytest.xfail(f"{len(leaks)} Spark shuffle block packets carry tuples in clear: "
-                     "spark.network.crypto.enabled is not set on the test hosts yet")
+    assert leaks == [], f"{len(leaks)} packets carried a tuple in clear"
+    assert client_streams(recorded, SPARK_MASTER_PORT), "Spark's RPC crossed the bridge"
+    # Spark's RPC in clear is Java serialization, its messages' class names readable
+    assert b"DeployMessages" not in recorded, "Spark's RPC crossed in clear"
+
+
+NO_SECRET_APP = """
+import sys
+from pyspark.sql import SparkSession
+builder = SparkSession.builder.master(sys.argv[1]).appName(sys.argv[2])
+for setting in sys.argv[3:]:
+    builder = builder.config(*setting.split("=", 1))
+builder.config("spark.ui.enabled", "false").getOrCreate().stop()
+"""
+
+
+def test_the_standalone_master_refuses_an_application_without_its_secret(
+        cluster_hosts: TestHosts) -> None:
+    # Spark clients run on the hosts read the hosts' spark-defaults.conf (the secret):
+    # these two run without it, one with no authentication, one with a wrong secret
+    script = cluster_hosts.shared / "results" / "no_secret_app.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(NO_SECRET_APP)
+    apps = {"no-secret-app": [], "wrong-secret-app": [
+        "spark.authenticate=true", "spark.authenticate.secret=not-the-cluster-secret",
+        "spark.network.crypto.enabled=true"]}
+    running = {}
+    try:
+        for name, settings in apps.items():
+            log = (cluster_hosts.shared / "results" / f"{name}.log").open("w")
+            running[name] = (log, subprocess.Popen(
+                ["bash", str(SCRIPT), "exec", "B", "env", "-u", "SPARK_CONF_DIR",
+                 sys.executable, str(script), MASTER, name, *settings],
+                env=cluster_hosts.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True))
+
+        def refused(name: str) -> bool:
+            text = (cluster_hosts.shared / "results" / f"{name}.log").read_text()
+            return "Failed to connect to master" in text or "Giving up" in text
+
+        for name in apps:
+            wait_for(lambda name=name: refused(name), 120,
+                     message=f"{name}'s first registration with the master refused")
+    finally:
+        for log, process in running.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+            log.close()
+    master_log = (cluster_hosts.shared / "spark-master.log").read_text()
+    for name in apps:
+        assert f"Registering app {name}" not in master_log, f"the master took {name}"
 
 
 def tuple_packets(pcap: bytes) -> list[bytes]:
