@@ -38,6 +38,9 @@ _WHERE = {
     "AuthenticatedListener": "wire.gate",
     "send_frame": "wire.frames",
     "recv_frame": "wire.frames",
+    "caller_context": "wire.secure",
+    "listener_tls": "wire.secure",
+    "wire_tls": "wire.secure",
     "HostingJob": "spark.hosting_job",
     "executor_cores": "spark.hosting_job",
     "local_master": "spark.hosting_job",
@@ -90,6 +93,7 @@ if TYPE_CHECKING:
     from sparkstorm.engine.wire.frames import recv_frame, send_frame
     from sparkstorm.engine.wire.gate import AuthenticatedListener
     from sparkstorm.engine.wire.messages import ComponentError
+    from sparkstorm.engine.wire.secure import caller_context, listener_tls, wire_tls
 
 
 def __getattr__(name: str) -> Any:
@@ -119,12 +123,14 @@ __all__ = [
     "WindowOutput",
     "authenticated",
     "build_routes",
+    "caller_context",
     "dynamic_allocation",
     "executor_cores",
     "executor_counts",
     "executor_stacks",
     "follow_driver_plan",
     "get_spark",
+    "listener_tls",
     "local_master",
     "new_workdir",
     "number_tasks",
@@ -137,5 +143,6 @@ __all__ = [
     "stop_spark_jvm",
     "submitted_spark",
     "wait_for_hosts",
+    "wire_tls",
     "with_counts",
 ]

@@ -69,10 +69,12 @@ from sparkstorm.engine import (
     dynamic_allocation,
     executor_cores,
     executor_counts,
+    listener_tls,
     local_master,
     plan_shares,
     plan_tag,
     wait_for_hosts,
+    wire_tls,
 )
 from sparkstorm.errors import EngineError, SparkstormError
 from sparkstorm.spark_app.link import DriverAnswer, ShareBeat, ShareReport, receive, send
@@ -444,12 +446,14 @@ class SparkHosting:
         bind = advertised if local else str(self.conf.get("spark.driver.bindAddress")
                                             or advertised)
         self._listener = socket.create_server((bind, 0))
-        # callers must send the token first, within a deadline, a bounded number at once
+        # callers must send the token first, within a deadline, a bounded number at once;
+        # in mutual TLS first when executor TCP is (topology.tcp.tls)
         AuthenticatedListener(self._listener, self.token, self._serve,
                               name=f"topology {self.name} hosting link",
                               handshake_timeout=conf_float(self.conf,
                                                            "topology.tcp.handshake.timeout.secs"),
-                              max_connections=conf_int(self.conf, "topology.tcp.max.connections"))
+                              max_connections=conf_int(self.conf, "topology.tcp.max.connections"),
+                              tls=listener_tls(wire_tls(self.conf)))
         return advertised, int(self._listener.getsockname()[1])
 
     # -- the link ---------------------------------------------------------------------

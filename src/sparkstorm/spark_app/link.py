@@ -1,8 +1,10 @@
 """The link between a hosting task and its driver: one TCP connection, authenticated.
 
 A hosting task (:mod:`sparkstorm.spark_app.share`) connects to the driver's hosting
-listener (:mod:`sparkstorm.spark_app.hosting`), sends the topology's token as its first
-frame (as every TCP caller of a topology's processes does), then JSON frames, each a
+listener (:mod:`sparkstorm.spark_app.hosting`), in mutual TLS when executor TCP is
+(``topology.tcp.tls``: the cluster's material, so a capture holds no token and replays
+nothing), sends the topology's token as its first frame (as every TCP caller of a
+topology's processes does), then JSON frames, each a
 length-prefixed UTF-8 object with its ``type``:
 
 - ``{"type": "report", "share": 0, "run": "3f2a...", "host": "10.77.0.2", "executors":

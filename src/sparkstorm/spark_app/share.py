@@ -11,7 +11,8 @@ per share, in a Spark Python worker on the share's Spark executor, for the topol
    worker does; they are its children, listen on this host's address and exit when it
    dies);
 3. reports where they answer to the driver over the hosting link
-   (:mod:`sparkstorm.spark_app.link`) and heartbeats on it, reporting again when an
+   (:mod:`sparkstorm.spark_app.link`; mutual TLS with the cluster's material when executor
+   TCP has it, ``topology.tcp.tls``) and heartbeats on it, reporting again when an
    executor restarted;
 4. stops the executors and ends the task when the driver says stop, closes the link, or is
    not heard from for ``topology.executor.hosting.timeout.secs``.
@@ -39,10 +40,12 @@ from typing import Any
 from sparkstorm.config import conf_float, conf_int
 from sparkstorm.engine import (
     ExecutionPlan,
+    caller_context,
     executor_counts,
     plan_shares,
     plan_tag,
     send_frame,
+    wire_tls,
     with_counts,
 )
 from sparkstorm.multilang.shell_base import with_code_resources
@@ -214,6 +217,8 @@ class ShareLink:
         self.period = conf_float(conf, "topology.executor.hosting.heartbeat.secs")
         self.timeout = conf_float(conf, "topology.executor.hosting.timeout.secs")
         self.connect_timeout = min(self.timeout, 30.0)
+        self.tls = wire_tls(conf)
+        """The link's mutual TLS material when executor TCP has it (``topology.tcp.tls``)."""
         self.shutdown = conf_int(conf, "topology.shutdown.timeout.secs")
         self.stopped_by = ""
         """Why the share stopped: ``driver`` (asked), ``lost`` (no answer, link closed)."""
@@ -244,7 +249,11 @@ class ShareLink:
         """Report, then beat every period; each frame waits for the driver's answer."""
         try:
             sock = socket.create_connection(self.settings.driver, self.connect_timeout)
-        except OSError as exc:
+            if self.tls is not None:  # the handshake within the connect timeout
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock = caller_context(self.tls).wrap_socket(
+                    sock, server_hostname=self.settings.driver[0])
+        except OSError as exc:  # ssl.SSLError too
             self.stopped_by = f"lost: driver at {self.settings.driver} unreachable ({exc})"
             return
         with sock:
