@@ -761,6 +761,7 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     page.click("#rebalance-ok")
     question = _question(page)  # a new session: the token is asked for too
     assert "exclaim1 → 1 executors" in question and "after 6 s" in question
+    assert "regroup their executors in place" in question  # -e: no worker restarts
     page.fill("#token-input", ui.cluster.token())
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
