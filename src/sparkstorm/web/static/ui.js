@@ -222,7 +222,10 @@ const UI = (() => {
   function showWindow(body) {
     const asked = currentWindow();
     const answered = body && body.window !== undefined ? String(body.window) : ":all-time";
+    /* the API's hint starts with Storm's windowPretty ("10m 0s"): shown as people say it */
     let hint = (body && body.windowHint) || "All time";
+    const pretty = hint.match(/^(10m 0s|3h 0m 0s|1d 0h 0m 0s)/);
+    if (pretty) hint = fmt.window(pretty[1]) + hint.slice(pretty[1].length);
     if (answered !== asked) hint += " (Nimbus ignored the window asked for)";
     document.body.dataset.window = answered;
     document.getElementById("window-hint").textContent = "showing " + hint;
