@@ -19,10 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,6 +161,10 @@ class Stateful:
         store = topology_store(self.checkpoints)
         return None if store is None else committed(store)[0]
 
+    def windows_run(self) -> int:
+        """Windows the driver has completed so far, as its worker's heartbeat says."""
+        return int(self.cluster.driver_stats().get("windows") or 0)
+
     def wait_acks_after(self, since: float, timeout: float = 300) -> None:
         """Wait until ids are acked well after ``since`` (the topology moves again)."""
         wait_for(lambda: self.last_ack() > since + 2, timeout,
@@ -210,7 +216,8 @@ class Stateful:
 
 
 _EVENT = re.compile(r"rolled back|watchdog|restart|failed for good|did not answer|move|"
-                    r"runs topology|hosting executors|cancel|corrupt|deleted|Lost executor")
+                    r"runs topology|hosting executors|cancel|corrupt|deleted|Lost executor|"
+                    r"falling back|not usable|CHECKPOINT_")
 
 
 def _figure(name: str, seconds: float) -> None:
@@ -292,30 +299,27 @@ def test_executor_host_link_down_and_back(chaos_hosts: TestHosts) -> None:
 
 
 def test_packet_loss_on_the_executor_host(chaos_hosts: TestHosts) -> None:
-    """30 % of the packets of the host without the driver lost for 40 s."""
+    """30 % of the packets the host without the driver sends lost for 40 s."""
     run = Stateful(chaos_hosts, "loss", 6000)
     run.wait_flowing()
     _, lossy = run.cluster.wait_spread()
-    added = _netem(lossy, "add", "loss", "30%")
-    if added.returncode != 0:  # a kernel without sch_netem (some sandboxes)
-        pytest.skip(f"no packet loss here: tc netem says {added.stderr.strip()!r}")
+    _lose_packets(lossy, LOSS_PCT)
     began = time.time()
     run.reference(began)
     try:
         run.wait_acks_after(began, timeout=120)
         time.sleep(max(0.0, began + 40 - time.time()))
+        dropped = _dropped_packets(lossy)
     finally:
-        _netem(lossy, "del")
-    _figure("30 % packet loss: longest pause of acks", longest_ack_pause(run.results, began))
+        _stop_losing_packets(lossy)
+    assert dropped != 0, "the rule dropped no packet: no loss was tried"
+    _figure(f"{LOSS_PCT} % packet loss ({dropped} packets dropped): longest pause of acks",
+            longest_ack_pause(run.results, began))
     run.wait_acks_after(time.time())
     run.check_exact()
     run.kill()
 
 
-@pytest.mark.skip(reason="not passing yet: in its one run (2026-11-28 17:16) the restarted "
-                  "driver's worker log had no 'rolled back to checkpoint' line to show the "
-                  "fallback; the counts were not reached (tests/integration/spark/"
-                  "test_checkpoint_fallback.py covers the fallback on one machine)")
 def test_corrupt_newest_checkpoint_falls_back_to_the_one_before(
         chaos_hosts: TestHosts) -> None:
     """The newest committed checkpoint corrupted, then the driver's worker killed -9.
@@ -334,6 +338,8 @@ def test_corrupt_newest_checkpoint_falls_back_to_the_one_before(
     part = next(p for p in (run.checkpoints / store.base.rsplit("/", 1)[-1]
                             / f"{newest:012d}").iterdir() if p.name.startswith("executor-"))
     part.write_bytes(b"corrupt" + part.read_bytes()[7:])
+    assert store.problem(newest) is not None, "the part no longer matches its marker"
+    acked_before = run.acked()
     killed = run.cluster.kill_worker(driver)
     lost = time.time()
     run.reference(lost)
@@ -341,9 +347,16 @@ def test_corrupt_newest_checkpoint_falls_back_to_the_one_before(
     _figure("corrupt newest checkpoint, driver killed: longest pause of acks",
             longest_ack_pause(run.results, lost))
     assert killed
-    rolled = [int(w) for w in re.findall(r"rolled back to checkpoint (\d+)", run.worker_logs())]
-    assert any(w < newest for w in rolled), f"fell back from {newest}: rolled back to {rolled}"
+    print(run.events(), file=sys.stderr)
+    # the restarted driver rolled back past it (and deleted it): no corrupt checkpoint left
+    assert store.problem(newest) is None or newest not in store.committed_windows()
     run.check_exact()
+    # from the one before, not from the start: the ids acked again are those after it only
+    # (a restored spout logs its first ack of each id again)
+    again = [n for n, times in Counter(a["id"] for a in acks(run.results)).items() if times > 1]
+    assert len(again) < acked_before, f"{len(again)} of {acked_before} ids acked again"
+    print(f"ids acked again after the fallback: {len(again)} of {acked_before}",
+          file=sys.stderr)
     run.kill()
 
 
@@ -400,17 +413,61 @@ def _link(host: str, state: str) -> None:
                    timeout=10)
 
 
-def _netem(host: str, action: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", "netns", "exec", f"{PREFIX}{host}", "tc", "qdisc", action,
-                           "dev", "eth0", "root", *(("netem", *args) if args else ())],
+LOSS_PCT = 30
+LOSS_TABLE = "sparkstorm_chaos_loss"
+"""The nft table (family netdev) that drops a host's packets at random."""
+
+
+def _in_host(host: str, *command: str, stdin: str | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", "netns", "exec", f"{PREFIX}{host}", *command], input=stdin,
                           capture_output=True, text=True, check=False, timeout=10)
 
 
-@pytest.mark.skip(reason="not passing yet: with topology.reliability=checkpoint acks come "
-                  "with commits, so a full disk stops acks too; progress must be read from "
-                  "the driver's windows instead (2026-11-28 17:22 run)")
+def _lose_packets(host: str, percent: int) -> None:
+    """Drop ``percent`` % of what ``host`` sends on eth0, at random.
+
+    With nftables (``scripts/install-nftables.sh``) first: ``tc netem`` needs the
+    ``sch_netem`` kernel module, which sandboxed kernels lack; the rule sits on eth0's
+    egress hook, where netem's loss would be. Skips, saying why, when neither can run.
+    """
+    if shutil.which("nft") is None:
+        subprocess.run(["bash", str(ROOT / "scripts" / "install-nftables.sh")], check=False,
+                       timeout=300)
+    nft = "nft is missing"
+    if shutil.which("nft") is not None:
+        added = _in_host(host, "nft", "-f", "-", stdin=(  # nft 1.0.6 wants the newlines
+            f"table netdev {LOSS_TABLE} {{\n chain out {{\n  type filter hook egress device "
+            f"eth0 priority 0;\n  numgen random mod 100 < {percent} counter drop\n }}\n}}\n"))
+        if added.returncode == 0:
+            return
+        nft = added.stderr.strip()
+    netem = _in_host(host, "tc", "qdisc", "add", "dev", "eth0", "root", "netem", "loss",
+                     f"{percent}%")
+    if netem.returncode != 0:
+        pytest.skip(f"no packet loss here: nft says {nft!r}, tc netem says "
+                    f"{netem.stderr.strip()!r}")
+
+
+def _stop_losing_packets(host: str) -> None:
+    _in_host(host, "nft", "delete", "table", "netdev", LOSS_TABLE)
+    _in_host(host, "tc", "qdisc", "del", "dev", "eth0", "root")
+
+
+def _dropped_packets(host: str) -> int | None:
+    """Packets the nft loss rule on ``host`` dropped so far (None: netem's, not counted)."""
+    listed = _in_host(host, "nft", "list", "table", "netdev", LOSS_TABLE)
+    found = re.search(r"counter packets (\d+)", listed.stdout)
+    return int(found.group(1)) if found else None
+
+
 def test_full_checkpoint_disk_then_space_again(chaos_hosts: TestHosts, small_disk: Path) -> None:
-    """The checkpoints' file system full for 30 s: processing goes on, commits resume."""
+    """The checkpoints' file system full for 30 s: processing goes on, commits resume.
+
+    With ``topology.reliability: checkpoint`` a tuple is acked when the checkpoint covering
+    it commits, so acks stop with the commits: progress during the fault is read from the
+    driver's windows, and the figure is from space back to the first commit (acks again).
+    """
     run = Stateful(chaos_hosts, "disk", 6000, checkpoints=small_disk / "cp")
     run.wait_flowing()
     filler = small_disk / "filler"
@@ -422,13 +479,19 @@ def test_full_checkpoint_disk_then_space_again(chaos_hosts: TestHosts, small_dis
     stuck = run.window()
     wait_for(lambda: "CHECKPOINT_WRITE_FAILED" in run.worker_logs(), 120,
              message=f"checkpoint writes failing\n{run.events()}")
-    run.wait_acks_after(full, timeout=120)  # processing goes on without checkpoints
+    windows = run.windows_run()
+    # processing goes on without checkpoints: windows keep completing
+    wait_for(lambda: run.windows_run() >= windows + 20, 60,
+             message=f"windows during the full disk\n{run.events()}")
     time.sleep(max(0.0, full + 30 - time.time()))  # the disk stays full 30 s
+    assert run.window() == stuck, "a checkpoint committed on a full disk"
     filler.unlink()
     freed = time.time()
     wait_for(lambda: (run.window() or -1) > (stuck or -1) and run.window_at() > freed, 180,
              message=f"checkpoints committing again\n{run.events()}")
-    _figure("disk full: longest pause of acks", longest_ack_pause(run.results, full))
     _figure("space back to a checkpoint committed", run.window_at() - freed)
+    run.wait_acks_after(freed)
+    _figure("disk full 30 s: longest pause of acks (they come with commits)",
+            longest_ack_pause(run.results, full))
     run.check_exact()
     run.kill()

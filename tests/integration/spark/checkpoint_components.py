@@ -9,6 +9,7 @@ ids the spout saw acked and the counts of exactly those tuples.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,48 @@ class CheckpointedCount(StatefulBolt):
             raise RuntimeError(msg)
         self.counts.put(key, self.counts.get(key, 0) + 1)
         self.emit([key, self.counts.get(key)])
+
+
+class PacedPositionSpout(PositionSpout):
+    """:class:`PositionSpout` at ``test.rate`` new ids per second, so ids keep coming in a stall.
+
+    Replays are not paced.
+    """
+
+    transient = ("record", "next_at")
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        super().initialize(conf, context)
+        self.period = 1.0 / float(conf["test.rate"])
+        self.next_at = 0.0
+
+    def next_tuple(self) -> None:
+        if not self.replay:
+            now = time.monotonic()
+            if now < getattr(self, "next_at", 0.0):
+                return
+            self.next_at = now + self.period
+        super().next_tuple()
+
+
+class StallingCount(CheckpointedCount):
+    """:class:`CheckpointedCount` that blocks ``test.stall_secs`` once, in number ``test.stall_at``.
+
+    Its window (and so the windows after it) stall meanwhile while the spout keeps emitting
+    into its buffer. A marker file under ``test.dir`` says it did, as its attributes roll back.
+    """
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        super().initialize(conf, context)
+        self.stall_at = int(conf["test.stall_at"])
+        self.stall_secs = float(conf["test.stall_secs"])
+        self.stalled = Path(conf["test.dir"]) / "stalled"
+
+    def process(self, tup: Any) -> None:
+        if tup.values.n == self.stall_at and not self.stalled.exists():
+            self.stalled.write_text(str(time.time()))
+            time.sleep(self.stall_secs)  # the stall this component stands for
+        super().process(tup)
 
 
 class TenSums(WindowedBolt):

@@ -188,6 +188,10 @@ def test_reset_timeout_keeps_a_tuple_alive_past_the_message_timeout(
     assert all(resets[n] >= 3 for n in range(count)), resets
 
 
+# make test-all only (seconds of holds): timeouts and replays on Spark are
+# test_tuples_never_acked_time_out_and_replay, when a timeout starts and that a late ack is
+# ignored tests/unit/engine/test_spout_timeouts.py
+@pytest.mark.slow
 def test_without_reset_timeout_a_kept_tuple_times_out(cluster: LocalCluster,
                                                       tmp_path: Path) -> None:
     """The control of the test above: the same hold, no reset_timeout."""

@@ -145,8 +145,11 @@ def test_a_tree_times_out_a_timeout_after_the_window_took_it(spout: Any,
     window(host)
     assert instance.fails == []
     clock.advance(10)  # taken 35 s ago
+    (collector,) = host.collectors.values()
+    (root,) = collector.pending_roots
     window(host)
     assert instance.fails == [1]
+    window(host, SpoutControl(ack=[root]))  # its tree completes, too late: ignored
     stats = host.take_stats()
     assert stats.timed_out == 1 and stats.fail_causes == {
         ("timeout", "message timed out (topology.message.timeout.secs)"): 1}
