@@ -155,7 +155,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         "topology.message.timeout.secs",
         int,
         30,
-        "a spout tuple tree not completed in this many seconds is failed back to the spout",
+        "a spout tuple tree not completed in this many seconds is failed back to the spout "
+        "(sparkstorm: counted from the window that took the tuple, not from its emit)",
         minimum=1,
     ),
     _K(
