@@ -84,3 +84,19 @@ def test_a_sample_under_the_limit_keeps_every_value() -> None:
     for value in (3.0, 1.0, 2.0):
         sample.add(value)
     assert sample.take() == (3, 6.0, [3.0, 1.0, 2.0])
+
+
+def test_merged_samples_weigh_each_value_by_the_tuples_it_stands_for() -> None:
+    # a start-up window's 2,000 latencies of 2,000 tuples, then busy windows' 2,000 of 50,000
+    # each: the whole run's median is the busy windows' (it was the start-up's)
+    random.seed(3)
+    run = stats.ComponentCounters()
+    windows = [([1000.0] * 2000, 2000)] + [([100.0] * 2000, 50_000)] * 20
+    for values, count in windows:
+        window = stats.ComponentCounters()
+        window.complete_values, window.complete_count = list(values), count
+        run.add(window)
+    assert run.complete_count == 1_002_000 and len(run.complete_values) == stats._SAMPLE_LIMIT
+    start_up = run.complete_values.count(1000.0)
+    assert start_up < 40  # 0.2 % of the tuples: about 4 of 2,000 expected
+    assert stats.percentile(run.complete_values, 0.5) == 100.0
