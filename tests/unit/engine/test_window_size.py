@@ -424,6 +424,17 @@ def test_automatic_pending_is_throughput_times_a_share_of_the_target() -> None:
     assert bounds[-1] == pytest.approx(floor, rel=0.05)
 
 
+def test_one_window_takes_at_most_half_the_automatic_pending_bound() -> None:
+    # with the whole bound in one window, the window beside it found the spout held by the
+    # bound and carried nothing (windows alternated 14,000 and 0 sentences)
+    spout = TimedSpout(saturating(auto_pending=True))
+    spout.run(rate=30_000, windows=40)
+    pending, limit = spout.sizer.pending(0), spout.sizer.limit(0)
+    assert pending is not None and limit is not None
+    assert limit == max(MIN_LIMIT, pending // window_size.PENDING_WINDOWS) < pending
+    assert TimedSpout(saturating()).sizer.limit(0) == BOUND  # no automatic bound: as before
+
+
 def test_an_unreachable_target_keeps_the_pending_bound_at_its_floor() -> None:
     slow = TimedSpout(saturating(auto_pending=True))
     slow.run(rate=2000, windows=10)

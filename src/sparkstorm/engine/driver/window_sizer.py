@@ -44,7 +44,8 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   a target the machine cannot meet costs at most about half the throughput, instead of
   driving the bound to nothing). A saturated unthrottled spout then holds its latency near
   the target at the throughput windows of that size give, instead of growing its windows
-  for throughput.
+  for throughput. One window's limit is then at most ``1 / PENDING_WINDOWS`` of the bound,
+  so the window filling beside a running one still finds tuples to take.
 - **Overlap.** With overlapping windows (``topology.window.overlap``) the next window may
   start while this one's job still runs, but then this window's verdicts miss the next
   window and wait for the one after it. :meth:`overlap_wait` says when waiting for the
@@ -152,6 +153,16 @@ demo's topology ran p50 482 / p99 769 ms at 67 % of its unbounded throughput (RE
 issue 12): well inside a 1 s / 2 s target, so the default aims closer to it and keeps more
 throughput (larger windows amortise each Spark job's fixed cost)."""
 
+PENDING_WINDOWS = 2
+"""With the automatic in-flight bound, one window takes at most this share of it: the window
+running and the one filling beside it (overlapping windows) each get their part. With the
+whole bound in one window, the next window found its spout held by the bound and carried
+nothing at a full job's fixed cost: an unthrottled word count alternated windows of 14,000
+and 0-1,000 sentences (RESULTS.md, issue 32). Halved, two alternating runs each at load
+20-27 (``benchmarks/sizer_trace.py --maximum 30000 --load 0``): 21,959 and 24,506
+sentences/s at p50 752 / 730 ms, p99 1,169 / 1,637 ms, against 23,231 and 23,329/s at p50
+971 / 768 ms, p99 2,686 / 1,498 ms with the whole bound."""
+
 PENDING_FIXED_SHARE = 0.5
 """The in-flight bound never goes below the window size at which the job's fixed cost is
 this share of its time, so that it keeps at least about half the throughput of unbounded
@@ -248,7 +259,11 @@ class WindowSizer:
         None too for an executor the sizer was not made with (it has not learnt its load).
         """
         state = self._spouts.get(gid)
-        return state.limit if self.enabled and state is not None else None
+        if not self.enabled or state is None:
+            return None
+        if self.auto_pending and state.pending:
+            return min(state.limit, max(MIN_LIMIT, state.pending // PENDING_WINDOWS))
+        return state.limit
 
     def pending(self, gid: int) -> int | None:
         """Un-acked tuples spout executor ``gid`` may hold (None: no automatic bound)."""
