@@ -125,6 +125,9 @@ make_material() {
   [ -s "$SHARED/tls/ca.pem" ] || PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
     "$python" -m sparkstorm.cli.main tls init --dir "$SHARED/tls" \
     --host "${IP[A]}" --host "${IP[B]}" --host "${IP[C]}" >/dev/null
+  # material a run before the secret existed made
+  [ -s "$SHARED/tls/spark-secret" ] || PYTHONPATH="$PROJECT/src${PYTHONPATH:+:$PYTHONPATH}" \
+    "$python" -m sparkstorm.cli.main tls spark-secret --dir "$SHARED/tls" >/dev/null
 }
 
 # Spark's conf on every host: authentication with the shared secret, encryption, no REST
