@@ -308,7 +308,7 @@ class UiViews:
         totals = [w.process_totals() for w in view.beats]
         spark = next((w.stats.get("spark_ui_url") for w in view.beats
                       if w.stats.get("spark_ui_url")), None)
-        workers = topology_worker_status(view.beats)
+        workers = topology_worker_status(view.beats, self.clock())
         trouble = trouble_fields(
             [w.stats for w in view.beats], self.clock(),
             running=workers["workerStatus"] == "RUNNING" and base.status != TopologyStatus.KILLED,
@@ -482,7 +482,7 @@ class UiViews:
                          "lastHeartbeatSecs": beat.time_secs if beat else None,
                          **worker.process_totals(),
                          "processes": worker.resources,
-                         "status": worker_row_status(worker),
+                         "status": worker_row_status(worker, self.clock()),
                          "sparkUiUrl": None if killed else
                          worker.stats.get("spark_ui_url") or None})
         return rows

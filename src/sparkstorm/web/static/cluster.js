@@ -15,6 +15,7 @@ resources and Spark UI), supervisors; refreshed every second. */
     if (h.errors) parts.push(`${F.count(h.errors)} error${h.errors === 1 ? "" : "s"}`);
     /* what an operator must see first: workers failing to start, a stall, restarts... */
     if (t.workerStatus === "FAILING") parts.unshift("workers failing to start");
+    else if (t.workerStatus === "LOST") parts.unshift("workers lost");
     else if (t.workerStatus === "STARTING") parts.unshift("starting");
     const troubles = (h.troubles || []).map((x) => x.split(":")[0]);
     return UI.el("td", {"data-field": "health", "data-value": h.state, class: "health-" + h.state,

@@ -49,6 +49,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     if (!box) return;
     const lines = [];
     if (t.workerStatus === "FAILING") lines.push(t.workerStatusDetail || "workers failing to start");
+    if (t.workerStatus === "LOST") lines.push(t.workerStatusDetail || "workers lost");
     for (const trouble of t.troubles || []) lines.push(trouble);
     const facts = [];
     if (t.executorRestarts) facts.push(`executor restarts ${F.count(t.executorRestarts)}`);

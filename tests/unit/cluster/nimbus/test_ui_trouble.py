@@ -309,3 +309,23 @@ def test_all_time_counts_survive_a_worker_restart_and_say_so(nimbus: Nimbus,
         "10m 0s (since the worker restart 0 s ago)"
     assert any(t.startswith("statistics reset 0 s ago") and "kept by Nimbus" in t
                for t in row["health"]["troubles"]), row["health"]
+
+
+@pytest.mark.usefixtures("two_components")
+def test_a_worker_silent_for_fifteen_seconds_is_lost_until_it_beats_again(
+        nimbus: Nimbus, state: ClusterState, clock: FakeClock) -> None:
+    topology_id, worker_id = running(nimbus, state)
+    client = api_client(nimbus)
+    _beat(nimbus, topology_id, worker_id, windows=5)
+    clock.advance(15)  # fifteen heartbeat periods: not yet
+    (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
+    assert row["workerStatus"] == "RUNNING"
+    clock.advance(2)
+    (row,) = _get(client, "/api/v1/topology/summary")["topologies"]
+    assert row["workerStatus"] == "LOST"
+    assert row["workerStatusDetail"].startswith(f"worker {worker_id} (port 6700) sent no "
+                                                "heartbeat for 17 s"), row
+    page = _get(client, f"/api/v1/topology/{topology_id}")
+    assert [w["status"] for w in page["workers"]] == ["LOST"]
+    _beat(nimbus, topology_id, worker_id, windows=6)
+    assert _get(client, f"/api/v1/topology/{topology_id}")["workerStatus"] == "RUNNING"
