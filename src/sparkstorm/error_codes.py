@@ -269,9 +269,9 @@ ERROR_CODES: dict[str, str] = {
         "JavaBolt and JavaSpout cannot run; port the component to Python or run a program as "
         "a shell component"),
     "KAFKA_BROKER_ERROR": (
-        "a KafkaSpout could not list partitions, read committed offsets or fetch (the "
-        "brokers are down or unreachable); it goes on and retries; check bootstrap_servers "
-        "and the brokers"),
+        "a KafkaSpout could not list partitions, read committed offsets or fetch, or a "
+        "KafkaBolt's producer lost its brokers (down or unreachable); it goes on and "
+        "retries; check bootstrap_servers and the brokers"),
     "KAFKA_COMMIT_FAILED": (
         "a KafkaSpout could not commit its offsets; they are committed at the next period; "
         "check the brokers and the group's rights"),

@@ -140,6 +140,23 @@ class TcpRelay:
                 threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
 
 
+@contextlib.contextmanager
+def relayed_broker(log_dir: Path) -> Iterator[tuple[str, TcpRelay]]:
+    """A broker behind a started :class:`TcpRelay`; yields the relay's address and the relay.
+
+    Clients reach the broker only through the relay (it is the advertised address), so
+    ``relay.stop()`` is an outage for all of them and ``relay.start()`` its end.
+    """
+    broker_port, front = free_port(), free_port()
+    relay = TcpRelay(front, broker_port)
+    relay.start()
+    try:
+        with tansu_broker(log_dir, broker_port, front) as servers:
+            yield servers, relay
+    finally:
+        relay.stop()
+
+
 def _pump(source: socket.socket, sink: socket.socket) -> None:
     with contextlib.suppress(OSError):
         while data := source.recv(65536):

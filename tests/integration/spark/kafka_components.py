@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sparkstorm import Bolt, StatefulBolt
 from sparkstorm.state import KeyValueState
+from tests.integration.spark.batch_components import NumberedBatchSpout
 from tests.integration.spark.components import Recorder
 
 
@@ -46,3 +48,38 @@ class KafkaValueCount(StatefulBolt):
     def process(self, tup: Any) -> None:
         value = tup.values.value
         self.counts.put(value, self.counts.get(value, 0) + 1)
+
+
+class GatedValueBatchSpout(NumberedBatchSpout):
+    """Batches of ``[n, value]`` rows (``value`` ``"v<n>"``), one id per batch, replayed whole.
+
+    Numbers from ``test.gate_at`` on wait until the file ``<test.dir>/gate`` exists (replays
+    do not wait), as ``ValueSpout`` does: a test opens it once the outage began. Records
+    ``ack`` and ``fail`` per number.
+    """
+
+    outputs = ["n", "value"]
+    batch_rows_default = 10
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        super().initialize(conf, context)
+        self.gate_at = int(conf["test.gate_at"])
+        self.gate = Path(conf["test.dir"]) / "gate"
+
+    def columns(self, numbers: list[int]) -> dict[str, list[Any]]:  # type: ignore[override]
+        return {"n": numbers, "value": [f"v{n}" for n in numbers]}
+
+    def next_batch(self, max_rows: int) -> None:
+        if not self.replay and self.next_n >= self.gate_at and not self.gate.exists():
+            return
+        super().next_batch(max_rows)
+
+    def ack(self, tup_id: Any) -> None:
+        for n in self.open.pop(tup_id, []):
+            self.record("ack", n=n)
+
+    def fail(self, tup_id: Any) -> None:
+        if tup_id in self.open:
+            self.replay.append(tup_id)
+            for n in self.open[tup_id]:
+                self.record("fail", n=n)

@@ -18,13 +18,12 @@ from sparkstorm.connectors.kafka import KafkaSpout, KafkaSpoutConfig
 from sparkstorm.engine.driver.loop import TopologyDriver
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
-from tests.integration.cluster.harness import free_port
 from tests.integration.spark.kafka_broker import (
     TcpRelay,
     committed,
     create_topic,
     produce,
-    tansu_broker,
+    relayed_broker,
 )
 from tests.integration.spark.kafka_components import KafkaValueCount
 from tests.integration.spark.test_kafka_checkpoints import _Cut, _newest_cut
@@ -37,14 +36,8 @@ TOPIC = "outage"
 
 @pytest.fixture
 def relayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, TcpRelay]]:
-    broker_port, front = free_port(), free_port()
-    relay = TcpRelay(front, broker_port)
-    relay.start()
-    try:
-        with tansu_broker(tmp_path_factory.mktemp("tansu"), broker_port, front) as servers:
-            yield servers, relay
-    finally:
-        relay.stop()
+    with relayed_broker(tmp_path_factory.mktemp("tansu")) as found:
+        yield found
 
 
 def _values(first: int, count: int) -> list[tuple[int, str, str]]:

@@ -11,7 +11,9 @@ is emitted again whole after its back-off (``retry``); given up, all its records
 and batch spouts): each batch's rows are handed to the producer and the batch waits, up to
 ``BATCH_DELIVERY_SECONDS``, for Kafka to confirm all of them; if one is not confirmed it
 raises ``KAFKA_DELIVERY_FAILED``, so the whole batch fails and is replayed (with
-``fire_and_forget=True`` it returns at once). Its settings are ``KafkaBolt.spec``'s.
+``fire_and_forget=True`` it returns at once). While the producer says its brokers are down
+it waits only ``OUTAGE_DELIVERY_SECONDS``, so that an outage does not hold each window for
+the full wait. Its settings, outage reports and metrics are ``KafkaBolt``'s.
 
 Usage::
 
@@ -41,6 +43,10 @@ from sparkstorm.topology.batch_spout import BatchSpout
 
 BATCH_DELIVERY_SECONDS = 30.0
 """How long a ``KafkaBatchBolt`` batch waits for its records' delivery before it fails."""
+OUTAGE_DELIVERY_SECONDS = 1.0
+"""How long it waits instead while the producer says its brokers are down."""
+FLUSH_SLICE_SECONDS = 0.25
+"""The wait is made of flushes this long, so that an outage heard meanwhile cuts it short."""
 
 
 @dataclass
@@ -205,6 +211,8 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
         def delivered(error: Any, _message: Any) -> None:
             if error is not None:
                 problems.append(error)
+            else:  # also a record of an earlier, failed batch: the brokers are back
+                self.brokers_down = False
 
         callback = None if self.fire_and_forget else delivered
         produce = self.producer.produce
@@ -219,14 +227,31 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
         if self.fire_and_forget:
             self.producer.poll(0)
             return
-        left = self.producer.flush(BATCH_DELIVERY_SECONDS)
+        started = time.monotonic()
+        left = self._wait_for_deliveries(started)
+        self.undelivered += len(problems) + left
+        self.delivered += rows - len(problems) - left
         if left or problems:
             msg = (f"KafkaBatchBolt {self.context.get('componentid')!r}: {len(problems)} of "
                    f"{rows} records failed ({problems[:3]}) and {left} unconfirmed after "
-                   f"{BATCH_DELIVERY_SECONDS:.0f} s; the batch fails so that it is replayed; "
-                   f"check the brokers at {self.servers!r}")
+                   f"{time.monotonic() - started:.1f} s; the batch fails so that it is "
+                   f"replayed; check the brokers at {self.servers!r}")
             raise KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED")
+
+    def _wait_for_deliveries(self, started: float) -> int:
+        """Flush until every record is confirmed or the wait is over; how many are left."""
+        left: int = self.producer.flush(0)
+        while left:
+            limit = OUTAGE_DELIVERY_SECONDS if self.brokers_down else BATCH_DELIVERY_SECONDS
+            remaining = started + limit - time.monotonic()
+            if remaining <= 0:
+                break
+            left = self.producer.flush(min(FLUSH_SLICE_SECONDS, remaining))
+        return left
 
     def end_window(self) -> None:
         """Deliveries were waited for in ``process_batch``; serve what is left."""
         self.producer.poll(0)
+        self.component_metrics = {"kafkaProducer": {
+            "inFlight": len(self.producer), "delivered": self.delivered,
+            "failed": self.undelivered, "brokersDown": int(self.brokers_down)}}

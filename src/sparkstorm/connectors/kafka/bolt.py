@@ -13,6 +13,21 @@ and at the end of each window, which waits up to ``delivery_wait_ms`` for the wi
 records; those still unconfirmed then are acked or failed in a later window. With
 ``fire_and_forget=True`` a tuple is acked as soon as the record is handed to the producer.
 
+Outages: when the producer loses its brokers (librdkafka's ``error_cb``) the bolt reports
+``KAFKA_BROKER_ERROR`` as its error and goes on; its records wait in the producer's queue and
+are delivered once the brokers are back. Unless ``message.timeout.ms`` is set, it is the
+topology's ``topology.message.timeout.secs`` under acking: a record the producer still holds
+when its tuple tree times out is dropped with the tree, not sent beside the spout's replay.
+The metrics ``kafkaProducer`` (``inFlight``, ``delivered``, ``failed``, ``brokersDown``) show
+it on the component page and in the REST API's ``componentMetrics``.
+
+Under ``topology.reliability: checkpoint`` a failed tuple is replayed only by a rollback: a
+record not delivered makes ``end_window`` raise ``KAFKA_DELIVERY_FAILED`` (the topology
+rolls back to its last committed checkpoint), and each checkpoint's cut (``pre_prepare``)
+first waits for every record still on its way, and raises when one is not delivered, so that
+no checkpoint commits a tuple whose record Kafka did not get. Records are thus at least once
+in Kafka, and a stateful bolt beside the sink counts each tuple exactly once.
+
 Usage::
 
     from sparkstorm.connectors.kafka import KafkaBolt
@@ -29,6 +44,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar
 
+from sparkstorm.config.access import conf_int
+from sparkstorm.config.reliability import ACKING, CHECKPOINT, reliability_mode
 from sparkstorm.connectors.kafka.errors import KafkaConnectorError
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.component import Bolt
@@ -45,6 +62,11 @@ FULL_QUEUE_WAIT_SECONDS = 1.0
 fails the tuple."""
 CLOSE_FLUSH_SECONDS = 5.0
 """How long ``close`` waits for the records still on their way."""
+CUT_FLUSH_SECONDS = 10.0
+"""Under checkpoint reliability, how long a checkpoint's cut waits for the records on their
+way before it gives up (and the topology rolls back)."""
+BROKERS_DOWN = frozenset({"_ALL_BROKERS_DOWN", "_TRANSPORT", "_RESOLVE", "_AUTHENTICATION"})
+"""librdkafka's error names that mean the brokers cannot be reached."""
 
 
 class KafkaBolt(Bolt):
@@ -121,14 +143,26 @@ class KafkaBolt(Bolt):
         self.fire_and_forget: bool = settings["fire_and_forget"]
         self.delivery_wait = settings["delivery_wait_ms"] / 1000
         self.servers = settings["bootstrap_servers"]
-        self.producer: Any = Producer(
-            dict(settings["producer_properties"]) | {"bootstrap.servers": self.servers})
+        mode = reliability_mode(storm_conf)
+        self.rolls_back = mode == CHECKPOINT
+        """``topology.reliability: checkpoint``: an undelivered record raises (rollback)."""
+        properties = dict(settings["producer_properties"])
+        if mode == ACKING and not {"message.timeout.ms", "delivery.timeout.ms"} & set(properties):
+            properties["message.timeout.ms"] = \
+                conf_int(storm_conf, "topology.message.timeout.secs") * 1000
+        self.producer: Any = Producer(properties | {
+            "bootstrap.servers": self.servers, "error_cb": self._producer_error})
         self.fields: dict[tuple[str, str], list[str]] = {
             (source, stream): list(names)
             for source, streams in context.get("source->stream->fields", {}).items()
             for stream, names in streams.items()}
         self.in_flight = 0
-        self.last_report = 0.0
+        self.delivered = self.undelivered = 0
+        self.brokers_down = False
+        """The producer said it lost its brokers; the next delivery says they are back."""
+        self.failed_in_window: list[str] = []
+        """Under checkpoint reliability: what failed since the last ``end_window``."""
+        self.last_report: dict[str, float] = {}
 
     def process(self, tup: Tuple) -> None:
         """Hand ``tup``'s record to the producer; it is acked or failed on its delivery."""
@@ -147,11 +181,36 @@ class KafkaBolt(Bolt):
         self.producer.poll(0)
 
     def end_window(self) -> None:
-        """Wait up to ``delivery_wait_ms`` for the records on their way; ack or fail them."""
+        """Wait up to ``delivery_wait_ms`` for the records on their way; ack or fail them.
+
+        Raises:
+            KafkaConnectorError: ``KAFKA_DELIVERY_FAILED`` under checkpoint reliability when
+                a record was not delivered (the topology rolls back).
+        """
         if self.in_flight and self.delivery_wait:
             self.producer.flush(self.delivery_wait)
         else:
             self.producer.poll(0)
+        self.component_metrics = {"kafkaProducer": {
+            "inFlight": self.in_flight, "delivered": self.delivered,
+            "failed": self.undelivered, "brokersDown": int(self.brokers_down)}}
+        if self.failed_in_window:
+            self._roll_back(self.failed_in_window)
+
+    def pre_prepare(self, txid: int) -> None:
+        """At a checkpoint's cut under checkpoint reliability: every record is delivered.
+
+        Raises:
+            KafkaConnectorError: ``KAFKA_DELIVERY_FAILED`` when a record failed or is still
+                on its way after ``CUT_FLUSH_SECONDS`` (no checkpoint commits without it).
+        """
+        if not self.rolls_back or not self.in_flight:
+            return
+        left = self.producer.flush(CUT_FLUSH_SECONDS)
+        if left or self.failed_in_window:
+            self._roll_back(self.failed_in_window or [
+                f"{left} records still undelivered at checkpoint {txid}'s cut after "
+                f"{CUT_FLUSH_SECONDS:.0f} s"])
 
     def close(self) -> None:
         """Wait a moment for the records still on their way."""
@@ -192,21 +251,50 @@ class KafkaBolt(Bolt):
     def _delivered(self, tup: Tuple, error: Any, _message: Any) -> None:
         self.in_flight -= 1
         if error is None:
+            self.delivered += 1
+            self.brokers_down = False
             self.ack(tup)
         else:
             self._failed(tup, f"delivery failed ({error})")
 
     def _failed(self, tup: Tuple, problem: str) -> None:
+        self.undelivered += 1
         reason = f"KAFKA_DELIVERY_FAILED: {problem}"
         self.fail(tup, reason=reason)
         self.logger.warning("%s", reason)
+        if self.rolls_back:
+            self.failed_in_window.append(problem)
+        self._report("KAFKA_DELIVERY_FAILED",
+                     f"{problem}; the tuple was failed so that its spout replays it")
+
+    def _producer_error(self, error: Any) -> None:
+        """The producer's ``error_cb`` (served by ``poll``/``flush``): brokers lost, and so on."""
+        name = error.name() if hasattr(error, "name") else str(error)
+        if name in BROKERS_DOWN:
+            self.brokers_down = True
+        self.logger.warning("KAFKA_BROKER_ERROR: producer error %s", error)
+        self._report("KAFKA_BROKER_ERROR", f"the producer reports {error}; its records wait "
+                     "in its queue and are delivered once the brokers are back")
+
+    def _report(self, code: str, problem: str) -> None:
+        """Report ``problem`` as the component's error, each code at most every 30 s."""
         now = time.monotonic()
-        if now - self.last_report >= ERROR_REPORT_SECONDS:
-            self.last_report = now
-            msg = (f"KafkaBolt {self.context.get('componentid')!r}: {problem}; the tuple was "
-                   f"failed so that its spout replays it; check the brokers at "
-                   f"{self.servers!r} and the producer properties")
-            self.raise_exception(KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED"))
+        if now - self.last_report.get(code, -ERROR_REPORT_SECONDS) < ERROR_REPORT_SECONDS:
+            return
+        self.last_report[code] = now
+        msg = (f"{type(self).__name__} {self.context.get('componentid')!r}: {problem}; "
+               f"check the brokers at {self.servers!r} and the producer properties")
+        self.raise_exception(KafkaConnectorError(
+            msg, code="KAFKA_BROKER_ERROR" if code == "KAFKA_BROKER_ERROR"
+            else "KAFKA_DELIVERY_FAILED"))
+
+    def _roll_back(self, problems: list[str]) -> None:
+        self.failed_in_window = []
+        msg = (f"{type(self).__name__} {self.context.get('componentid')!r}: "
+               f"{len(problems)} records not delivered (first: {problems[0]}); under "
+               "topology.reliability: checkpoint the topology rolls back to its last "
+               f"committed checkpoint and replays; check the brokers at {self.servers!r}")
+        raise KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED")
 
     def _record(self, tup: Tuple) -> tuple[str, bytes | None, bytes | None]:
         names = self.fields.get((tup.component, tup.stream))
