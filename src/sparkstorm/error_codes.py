@@ -438,8 +438,9 @@ ERROR_CODES: dict[str, str] = {
         "table or column, no permission); the window's tuples were failed so that their "
         "spouts replay them; fix the table, the query or the rights"),
     "SQL_TUPLE_UNMAPPABLE": (
-        "a SQL bolt's tuple lacks a field that a column or query parameter reads; the tuple "
-        "went to the bolt's errors stream and was acked; fix the upstream bolt or the "
+        "a SQL bolt's tuple lacks a field that a column or query parameter reads, or has a "
+        "value the driver cannot bind (a dict or set; a list except on PostgreSQL); the "
+        "tuple went to the bolt's errors stream and was acked; fix the upstream bolt or the "
         "columns / query"),
     "SQL_UNAVAILABLE": (
         "a SQL bolt could not reach its database for a window (down, unreachable, the "

@@ -68,13 +68,16 @@ def test_refused_rows_and_unmappable_tuples_go_to_the_errors_stream(
         postgres: PostgresServer, table: str) -> None:
     harness = inserter(postgres, table)
     window(harness, [["a", 1]])
-    result = window(harness, [["a", 2], ["b", "two"], ["c", 3], ["d"], ["e", None]])
+    result = window(harness, [["a", 2], ["b", "two"], ["c", 3], ["d"], ["e", None],
+                              ["f", {"n": 6}]])
     errors = [(e.stream, e.values[0], e.values[2]) for e in result.emits]
     assert errors == [("errors", "SQL_TUPLE_UNMAPPABLE", ["d"]),
+                      # psycopg cannot adapt a dict: bad data, not a failed statement
+                      ("errors", "SQL_TUPLE_UNMAPPABLE", ["f", {"n": 6}]),
                       ("errors", "SQL_ROW_REJECTED", ["a", 2]),  # primary key
                       ("errors", "SQL_ROW_REJECTED", ["b", "two"]),  # not an integer
                       ("errors", "SQL_ROW_REJECTED", ["e", None])]  # not null
-    assert len(result.acked) == 5 and not result.failed
+    assert len(result.acked) == 6 and not result.failed
     assert postgres.execute(f"select word, total from {table} order by word") == [
         ("a", 1), ("c", 3)]
     lookup = BoltHarness(SqlLookupBolt.spec(

@@ -82,6 +82,20 @@ def test_a_tuple_without_a_field_goes_to_the_errors_stream(database: Path) -> No
     assert rows(database) == []
 
 
+def test_a_value_the_driver_cannot_bind_goes_to_the_errors_stream(database: Path) -> None:
+    spec = SqlInsertBolt.spec(url=f"sqlite:///{database}", table="words",
+                              columns=["word", {"total": "n"}])
+    harness = BoltHarness(spec, inputs={"src": ["word", "n"]})
+    with harness._recording() as call:  # not replayed as a failed statement would be
+        window(harness, [["a", 1], ["b", {"n": 2}], ["c", [3]], ["d", {4}], ["e", 5]])
+    assert rows(database) == [("a", 1), ("e", 5)]
+    assert len(call.result.acked) == 5 and not call.result.failed
+    errors = [e.values for e in call.result.emits if e.stream == "errors"]
+    assert [(code, values) for code, _, values in errors] == [
+        ("SQL_TUPLE_UNMAPPABLE", ["b", {"n": 2}]), ("SQL_TUPLE_UNMAPPABLE", ["c", [3]]),
+        ("SQL_TUPLE_UNMAPPABLE", ["d", {4}])]  # SQLite binds no list; PostgreSQL does
+
+
 def test_a_missing_table_fails_the_window_so_that_it_is_replayed(tmp_path: Path) -> None:
     spec = SqlInsertBolt.spec(url=f"sqlite:///{tmp_path / 'empty.db'}", table="words",
                               columns=["word"])

@@ -13,8 +13,10 @@ tries again); any other failure of the statement (a missing table, no rights) wi
 ``SQL_STATEMENT_FAILED``. Both are the component's error in the UI. When the database
 refuses the batch for its data (a constraint, a value of the wrong type), the rows are
 inserted one by one, each in its own transaction, and those refused go to the ``errors``
-stream with ``SQL_ROW_REJECTED`` (acked); a tuple that lacks a field goes there with
-``SQL_TUPLE_UNMAPPABLE``.
+stream with ``SQL_ROW_REJECTED`` (acked); a tuple that lacks a field, or whose value no
+driver binds as a parameter (a dict or a set; a list except on PostgreSQL, where it is an
+array), goes there with ``SQL_TUPLE_UNMAPPABLE`` before any statement runs: the driver would
+refuse the whole batch for it in a way that looks like a broken statement, which is retried.
 
 Usage::
 
@@ -48,6 +50,11 @@ _engines: dict[tuple[str, int, str], Any] = {}
 _engines_lock = threading.Lock()
 
 Row = dict[str, Any]
+
+NEVER_BOUND: tuple[type, ...] = (dict, set, frozenset)
+"""Values no DB-API driver binds as a parameter (psycopg: "cannot adapt type 'dict'")."""
+ARRAY_DIALECTS = frozenset({"postgresql"})
+"""Dialects whose drivers bind a list as an array; elsewhere a list is not bound either."""
 
 
 def process_engine(settings: SqlSettings) -> Any:
@@ -99,6 +106,9 @@ class SqlBolt(WindowBatchBolt[Row]):
         raw = settings_from(storm_conf, self.where, "SQL_CONFIG_INVALID")
         self.settings = SqlSettings.read(raw, self.sql_kind)
         self.engine = process_engine(self.settings)
+        self.unbound: tuple[type, ...] = NEVER_BOUND if self.engine.dialect.name in \
+            ARRAY_DIALECTS else (*NEVER_BOUND, list, tuple)
+        """Value types that go to the errors stream rather than to the driver."""
 
     def failure_code(self, exc: Exception) -> str:
         """``SQL_UNAVAILABLE`` when the database could not be reached, else the statement's."""
@@ -113,7 +123,16 @@ class SqlBolt(WindowBatchBolt[Row]):
     def row_of(self, tup: Tuple, names: dict[str, str]) -> Row:
         """``{parameter: value}`` of ``tup`` for ``names`` (parameter -> field)."""
         field = self.field_reader(tup, "SQL_TUPLE_UNMAPPABLE")
-        return {parameter: field(name) for parameter, name in names.items()}
+        row = {parameter: field(name) for parameter, name in names.items()}
+        for parameter, value in row.items():
+            if isinstance(value, self.unbound):
+                msg = (f"{self.where}: field {names[parameter]!r} of tuple "
+                       f"{list(tup.values)!r} is a {type(value).__name__}, which the "
+                       f"{self.engine.dialect.name} driver cannot bind as a parameter; the "
+                       f"tuple went to the {ERROR_STREAM!r} stream; encode it upstream "
+                       "(json.dumps for a JSON column)")
+                raise ConnectorError(msg, code="SQL_TUPLE_UNMAPPABLE")
+        return row
 
     def refused(self, tup: Tuple, exc: BaseException, what: str) -> None:
         """The database refused ``tup``'s data: to the errors stream with ``SQL_ROW_REJECTED``."""
