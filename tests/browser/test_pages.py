@@ -267,6 +267,11 @@ def test_charts_show_recent_windows_at_once_and_grow(ui_cluster: UiCluster,
     latency = json.loads(page.get_attribute("#chart-latency-svg", "data-series"))
     assert any(v for _, _, v in latency), "complete latencies are drawn"
     screenshot(page, "topology")
+    # the last point is "now" while windows come; seen ten minutes later, it says how old
+    assert "now" in page.text_content("#chart-emitted-svg .chart-last")
+    page.evaluate("() => { const real = Date.now; Date.now = () => real() + 600000; }")
+    page.wait_for_function("() => document.querySelector('#chart-emitted-svg .chart-last')"
+                           ".textContent.includes('last (10 min')")
 
 
 def test_workers_link_to_their_spark_ui(ui_cluster: UiCluster, page: Any) -> None:

@@ -49,6 +49,17 @@ const Charts = (() => {
   }
 
   const clock = (t) => new Date(t * 1000).toLocaleTimeString("en-GB");
+  /* "now" only while the newest point is recent (within 15 s, or two of the last gaps
+  between points on a loaded machine): when windows stopped coming (a stall, a gone worker)
+  the label says how old the last point is instead */
+  const RECENT_SECS = 15;
+  const lastLabel = (points) => {
+    const t = points[points.length - 1].t;
+    const gap = points.length > 1 ? t - points[points.length - 2].t : 0;
+    const age = Date.now() / 1000 - t;
+    return age <= Math.max(RECENT_SECS, 2 * gap) ? "now" :
+      `last (${UI.fmt.duration(Math.round(age))} ago)`;
+  };
   const short = (v) => Math.abs(v) >= 1000 ? (v / 1000).toFixed(1) + "k" :
     String(Math.abs(v) >= 1 || v === 0 ? +v.toFixed(2) : +v.toPrecision(2));
 
@@ -99,8 +110,9 @@ const Charts = (() => {
     });
     if (points.length) {
       svg.append(UI.svg("text", {x: L, y: H - 8}, clock(points[0].t)));
-      svg.append(UI.svg("text", {x: W - R, y: H - 8, "text-anchor": "end"},
-        `${clock(last.t)}  now ${last.v === null ? "–" : short(last.v)} ${opts.unit}`));
+      svg.append(UI.svg("text", {x: W - R, y: H - 8, "text-anchor": "end", class: "chart-last"},
+        `${clock(last.t)}  ${lastLabel(points)} ${last.v === null ? "–" : short(last.v)} ` +
+        opts.unit));
     } else {
       svg.append(UI.svg("text", {x: (W + L) / 2, y: H / 2, "text-anchor": "middle", class: "muted"},
         opts.empty || "waiting for statistics windows"));
