@@ -116,6 +116,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
   function renderWorkers(t) {
     UI.fillBody($("workers"), (t.workers || []).map((w) => UI.el("tr", {"data-port": w.port},
       UI.cell(w, "host"), UI.cell(w, "port"), UI.cell(w, "supervisorId"),
+      UI.cell(w, "status", {class: "worker-" + w.status}),
       UI.cell(w, "uptime", {format: () => F.duration(w.uptimeSeconds), title: w.uptime}),
       UI.cell(w, "executorsTotal"), UI.cell(w, "cpuPercent", {format: F.cpu, num: true}),
       UI.cell(w, "memoryMb", {format: F.mb, num: true}), logCell(w.workerLogLink),
