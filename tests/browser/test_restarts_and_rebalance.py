@@ -8,6 +8,8 @@ saw the UI get wrong:
 - on two workers it is RUNNING (it read STARTING forever: the worker without the driver runs
   no windows), and each executor row shows the host and port of the worker whose process
   runs it;
+- a worker that stops heartbeating (SIGSTOP) is LOST, named on both pages, until it beats
+  again;
 - a sink executor killed with -9 shows as a restart and a rollback with its cause, on the
   topology page and the cluster page, and its row's uptime is its new process's;
 - ``rebalance -e relay=1`` through the UI's dialog (which says the workers regroup in place)
@@ -15,7 +17,7 @@ saw the UI get wrong:
   their own figures (a bolt with no outputs emits nothing; the rows never add up to more than
   the component).
 
-Slow (a two-worker cluster with Spark: about two minutes). What ``make test`` covers of the
+Slow (a two-worker cluster with Spark: two to six minutes). What ``make test`` covers of the
 same ground: the REST fields from fake heartbeats in
 ``tests/unit/cluster/nimbus/test_ui_trouble.py``
 (``test_restarts_rollbacks_and_a_stall_are_told_with_when``),
@@ -110,6 +112,8 @@ def test_two_workers_are_running_and_each_executor_shows_its_own_worker(
     ports = {int(p) for p in page.eval_on_selector_all(
         "#workers tbody tr[data-port]", "rows => rows.map(r => r.dataset.port)")}
     assert ports == {int(r["port"]) for r in ui.cluster.worker_records()} and len(ports) == 2
+    page.wait_for_function("() => [...document.querySelectorAll('#workers td[data-field="
+                           "status]')].every(c => c.dataset.value === 'RUNNING')")
     hosting = wait_for(lambda: _hosted(ui, 5), 60, message="both workers report executors")
     assert {port for port, _ in hosting.values()} == ports, "executors on both workers"
     for component in ("ids", "relay", "sink"):
@@ -186,3 +190,30 @@ def test_rebalance_e_through_the_dialog_gives_each_executor_its_own_row(
     assert int(relay["executed"]) <= totals["relay"]["executed"]
     assert sum(int(s["executed"]) for s in sinks.values()) <= totals["sink"]["executed"]
     screenshot(page, "two-workers-after-rebalance-e")
+
+
+def test_a_worker_that_stops_heartbeating_shows_as_lost(two_workers: UiCluster,
+                                                        page: Any) -> None:
+    ui = two_workers
+    # the worker without the driver (it runs no windows); stopped, its executors (processes
+    # of their own) go on answering the driver, but it sends no heartbeat
+    (other,) = [r for r in ui.cluster.worker_records()
+                if not ((ui.cluster.local_heartbeat(r) or {}).get("stats") or {}).get("windows")]
+    os.kill(other["pid"], signal.SIGSTOP)
+    try:
+        wait_for(lambda: ui.topology()["workerStatus"] == "LOST", 60,
+                 message=f"the silent worker is lost\n{ui.cluster.logs()}")
+        open_page(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+        page.wait_for_selector('#topology-summary td[data-field=workerStatus]:text("LOST")')
+        said = page.text_content("#troubles li.error") or ""
+        assert f"worker {other['worker_id']} (port {other['port']}) sent no heartbeat" in said
+        lost = page.get_attribute(f'#workers tr[data-port="{other["port"]}"] '
+                                  "td[data-field=status]", "data-value")
+        assert lost == "LOST"
+        open_page(page, ui.ui_url + "/")
+        row = f'#topologies tr[data-id="{ui.topology_id}"]'
+        assert "workers lost" in texts(page, row)["health"], texts(page, row)
+    finally:
+        os.kill(other["pid"], signal.SIGCONT)
+    wait_for(lambda: ui.topology()["workerStatus"] == "RUNNING", 60,
+             message=f"the worker beats again\n{ui.cluster.logs()}")
