@@ -9,9 +9,13 @@ id lost, none counted twice: ``checkpointed``), and acks flowing again after it;
 its recovery time (``FIGURE``: seconds from the fault to acks flowing again, the longest
 pause of acks from the fault on) for ``benchmarks/history/RESULTS.md``.
 
-Slow (minutes each): ``make test-all`` runs them. ``make test`` keeps the watchdog's
-ladder of remedies (``tests/unit/engine/test_watchdog.py``, no Spark); the one-machine
-chaos faults are in ``tests/chaos/``.
+Slow (minutes each, and the hosts take a minute to start): ``make test-all`` runs them.
+``make test`` covers the same ground on one machine: the watchdog's ladder of remedies
+(``tests/unit/engine/test_watchdog.py``), a stall past the message timeout under acking +
+checkpoints (``tests/integration/spark/test_stall_timeouts.py``), the corrupt newest
+checkpoint (``tests/integration/spark/test_checkpoint_fallback.py``) and the idle
+connection flood (``tests/unit/engine/test_tcp_door.py``); the one-machine kill -9 faults
+are in ``tests/chaos/`` (slow).
 """
 
 from __future__ import annotations
