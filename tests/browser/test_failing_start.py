@@ -65,3 +65,8 @@ def test_a_failing_start_is_the_first_thing_both_pages_say(failing: UiCluster,
     page.wait_for_selector('#spouts tr[data-id="word"]')
     # nothing acked: no latency to show, where Storm's API says "0.000"
     assert texts(page, '#spouts tr[data-id="word"]')["completeLatency"] == "–"
+    open_page(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/word")
+    page.wait_for_selector("#component-stats tr[data-window]")
+    shown = page.eval_on_selector_all("#component-stats td[data-field=completeLatency]",
+                                      "cells => cells.map(c => c.textContent)")
+    assert shown == ["–"] * 4, shown  # every window, on the component page too

@@ -12,14 +12,18 @@ every second. */
   let gone = false;
 
   const F = UI.fmt;
-  const num = {num: true, format: F.ms};
   const cap = {num: true, format: F.capacity};
-  const SPOUT_STATS = ["emitted", "transferred", ["completeLatency", num], "acked", "failed"];
-  const BOLT_STATS = ["emitted", "transferred", ["executeLatency", num], "executed",
-                      ["processLatency", num], "acked", "failed", ["capacity", cap]];
+  /* latencies: "–" where the row counted nothing they are of (UI.latencyOf) */
+  const acked = (row) => UI.latencyOf(row, "acked");
+  const executed = (row) => UI.latencyOf(row, "executed");
+  const SPOUT_STATS = ["emitted", "transferred", ["completeLatency", acked], "acked", "failed"];
+  const BOLT_STATS = ["emitted", "transferred", ["executeLatency", executed], "executed",
+                      ["processLatency", executed], "acked", "failed", ["capacity", cap]];
 
-  /* counts get thousands separators; [field, options] pairs their own format */
-  const cells = (row, fields) => fields.map((f) => Array.isArray(f) ? UI.cell(row, f[0], f[1]) :
+  /* counts get thousands separators; [field, options] pairs their own format (options, or
+  a function of the row that gives them) */
+  const cells = (row, fields) => fields.map((f) => Array.isArray(f) ?
+    UI.cell(row, f[0], typeof f[1] === "function" ? f[1](row) : f[1]) :
     UI.cell(row, f, {format: F.count}));
   const logLink = (link) => UI.el("td", {"data-field": "workerLogLink"},
     link ? UI.el("a", {href: link, class: "log-link"}, "log") : "");
@@ -45,16 +49,16 @@ every second. */
       {"data-source": s.component, "data-stream": s.stream},
       UI.cell(s, "component", {link: UI.withWindow(`/topology/${encodeURIComponent(topologyId)}/component/` +
                                                    encodeURIComponent(s.component))}),
-      UI.cell(s, "stream"), UI.cell(s, "executeLatency", num), UI.cell(s, "executed", {format: F.count}),
-      UI.cell(s, "processLatency", num), UI.cell(s, "acked", {format: F.count}), UI.cell(s, "failed", {format: F.count}))));
+      UI.cell(s, "stream"), UI.cell(s, "executeLatency", executed(s)), UI.cell(s, "executed", {format: F.count}),
+      UI.cell(s, "processLatency", executed(s)), UI.cell(s, "acked", {format: F.count}), UI.cell(s, "failed", {format: F.count}))));
     UI.fillBody($("output-stats"), (c.outputStats || []).map((s) => UI.el("tr", {"data-stream": s.stream},
       UI.cell(s, "stream"), UI.cell(s, "emitted", {format: F.count}), UI.cell(s, "transferred", {format: F.count}))));
   }
 
   function renderExecutors(c) {
-    const fields = spout ? ["emitted", "transferred", ["completeLatency", num], "acked", "failed"] :
-      ["emitted", "transferred", ["capacity", cap], ["executeLatency", num], "executed",
-       ["processLatency", num], "acked", "failed"];
+    const fields = spout ? ["emitted", "transferred", ["completeLatency", acked], "acked", "failed"] :
+      ["emitted", "transferred", ["capacity", cap], ["executeLatency", executed], "executed",
+       ["processLatency", executed], "acked", "failed"];
     UI.fillBody($("executors"), (c.executorStats || []).map((e) => UI.el("tr", {"data-id": e.id},
       UI.cell(e, "id"), UI.cell(e, "host"), UI.cell(e, "port"),
       UI.cell(e, "uptime", {format: () => F.duration(e.uptimeSeconds), title: e.uptime}),

@@ -12,12 +12,10 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
                                               `/component/${encodeURIComponent(id)}`);
 
   const F = UI.fmt;
-  const ms = {format: F.ms, num: true};
   const count = {format: F.count};
   /* a complete latency: none (not "0.000 ms") where nothing was acked, as Storm's "0.000"
   means */
-  const completeLatency = (row) => ({format: (v) => row.acked ? F.ms(v) : "–", num: true,
-                                      title: row.acked ? "" : "nothing acked in this window"});
+  const completeLatency = (row) => UI.latencyOf(row, "acked");
 
   /* The exception line of the last error, wrapping, with its time and a link to the log of
   the worker that reported it. */
@@ -96,8 +94,8 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       UI.cell(b, "boltId", {link: componentLink(b.boltId)}), UI.cell(b, "executors"),
       UI.cell(b, "tasks"), UI.cell(b, "emitted", count), UI.cell(b, "transferred", count),
       UI.cell(b, "capacity", {format: F.capacity, num: true, class: Dag.loadClass(Number(b.capacity))}),
-      UI.cell(b, "executeLatency", ms), UI.cell(b, "executed", count),
-      UI.cell(b, "processLatency", ms), UI.cell(b, "acked", count), UI.cell(b, "failed", count),
+      UI.cell(b, "executeLatency", UI.latencyOf(b, "executed")), UI.cell(b, "executed", count),
+      UI.cell(b, "processLatency", UI.latencyOf(b, "executed")), UI.cell(b, "acked", count), UI.cell(b, "failed", count),
       errorCell(b))));
   }
 

@@ -89,6 +89,15 @@ const UI = (() => {
   /* A table cell holding one field of an API row: data-field names the field and
   data-value keeps the API's value (tests and sorting read it); opts.format renders it
   for people. */
+  /* Options of a latency cell: "–" (not Storm's "0.000 ms") where the row counted nothing
+  the latency is of (its acked trees for a complete latency, its executed tuples for an
+  execute or process latency) */
+  function latencyOf(row, countField) {
+    const counted = Number(row[countField]) > 0;
+    return {num: true, format: (v) => counted ? fmt.ms(v) : "–",
+            title: counted ? "" : `nothing ${countField} in this window`};
+  }
+
   function cell(row, field, options) {
     const opts = options || {};
     const value = row[field];
@@ -296,6 +305,6 @@ const UI = (() => {
       [el("tr", {}, el("td", {colSpan: 5, class: "muted"}, "no reasons recorded"))]);
   }
 
-  return {csrf, getJson, postJson, el, cell, fillBody, kvRows, showError, poll, svg, fmt,
+  return {csrf, getJson, postJson, el, cell, latencyOf, fillBody, kvRows, showError, poll, svg, fmt,
           currentWindow, windowSelect, showWindow, withWindow, isoTime, safeUrl, renderFailures};
 })();
