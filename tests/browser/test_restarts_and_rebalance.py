@@ -10,6 +10,9 @@ saw the UI get wrong:
   runs it;
 - a worker that stops heartbeating (SIGSTOP) is LOST, named on both pages, until it beats
   again;
+- the driver's worker killed with -9 and started again by its supervisor: the all-time counts
+  go on from where they were, and both pages' window hints say they were kept (the rolling
+  windows since the restart);
 - a sink executor killed with -9 shows as a restart and a rollback with its cause, on the
   topology page and the cluster page, and its row's uptime is its new process's;
 - ``rebalance -e relay=1`` through the UI's dialog (which says the workers regroup in place)
@@ -217,3 +220,29 @@ def test_a_worker_that_stops_heartbeating_shows_as_lost(two_workers: UiCluster,
         os.kill(other["pid"], signal.SIGCONT)
     wait_for(lambda: ui.topology()["workerStatus"] == "RUNNING", 60,
              message=f"the worker beats again\n{ui.cluster.logs()}")
+
+
+def test_all_time_counts_survive_a_worker_restart_and_both_pages_say_so(
+        two_workers: UiCluster, page: Any) -> None:
+    ui = two_workers
+    (driver,) = [r for r in ui.cluster.worker_records()
+                 if ((ui.cluster.local_heartbeat(r) or {}).get("stats") or {}).get("windows")]
+    before = ui.topology()["spouts"][0]["emitted"]
+    ui.cluster.kill_worker(driver)  # its supervisor starts it again, with a new driver
+    wait_for(lambda: ui.topology()["statisticsResets"] == 1
+             and ui.topology()["workerStatus"] == "RUNNING", 240,
+             message=f"the worker runs again\n{ui.cluster.logs()}")
+    wait_for(lambda: ui.topology()["spouts"][0]["emitted"] > before, 60,
+             message="all-time counts go on from where they were")
+    open_page(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    hint = page.text_content("#window-hint") or ""
+    assert hint == "showing All time (kept across 1 worker restart)", hint
+    assert int(texts(page, '#spouts tr[data-id="ids"]')["emitted"].replace(",", "")) > before
+    open_page(page, f"{ui.ui_url}/topology/{ui.topology_id}/component/sink")
+    hint = page.text_content("#window-hint") or ""
+    assert hint == ("showing All time (kept across 1 worker restart; executor rows since "
+                    "their process started)"), hint
+    page.click("#window-select button[data-window='600']")
+    page.wait_for_function("() => document.getElementById('window-hint').textContent"
+                           ".startsWith('showing 10 minutes (since the worker restart')")
+    screenshot(page, "two-workers-after-worker-restart")
