@@ -80,6 +80,8 @@ def test_cluster_page_shows_what_the_rest_api_returns(ui_cluster: UiCluster, pag
     for key in ("supervisors", "topologies", "slotsTotal", "slotsUsed", "slotsFree",
                 "executorsTotal", "tasksTotal"):
         assert shown[key] == str(summary[key]), key
+    headers = page.eval_on_selector_all("#nimbus thead th", "ths => ths.map(t => t.textContent)")
+    assert headers == ["Host", "Port", "Status", "Version", "Uptime"], headers
     supervisor = _cells(page, f'#supervisors tr[data-id="{supervisors[0]["id"]}"]')
     for key in ("id", "host", "slotsTotal", "slotsUsed", "slotsFree"):
         assert supervisor[key] == str(supervisors[0][key]), key
