@@ -23,6 +23,7 @@ import datetime
 import ipaddress
 import logging
 import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -37,6 +38,8 @@ from sparkstorm.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 CA_FILE, CA_KEY_FILE, CERT_FILE, KEY_FILE = "ca.pem", "ca-key.pem", "node.pem", "node-key.pem"
+SPARK_SECRET_FILE = "spark-secret"
+"""A standalone Spark cluster's shared secret (:mod:`sparkstorm.tls.spark_rpc`)."""
 VALID_DAYS = 3650
 """Ten years: a cluster's certificates are renewed by making new material, not by expiry."""
 MATERIAL_WAIT_SECS = 30.0
@@ -225,9 +228,12 @@ def _write_material(folder: Path, hosts: list[str]) -> None:
     _write(folder / CA_KEY_FILE, key_pem(ca_key), 0o600)
     _write(folder / CERT_FILE, node_cert.public_bytes(serialization.Encoding.PEM), 0o644)
     _write(folder / KEY_FILE, key_pem(node_key), 0o600)
-    from sparkstorm.tls.spark_rpc import SPARK_SECRET_FILE, write_spark_secret
+    _write(folder / SPARK_SECRET_FILE, new_spark_secret(), 0o600)  # a standalone Spark's
 
-    write_spark_secret(folder / SPARK_SECRET_FILE)  # for a standalone Spark master: 0600
+
+def new_spark_secret() -> bytes:
+    """A new random standalone Spark secret: 32 bytes, hex, and a newline."""
+    return (secrets.token_hex(32) + "\n").encode()
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

@@ -32,22 +32,18 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
 from sparkstorm.config import conf_optional_str
 from sparkstorm.errors import ConfigError
-from sparkstorm.tls.material import tls_dir
+from sparkstorm.tls.material import SPARK_SECRET_FILE, new_spark_secret, tls_dir
 
 logger = logging.getLogger(__name__)
 
-SPARK_SECRET_FILE = "spark-secret"
-"""The standalone secret's file name in the cluster's TLS folder."""
 SECRET_FILE_KEY = "storm.spark.secret.file"
 AUTHENTICATE, SECRET, CRYPTO = ("spark.authenticate", "spark.authenticate.secret",
                                 "spark.network.crypto.enabled")
-_SECRET_BYTES = 32
 
 
 def is_local_master(master: str) -> bool:
@@ -146,8 +142,8 @@ def write_spark_secret(path: Path) -> bool:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w") as out:
-        out.write(secrets.token_hex(_SECRET_BYTES) + "\n")
+    with os.fdopen(fd, "wb") as out:
+        out.write(new_spark_secret())
     return True
 
 
