@@ -249,8 +249,9 @@ windows: <span class="load-0">idle</span> <span class="load-1">&lt; 0.25</span>
 {charts}
 <section><h2>Workers</h2>
 <table id="workers" class="sortable"><thead><tr><th>Host</th><th>Port</th><th>Supervisor</th>
-<th>Status</th><th>Uptime</th><th>Executors</th><th title="worker and executor processes, percent of one core">
-CPU</th><th title="resident memory of the worker and executor processes">Memory</th>
+<th>Status</th><th>Uptime</th><th>Executors</th>
+<th title="worker and executor processes, percent of one core">CPU</th>
+<th title="resident memory of the worker and executor processes">Memory</th>
 <th>Log</th><th>Spark UI</th></tr></thead><tbody></tbody></table></section>
 {_log_levels(actions)}
 <section><h2>Configuration</h2><details><summary>topology configuration</summary>
