@@ -139,7 +139,7 @@ def test_killed_spout_and_bolt_leave_every_sale_once_in_files_and_state(
     produce(kafka, TOPIC, records)
     expected = Counter(PRODUCTS[(i * 7) % len(PRODUCTS)] for i in range(SALES))
     out = tmp_path / "out"
-    runner = cluster.submit_topology(TOPIC, sales_counts(kafka, TOPIC, str(out)), conf={
+    runner = cluster.submit_topology(TOPIC, sales_counts(kafka, TOPIC, str(out), par=1), conf={
         "topology.checkpoint.dir": str(tmp_path / "checkpoints"),
         "topology.max.spout.pending": 50})
 
