@@ -177,6 +177,10 @@ ERROR_CODES: dict[str, str] = {
         "a FileSpout could not read the file it had locked (it vanished or the filesystem "
         "failed); the file was skipped and its lock released, and the spout goes on with the "
         "next file; check the source folder and its filesystem"),
+    "FILE_SOURCE_UNAVAILABLE": (
+        "a FileSpout could not list its source folder or write a lock (the filesystem is "
+        "down or unreachable); it emits nothing and tries again at its next scan; check the "
+        "folders and their filesystem"),
     "FILE_TUPLE_UNMAPPABLE": (
         "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed; "
         "set fields to fields the stream declares"),

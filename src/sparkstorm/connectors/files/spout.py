@@ -12,7 +12,9 @@ task that died is followed, on its file, by a reader that resumes there (its suc
 once, another task after ``lock_timeout_ms``). A fully read file whose every line was acked
 is moved to ``done_dir``; a line that cannot be parsed (not UTF-8, not a JSON object, a CSV
 row with another number of columns) moves its file to ``bad_dir`` at once, reported as
-``FILE_UNPARSABLE``, and the spout goes on with the next file.
+``FILE_UNPARSABLE``, and the spout goes on with the next file. When the folders cannot be
+listed or locked (their filesystem is down) the spout reports ``FILE_SOURCE_UNAVAILABLE``,
+emits nothing and tries again at the next scan.
 
 With checkpoints on the position is part of the spout's checkpoint: a rollback reads again
 from the checkpointed position, a finished file is moved to ``done_dir`` when the checkpoint
@@ -42,6 +44,8 @@ from sparkstorm.topology.spec import ComponentSpec
 from sparkstorm.topology.spec_args import resolve_config, resolve_par
 
 SCAN_INTERVAL_SECONDS = 0.5
+ERROR_REPORT_SECONDS = 30.0
+"""An unreachable source is reported as the component's error at most this often."""
 """How often an idle task lists ``source_dir`` for a file to read."""
 
 
@@ -122,15 +126,24 @@ class FileSpout(Spout):
     def next_tuple(self) -> None:
         """Emit a failed line again, else the next line of the file (picking one if none)."""
         self._recover()
-        self._heartbeat()
+        try:
+            self._heartbeat()
+        except OSError as exc:  # the locks' filesystem: reported, tried again later
+            self._unavailable(exc)
+            return
         if self.replay:
             offset = self.replay.pop(0)
             entry = self.outstanding.get(offset)
             if entry is not None and self.file is not None:
                 self.emit(entry[1], tup_id=(self.file, offset))
             return
-        if self.file is None and not self._pick_file():
-            return
+        if self.file is None:
+            try:
+                if not self._pick_file():
+                    return
+            except OSError as exc:  # listing or locking failed: the next scan tries again
+                self._unavailable(exc)
+                return
         if len(self.outstanding) >= self.options.max_outstanding or self.eof:
             self._finish_if_done()
             return
@@ -305,6 +318,21 @@ class FileSpout(Spout):
                "and the spout goes on with the next file; its lines emitted before stay "
                "emitted; fix the file and put it back in the source folder")
         self.raise_exception(FileConnectorError(msg, code=code))
+
+    def _unavailable(self, exc: OSError) -> None:
+        """The folders cannot be reached: log, and report at most every 30 s."""
+        problem = f"{type(exc).__name__}: {exc}"
+        self.logger.warning("FILE_SOURCE_UNAVAILABLE: %s", problem)
+        now = time.monotonic()
+        if now - self.__dict__.get("last_unavailable", -ERROR_REPORT_SECONDS) \
+                < ERROR_REPORT_SECONDS:
+            return
+        self.last_unavailable = now
+        msg = (f"FileSpout {self.component!r}: its folders (source {self.options.source_dir!r}"
+               f", locks {self.options.lock_dir!r}) cannot be listed "
+               f"or locked ({problem}); the spout emits nothing and tries again every "
+               f"{SCAN_INTERVAL_SECONDS} s; check the filesystem")
+        self.raise_exception(FileConnectorError(msg, code="FILE_SOURCE_UNAVAILABLE"))
 
     def _close_handle(self) -> None:
         handle, self.handle = getattr(self, "handle", None), None

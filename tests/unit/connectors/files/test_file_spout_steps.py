@@ -91,3 +91,20 @@ def test_with_checkpoints_a_finished_file_moves_when_its_checkpoint_commits(
     restore_task(successor.instance, blob, component="lines", task=1)
     assert successor.instance.outstanding.keys() == {0, 3}  # its lines in flight, kept
     assert _drain(successor, 3) == ["b1"]  # a.txt (done) is gone: the next file
+
+
+def test_unreachable_folders_are_reported_and_reading_resumes_when_they_are_back(
+        tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a1\na2\n")
+    spout = _spout(tmp_path, lock_dir=str(tmp_path / "locks"))
+    # the locks' filesystem fails: a regular file stands where the folder was
+    (tmp_path / "locks").rmdir()
+    (tmp_path / "locks").write_text("not a folder")
+    errors: list[str] = []
+    assert _drain(spout, 3, errors) == []  # no exception out of next_tuple: it goes on
+    assert len(errors) == 1 and "FILE_SOURCE_UNAVAILABLE" in errors[0]  # once per 30 s
+    assert any("FILE_SOURCE_UNAVAILABLE" in line for line in spout.next_tuple().logs)
+    (tmp_path / "locks").unlink()
+    (tmp_path / "locks").mkdir()
+    assert _drain(spout, 3) == ["a1", "a2"]
