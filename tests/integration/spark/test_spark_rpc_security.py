@@ -4,7 +4,9 @@
 need the shared secret as a standalone cluster's do. A driver made by ``get_spark`` with
 ``spark.authenticate``, ``spark.network.crypto.enabled`` and the secret file runs a
 shuffle between the executors (their block transfers authenticated and encrypted), while
-no process of the machine has the secret on its command line.
+no process of the machine has the secret on its command line. Under ``spark-submit``
+(``submitted_spark``), the driver reads the same file when spark-submit turned
+authentication on.
 """
 
 from __future__ import annotations
@@ -64,3 +66,34 @@ def test_a_local_cluster_shuffles_with_the_secret_off_every_command_line(
                                  "spark.network.crypto.enabled": "true"}
     assert "local-cluster" in found["seen"], "ps saw the driver's JVM"
     assert secret.read_text().strip() not in found["seen"], "the secret on a command line"
+
+
+SUBMITTED = textwrap.dedent("""
+    import sys
+    from sparkstorm.engine.spark.session import submitted_spark
+    spark = submitted_spark({"storm.spark.secret.file": sys.argv[1]}, "rpc-security-submit")
+    sc = spark.sparkContext
+    pairs = sc.parallelize(range(1000), 2).map(lambda i: (i % 2, 1)).reduceByKey(
+        lambda a, b: a + b).collect()
+    print("RESULT", sorted(pairs), sc.getConf().get("spark.authenticate"))
+    spark.stop()
+""")
+
+
+def test_a_spark_submitted_driver_reads_the_secret_file(tmp_path: Path) -> None:
+    import os
+
+    secret = tmp_path / "spark-secret"
+    write_spark_secret(secret)
+    app = tmp_path / "app.py"
+    app.write_text(SUBMITTED)
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    run = subprocess.run(
+        [str(spark_submit), "--master", "local-cluster[1,1,1024]",
+         "--conf", "spark.authenticate=true", "--conf", "spark.network.crypto.enabled=true",
+         "--conf", "spark.ui.enabled=false",
+         "--conf", f"spark.pyspark.driver.python={sys.executable}", str(app), str(secret)],
+        capture_output=True, text=True, timeout=280, check=False, cwd=tmp_path,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "RESULT [(0, 500), (1, 500)] true" in run.stdout

@@ -107,6 +107,10 @@ def submitted_spark(conf: dict[str, Any], app_name: str) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # spark-submit's JVM runs already: connect to it first, or SparkConf() would be a
+        # Python dict without spark-submit's settings (its --conf, spark-defaults.conf)
+        SparkContext._ensure_initialized()
     spark_conf = SparkConf()  # spark-submit's settings, from the JVM's system properties
     spark_conf.setIfMissing("spark.app.name", app_name)
     spark_conf.set("spark.ui.showConsoleProgress", "false")
