@@ -36,8 +36,9 @@ def register(commands: Any) -> None:
     secret = actions.add_parser("spark-secret",
                                 help="make the standalone Spark secret (spark-secret) only")
     secret.add_argument("--dir", type=Path, default=None,
-                        help="where (default: storm.spark.secret.file's folder, else "
-                             "storm.tls.dir); an existing secret is kept")
+                        help="the folder to make DIR/spark-secret in (default: the file "
+                             "storm.spark.secret.file names, else storm.tls.dir's "
+                             "spark-secret); an existing secret is kept")
     secret.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
                         help="configuration override")
     secret.set_defaults(handler=spark_secret_command)
