@@ -264,8 +264,9 @@ class KafkaBolt(Bolt):
         self.logger.warning("%s", reason)
         if self.rolls_back:
             self.failed_in_window.append(problem)
-        self._report("KAFKA_DELIVERY_FAILED",
-                     f"{problem}; the tuple was failed so that its spout replays it")
+        self._report("KAFKA_DELIVERY_FAILED", f"{problem}; " + (
+            "the topology rolls back at the window's end and replays" if self.rolls_back
+            else "the tuple was failed so that its spout replays it"))
 
     def _producer_error(self, error: Any) -> None:
         """The producer's ``error_cb`` (served by ``poll``/``flush``): brokers lost, and so on."""
