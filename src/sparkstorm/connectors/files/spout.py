@@ -44,9 +44,9 @@ from sparkstorm.topology.spec import ComponentSpec
 from sparkstorm.topology.spec_args import resolve_config, resolve_par
 
 SCAN_INTERVAL_SECONDS = 0.5
+"""How often an idle task lists ``source_dir`` for a file to read."""
 ERROR_REPORT_SECONDS = 30.0
 """An unreachable source is reported as the component's error at most this often."""
-"""How often an idle task lists ``source_dir`` for a file to read."""
 
 
 class FileSpout(Spout):
