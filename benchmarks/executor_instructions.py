@@ -14,7 +14,7 @@ prints the window's sentences and the count executor's words on stderr; callgrin
 "Collected" line is the instructions of ``K`` windows (split: ``run_window`` +
 ``encode_rows``; count: ``run_window`` + ``window_meta().encode()``). Without valgrind it
 runs as it is (a smoke test of the same code). Compare two trees with their own
-``PYTHONPATH``; ``benchmarks/history/RESULTS.md`` (issue 12, executors' engine code) has figures.
+``PYTHONPATH``; ``benchmarks/RESULTS.md`` (issue 12, executors' engine code) has figures.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Measured, each on one pass-through bolt (emit the input anchored, ack it), no Sp
   and one flushed write per tuple from a writer thread, a reader thread parsing the reply
   stream line by line, at most ``topology.shellbolt.max.pending`` (100) tuples in flight.
 
-Prints the figures and ratios and appends them to ``benchmarks/history/RESULTS.md`` under
+Prints the figures and ratios and appends them to ``benchmarks/RESULTS.md`` under
 ``## multilang``. Also the child entry point: ``multilang.py --child pystorm [json|msgpack]``.
 """
 
@@ -183,7 +183,7 @@ def main() -> None:
     parser.add_argument("--tuples", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--child", nargs=2, metavar=("KIND", "SERIALIZER"))
-    parser.add_argument("--no-record", action="store_true", help="do not append history/RESULTS.md")
+    parser.add_argument("--no-record", action="store_true", help="do not append RESULTS.md")
     args = parser.parse_args()
     if args.child:
         run_child(*args.child)
@@ -233,7 +233,7 @@ def main() -> None:
 
 
 def _record(text: str) -> None:
-    path = HERE / "history" / "RESULTS.md"
+    path = HERE / "RESULTS.md"
     content = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
     if "## multilang" not in content:
         content = content.rstrip("\n") + "\n\n## multilang\n"

@@ -173,7 +173,7 @@ def make_spark(overlap: bool = True, settings: dict[str, str] | None = None) -> 
     # Spark's own default heap (1g), not the engine's 512m: the references share this JVM,
     # and at 512m (after the batch run) the UDF reference ran 39,741 sentences/s against
     # 47,530 at 1g (without it), while the per-tuple topology did the same (30,077, 30,694;
-    # 2026-11-26 in history/RESULTS.md)
+    # 2026-11-26 in RESULTS.md)
     fair_heap = {"spark.driver.memory": "1g"}
     for key, value in (engine_spark_defaults() | fair_heap | (settings or {})).items():
         builder = builder.config(key, value)

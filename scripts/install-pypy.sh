@@ -8,7 +8,7 @@
 # Used by `make bench-pypy` (benchmarks/executor_interpreters.py). Debian 12's PyPy is
 # Python 3.9, older than sparkstorm's 3.11, so executors run under it only from a tree
 # rewritten by benchmarks/_py39_tree.py: a measurement, not a supported mode (the README,
-# benchmarks/history/RESULTS.md "PyPy executors").
+# benchmarks/RESULTS.md "PyPy executors").
 #
 # Usage: scripts/install-pypy.sh [VENV]     VENV defaults to .venv-pypy in the repository
 set -euo pipefail

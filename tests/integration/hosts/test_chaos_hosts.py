@@ -7,7 +7,7 @@ checkpoint every two windows in a folder every host sees. Each fault must end wi
 committed checkpoint in which every id is acked and the counts per key are exact (no acked
 id lost, none counted twice: ``checkpointed``), and acks flowing again after it; each prints
 its recovery time (``FIGURE``: seconds from the fault to acks flowing again, the longest
-pause of acks from the fault on) for ``benchmarks/history/RESULTS.md``.
+pause of acks from the fault on) for ``benchmarks/RESULTS.md``.
 
 Slow (minutes each, and the hosts take a minute to start): ``make test-all`` runs them.
 ``make test`` covers the same ground on one machine: the watchdog's ladder of remedies

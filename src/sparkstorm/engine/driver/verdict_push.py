@@ -4,7 +4,7 @@ A window's acks and fails are known when the driver absorbs its result. Riding t
 window's spout stage, they reached the spouts one period later (with overlapping windows
 the window after next: the next one had started already), and a tuple's complete latency
 is the time until its spout's ``ack``. Measured at 80 % of the word count's maximum that
-wait was a fifth of the complete latency (``benchmarks/history/RESULTS.md``, 2026-11-27 08:00,
+wait was a fifth of the complete latency (``benchmarks/RESULTS.md``, 2026-11-27 08:00,
 verdict wait 288 of 1,376 ms). So the driver sends each spout executor its share of the
 verdicts right after the absorb (``{"cmd": "verdicts"}``, ``engine.executor.main``), and
 the spout applies them under its lock between two of its windows.

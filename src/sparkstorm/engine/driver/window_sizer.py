@@ -110,7 +110,7 @@ INITIAL_LIMIT: int | None = None
 (None: ``topology.spout.buffer.size``, as fixed windows). Starting at 1,000 and growing x4
 per full window, the ramp lagged three windows behind with overlapping windows and left a
 backlog that a topology at 80 % of its maximum caught up at a fifth of its rate
-(benchmarks/history/RESULTS.md, "Issue 12 §4: latency at 80 % load")."""
+(benchmarks/RESULTS.md, "Issue 12 §4: latency at 80 % load")."""
 
 OVERLAP_WAIT_SHARE = 0.5
 """Wait for the running window's job instead of overlapping it when it is expected to end

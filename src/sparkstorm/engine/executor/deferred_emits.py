@@ -12,7 +12,7 @@ fields grouping's choice of task, a fresh random 64-bit edge per delivery, the X
 edge into its anchor's trees, and the batch columns per target task. Done per emit,
 through ``bolt_emit``'s checks and lookups, this was three quarters of a splitting bolt's
 instructions; done so, in one loop with each target's column appends at hand, a splitting
-bolt's window takes a fifth less CPU (``benchmarks/history/RESULTS.md``, "a bolt's commonest emits
+bolt's window takes a fifth less CPU (``benchmarks/RESULTS.md``, "a bolt's commonest emits
 routed together").
 
 The meaning is that of emitting one by one:
@@ -118,7 +118,7 @@ def _route_groups(collector: DeferringCollector, fields: WaitingFields, groups: 
     One loop over the rows with each target's three column appends at hand. It replaced a
     numpy path (a sort by target, arrays of roots and edges made Python ints again) and a
     slower row-by-row one for small or several-tree groups: the splitting bolt's CPU is the
-    same within the noise, in half the code (``benchmarks/history/RESULTS.md``, "the per-tuple
+    same within the noise, in half the code (``benchmarks/RESULTS.md``, "the per-tuple
     floor").
     """
     xor, name, tasks = collector.output.xor, fields.route.stream.name, fields.tasks

@@ -10,7 +10,7 @@ folded per run of tuples of one root before it goes into the window's map. It al
 the bolt's commonest emits wait to be routed together (``engine.executor.deferred_emits``): it keeps
 what each tuple emitted with that tuple's anchors.
 Measured per input tuple, this is the engine's largest cost in a counting bolt (see
-``benchmarks/history/RESULTS.md``, "Issue 12: the per-tuple executors' engine code").
+``benchmarks/RESULTS.md``, "Issue 12: the per-tuple executors' engine code").
 
 Behaviour is ``BoltLoop.run`` over ``delivered``'s tuples, exactly: the same tuples, the
 same ``collector.current``, the same auto-acks (a tuple ``process`` acked, failed or left

@@ -5,7 +5,7 @@ worker (a request frame, its unpacked copies, the reply). With glibc's defaults 
 blob freed raises the mmap threshold to its size (up to 32 MiB), so later blobs come from the
 heap, whose freed memory stays in the process; and each thread can get an arena of its own (up
 to 8 per core), which executors, serving each request on a new thread, fill one after the other.
-Measured on the batch word count (``benchmarks/history/RESULTS.md``, 2026-11-26): the Spark
+Measured on the batch word count (``benchmarks/RESULTS.md``, 2026-11-26): the Spark
 Python workers' peak RSS fell from 332 to 220 MiB with these settings, the executors' did not
 grow with larger windows.
 

@@ -580,7 +580,7 @@ class SpoutExecutor(ExecutorHost):
         emitted, a reset moves its tree to the end and a restore adds them oldest first.
         The timed-out ones are then its first entries, and the scan stops at the first tree
         still in time. Reading every pending tree each window cost 5 % of a saturated
-        spout's CPU (``benchmarks/history/RESULTS.md``, 2026-11-27 12:59), and grows with
+        spout's CPU (``benchmarks/RESULTS.md``, 2026-11-27 12:59), and grows with
         the pending trees.
         """
         through = self.hand_overs.timed_out_through(time.monotonic() - self.timeout)

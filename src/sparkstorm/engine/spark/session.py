@@ -24,7 +24,7 @@ DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 
 A window job costs the JVM a fixed amount of scheduling and shuffle bookkeeping, and
 little work per byte: our executors do the per-tuple work. Measured on the word count
-(``benchmarks/history/RESULTS.md``, 2026-11-26), the C2 compiler was still compiling after
+(``benchmarks/RESULTS.md``, 2026-11-26), the C2 compiler was still compiling after
 minutes of windows, about half the JVM's CPU, and G1's concurrent marking, started by the
 windows' blobs (humongous objects to G1), another tenth. C1 alone compiles once and
 quickly, and the parallel collector has no concurrent phase. In local mode the driver JVM
@@ -36,7 +36,7 @@ DRIVER_MEMORY = "512m"
 """The driver JVM's heap unless ``spark.driver.memory`` is set (Spark's default: 1g).
 
 With 1g the parallel collector grew its young generation to 315 MiB and the JVM to 665-847 MiB
-of the batch word count's peak (``benchmarks/history/RESULTS.md``, 2026-11-26), though a window
+of the batch word count's peak (``benchmarks/RESULTS.md``, 2026-11-26), though a window
 job's live data is a few tens of MiB: the engine's jobs move blobs that die young. Half of it
 bounds the JVM where it matters (one machine running the executors too).
 """
@@ -154,7 +154,7 @@ class CachedLookupJVMView(JVMView):  # type: ignore[misc] # py4j is untyped
     (``java_import``) until one loads it: failed class loads through the jars, on every
     access. Building one window's RDD makes about forty such lookups (measured on the word
     count's 3-stage window: 26 ms for the RDD chain with them, 14 ms without;
-    ``benchmarks/history/RESULTS.md``, 2026-11-26 "the fixed cost per window job"), on the window's
+    ``benchmarks/RESULTS.md``, 2026-11-26 "the fixed cost per window job"), on the window's
     critical path, in a JVM that runs the window's tasks on the same cores. Only names
     that resolved to a class are remembered: a name that did not (a package, or a class of
     a jar added later) is asked again, as py4j does.

@@ -103,7 +103,7 @@ class ExecutorUnreachable(EngineError):
 
 REFRESH_SLICE_SECONDS = 0.25
 """How long a task tries an address before it asks the driver's lookup again (so a new
-address is used about this long after the driver learns it: ``benchmarks/history/RESULTS.md``)."""
+address is used about this long after the driver learns it: ``benchmarks/RESULTS.md``)."""
 
 
 def call_executor(endpoint: Endpoint, token: str, request: Request, timeout: float,

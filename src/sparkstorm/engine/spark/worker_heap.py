@@ -3,7 +3,7 @@
 PySpark's daemon runs ``gc.collect()`` in a reused Python worker after every task, a full
 collection over every object the worker holds: PySpark's modules, ours, everything they
 imported (about 36,000 objects, ~10 ms on an idle core; measured 27 % of the workers' time
-in a light-load word count under py-spy, ``benchmarks/history/RESULTS.md`` 2026-11-26 "the fixed
+in a light-load word count under py-spy, ``benchmarks/RESULTS.md`` 2026-11-26 "the fixed
 cost per window job"). The next task given to that worker waits for it, so it adds to every
 stage of every window. ``gc.freeze()`` moves the objects alive now into a permanent
 generation that collections skip; what tasks create later is still collected as before.
