@@ -499,6 +499,10 @@ ERROR_CODES: dict[str, str] = {
     "TLS_MATERIAL_EXISTS": (
         "sparkstorm tls init was given a folder that already holds TLS material; remove it or "
         "use what is there"),
+    "TLS_MATERIAL_INVALID": (
+        "the TLS certificate or key that storm.tls.* names does not load (not PEM, the key "
+        "is not the certificate's, unreadable); make the material again with sparkstorm tls "
+        "init, or name a matching storm.tls.cert.file and storm.tls.key.file"),
     "TLS_MATERIAL_MISSING": (
         "storm.tls.enabled is true but the CA, certificate or key is missing; run sparkstorm "
         "tls init and point storm.tls.dir at its folder, or turn storm.tls.enabled off"),

@@ -15,6 +15,14 @@ With ``nimbus.host`` set (on the command line, in the topology or ``SPARKSTORM_N
 the topology registers with that Nimbus too, so that the cluster's UI lists it beside
 supervisor-run topologies; an action taken in either reaches the driver (each umbilical
 passes on what changed in its Nimbus's answers, so the two do not undo each other).
+
+With ``storm.tls.enabled`` and material named (``storm.tls.dir`` or ``storm.tls.{ca,cert,key}.
+file``, e.g. a ``sparkstorm tls init`` folder shipped with the application), the REST API
+serves HTTPS and asks callers for a certificate of that CA as Nimbus does
+(``nimbus.tls.client.auth``), the UI serves HTTPS without asking browsers for one, and the
+addresses are ``https://``. Without material named it stays plain ``http://``: spark-submit
+on YARN or Kubernetes has no cluster CA, and the default folder (``<storm.local.dir>/tls``)
+is never made here, as Nimbus would.
 """
 
 from __future__ import annotations
@@ -34,14 +42,19 @@ from sparkstorm.cluster.nimbus.client import NimbusClient
 from sparkstorm.cluster.nimbus.errors import NimbusError
 from sparkstorm.cluster.worker.log_files import WORKER_LOG
 from sparkstorm.cluster.worker.worker import ClusterWorker
-from sparkstorm.config import conf_float, conf_int, conf_str, load_config
+from sparkstorm.config import conf_float, conf_int, conf_optional_str, conf_str, load_config
 from sparkstorm.periodic import PeriodicThread
+from sparkstorm.tls.contexts import http_verify, uvicorn_ssl
+from sparkstorm.tls.material import tls_enabled
 
 logger = logging.getLogger(__name__)
 
 SERVER_STOP_SECS = 5.0
 EDGE_ORDERS = ("active", "executor_counts", "log_control")
 """Orders a driver with two Nimbuses takes only when they change (see the module docs)."""
+MATERIAL_KEYS = ("storm.tls.dir", "storm.tls.ca.file", "storm.tls.cert.file",
+                 "storm.tls.key.file")
+"""Any of them given names the TLS material the control plane serves with (module docs)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +174,7 @@ class AppControl:
             "nimbus.host": host, "nimbus.monitor.freq.secs": 1,
             "nimbus.cleanup.inbox.freq.secs": 3600, "ui.host": host,
             "worker.heartbeat.frequency.secs": conf_float(conf, "worker.heartbeat.frequency.secs"),
+            **_tls_conf(conf),
         }
         self.addresses: ControlAddresses | None = None
         self.workers: list[AppWorker] = []
@@ -185,23 +199,30 @@ class AppControl:
         self._nimbus = Nimbus(self.own_conf, ClusterState(self._store))
         token = load_or_create_token(self.own_conf)
         self.own_conf["storm.cluster.token"] = token
+        required = conf_str(self.own_conf, "nimbus.tls.client.auth") == "required"
         rest_port = self._serve(create_app(self._nimbus, token),
-                                conf_int(self.conf, "topology.app.rest.port"), "rest-api")
+                                conf_int(self.conf, "topology.app.rest.port"), "rest-api",
+                                uvicorn_ssl(self.own_conf, require_client=required))
         self._nimbus.assigner.start()
-        rest_url = f"http://{_url_host(self.host)}:{rest_port}"
+        scheme = "https" if tls_enabled(self.own_conf) else "http"
+        rest_url = f"{scheme}://{_url_host(self.host)}:{rest_port}"
         ui_url = None
         if conf_int(self.conf, "topology.app.ui.port") >= 0:
             from sparkstorm.web.app import create_app as create_ui
 
-            ui_port = self._serve(create_ui(self.own_conf, rest_url),
-                                  conf_int(self.conf, "topology.app.ui.port"), "ui")
-            ui_url = f"http://{_url_host(self.host)}:{ui_port}"
+            ui_port = self._serve(create_ui(self.own_conf, rest_url, self._ui_transport()),
+                                  conf_int(self.conf, "topology.app.ui.port"), "ui",
+                                  uvicorn_ssl(self.own_conf, require_client=False))
+            ui_url = f"{scheme}://{_url_host(self.host)}:{ui_port}"
         generated = None if self.conf.get("storm.cluster.token") else token_file(self.own_conf)
         self.addresses = ControlAddresses(rest_url, ui_url, generated)
         return self.addresses
 
-    def _serve(self, app: Any, port: int, name: str) -> int:
-        """Serve ``app`` with uvicorn on a thread; return the port it listens on."""
+    def _serve(self, app: Any, port: int, name: str, ssl_options: Mapping[str, Any]) -> int:
+        """Serve ``app`` with uvicorn on a thread; return the port it listens on.
+
+        ``ssl_options``: uvicorn's TLS keywords (:func:`~sparkstorm.tls.contexts.uvicorn_ssl`).
+        """
         import uvicorn
 
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
@@ -216,13 +237,39 @@ class AppControl:
                    f"topology.app.{'rest' if name == 'rest-api' else 'ui'}.port to a free "
                    "port (0: any) or topology.app.host to an address of this host")
             raise ConfigError(msg, code="APP_PORT_UNAVAILABLE") from exc
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                               lifespan="off"))
+        sock.listen(128)  # callers queue from now on, not refused until uvicorn's thread runs
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                **ssl_options)
+        try:  # here, not in the thread: bad material must stop the start, not one server
+            config.load()
+        except (ssl.SSLError, OSError) as exc:
+            sock.close()
+            from sparkstorm.errors import ConfigError
+
+            msg = (f"cannot serve the topology's {name} over HTTPS: the TLS material "
+                   f"{ssl_options.get('ssl_certfile')} / {ssl_options.get('ssl_keyfile')} "
+                   f"does not load ({exc}); give storm.tls.dir a folder 'sparkstorm tls init' "
+                   "made (or matching storm.tls.cert.file and storm.tls.key.file)")
+            raise ConfigError(msg, code="TLS_MATERIAL_INVALID") from exc
+        server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                                   name=f"app-{name}", daemon=True)
         thread.start()
         self._servers.append((server, thread))
         return int(sock.getsockname()[1])
+
+    def _ui_transport(self) -> Any:
+        """The UI's way to the REST API: over TLS, a connection per call (None: httpx's own).
+
+        An idle TLS connection kept open would hold the REST server's stop until its
+        keep-alive timeout (the server waits for the close_notify an idle client never reads).
+        """
+        if not tls_enabled(self.own_conf):
+            return None
+        import httpx
+
+        return httpx.AsyncHTTPTransport(verify=http_verify(self.own_conf),
+                                        limits=httpx.Limits(max_keepalive_connections=0))
 
     def _keep_driver_log(self) -> None:
         """A copy of the driver's log in the folder: the UI's log viewer shows it."""
@@ -249,11 +296,11 @@ class AppControl:
         # the own Nimbus keeps the conf as given (its defaults are the topology's already)
         conf = {k: v for k, v in self.conf.items() if k != "storm.cluster.token"}
         targets: list[tuple[str, str, ssl.SSLContext | bool]] = [
-            (self.addresses.rest_url, str(self.own_conf["storm.cluster.token"]), True)]
+            (self.addresses.rest_url, str(self.own_conf["storm.cluster.token"]),
+             http_verify(self.own_conf))]
         if self.remote_conf is not None:
             from sparkstorm.cluster.nimbus.client import nimbus_url
             from sparkstorm.cluster.nimbus.token import read_token
-            from sparkstorm.tls.contexts import http_verify
 
             targets.append((nimbus_url(self.remote_conf), read_token(self.remote_conf) or "",
                             http_verify(self.remote_conf)))
@@ -354,6 +401,22 @@ def remote_nimbus(cli_conf: Mapping[str, Any], topology_conf: Mapping[str, Any],
     given = ("nimbus.host" in cli_conf or "nimbus.host" in topology_conf
              or bool(os.environ.get("SPARKSTORM_NIMBUS_HOST")))
     return dict(conf) if given else None
+
+
+def _tls_conf(conf: Mapping[str, Any]) -> dict[str, object]:
+    """The own Nimbus's TLS keys: the application's material if it names some, else TLS off.
+
+    Example:
+        >>> _tls_conf({"storm.tls.enabled": True})
+        {'storm.tls.enabled': False}
+        >>> _tls_conf({"storm.tls.dir": "/opt/app/tls"})["storm.tls.enabled"]
+        True
+    """
+    named = {key: value for key in MATERIAL_KEYS if (value := conf_optional_str(conf, key))}
+    if not (tls_enabled(conf) and named):
+        return {"storm.tls.enabled": False}
+    return {"storm.tls.enabled": True, **named,
+            "nimbus.tls.client.auth": conf_str(conf, "nimbus.tls.client.auth")}
 
 
 def _url_host(host: str) -> str:

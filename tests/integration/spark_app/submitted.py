@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -82,13 +83,17 @@ def python_driver(seen: dict[int, psutil.Process]) -> psutil.Process:
     raise AssertionError(msg)
 
 
-ADDRESSES = re.compile(r"REST API (http://\S+), UI (http://\S+), token")
+ADDRESSES = re.compile(r"REST API (https?://\S+), UI (https?://\S+), token")
 """The driver's line naming its REST API and UI (``sparkstorm.spark_app.app``)."""
 
 
 def driver_addresses(process: subprocess.Popen[bytes], log: Path,
-                     seen: dict[int, psutil.Process]) -> tuple[str, str]:
-    """The REST API's and UI's URLs the driver logs, once the topology registered there."""
+                     seen: dict[int, psutil.Process],
+                     verify: ssl.SSLContext | bool = True) -> tuple[str, str]:
+    """The REST API's and UI's URLs the driver logs, once the topology registered there.
+
+    ``verify``: how an ``https`` REST API is called (the application's TLS material).
+    """
     def logged() -> re.Match[str] | None:
         descendants(process, seen)
         assert process.poll() is None, log.read_text()[-5000:]
@@ -96,6 +101,7 @@ def driver_addresses(process: subprocess.Popen[bytes], log: Path,
 
     found = wait_for(logged, 180, message="the driver logs its REST API and UI")
     rest_url, ui_url = found.group(1), found.group(2)
-    wait_for(lambda: httpx.get(f"{rest_url}/api/v1/topology/summary", timeout=10).json()[
+    wait_for(lambda: httpx.get(f"{rest_url}/api/v1/topology/summary", timeout=10,
+                               verify=verify).json()[
         "topologies"], 30, message="the topology registered with the driver's Nimbus")
     return rest_url, ui_url

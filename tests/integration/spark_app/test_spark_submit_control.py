@@ -2,7 +2,9 @@
 
 The chaos topology runs with the real ``spark-submit`` on ``local[4]``, its executors hosted
 by Spark tasks; its driver serves the Storm UI REST API and the web UI on ports it logs at
-start, and registers with a cluster's Nimbus too (``nimbus.host`` set), started here. Checked
+start, and registers with a cluster's Nimbus too (``nimbus.host`` set), started here; it
+is given the cluster's TLS material, so both serve HTTPS (the REST API wants the CA's client
+certificate: the CLI and the calls here present it, the UI's pages need none). Checked
 against what the topology itself wrote (``acks.jsonl``: one line per acked id): the REST
 figures, deactivate and activate through the CLI (``--nimbus``) and REST, refusals without
 the token, debug sampling reaching the Spark-hosted executors, the driver's log through the
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -28,7 +31,7 @@ import pytest
 
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.tls.contexts import http_verify
-from sparkstorm.tls.material import make_material
+from sparkstorm.tls.material import CA_FILE, make_material
 from tests.chaos.faults import acks
 from tests.integration.cluster.harness import free_port
 from tests.integration.spark_app.submitted import (
@@ -70,12 +73,17 @@ class App:
     rest_url: str
     ui_url: str
     seen: dict[int, psutil.Process]
+    tls_dir: Path
 
     def get(self, path: str, **params: Any) -> Any:
         response = httpx.get(f"{self.rest_url}{path}", params=params, timeout=10,
-                             headers={"Authorization": f"Bearer {TOKEN}"})
+                             headers={"Authorization": f"Bearer {TOKEN}"}, verify=self.verify())
         assert response.is_success, response.text
         return response.json()
+
+    def verify(self) -> ssl.SSLContext | bool:
+        """The cluster's CA and client certificate, which the driver's REST API wants."""
+        return http_verify({"storm.tls.dir": str(self.tls_dir)})
 
     def topology_id(self) -> str:
         return str(self.get("/api/v1/topology/summary")["topologies"][0]["id"])
@@ -89,7 +97,7 @@ class App:
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "sparkstorm.cli.main", *args, "--nimbus", self.rest_url,
-             "-c", f"storm.cluster.token={TOKEN}"],
+             "-c", f"storm.cluster.token={TOKEN}", "-c", f"storm.tls.dir={self.tls_dir}"],
             capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -131,8 +139,9 @@ def app(tmp_path_factory: pytest.TempPathFactory,
         f"storm.tls.dir={cluster_nimbus.tls_dir}")
     seen: dict[int, psutil.Process] = {}
     try:
+        verify = http_verify({"storm.tls.dir": str(cluster_nimbus.tls_dir)})
         yield App(process, log, tmp_path / "numbers", tmp_path / "tmp",
-                  *driver_addresses(process, log, seen), seen)
+                  *driver_addresses(process, log, seen, verify), seen, cluster_nimbus.tls_dir)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -167,11 +176,12 @@ def test_rest_figures_are_the_topologys_and_deactivate_and_activate_work(app: Ap
     assert in_rest == in_file, "the REST API counts every acked tuple, once"
 
     refused = httpx.post(f"{app.rest_url}/api/v1/topology/{app.topology_id()}/activate",
-                         timeout=10)
+                         timeout=10, verify=app.verify())
     assert refused.status_code == 401 and refused.json()["code"] == "AUTH_TOKEN_MISSING"
     assert app.topology()["status"] == "INACTIVE"
     activated = httpx.post(f"{app.rest_url}/api/v1/topology/{app.topology_id()}/activate",
-                           headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+                           headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10,
+                           verify=app.verify())
     assert activated.is_success, activated.text
     wait_for(lambda: app.acked_ids() > in_file, 60, message="acks resume once activated")
 
@@ -181,7 +191,7 @@ def test_debug_sampling_reaches_the_spark_hosted_executors(app: App) -> None:
     topology_id = app.topology_id()
     response = httpx.post(f"{app.rest_url}/api/v1/topology/{topology_id}/component/relay/"
                           "debug/enable/100", headers={"Authorization": f"Bearer {TOKEN}"},
-                          timeout=10)
+                          timeout=10, verify=app.verify())
     assert response.is_success, response.text
 
     def sampled() -> bool:
@@ -200,9 +210,12 @@ def test_the_driver_log_is_served_and_the_ui_shows_the_topology(app: App) -> Non
         return bool(text) and "registered as" in str(text)
 
     wait_for(driver_log, 30, message="the driver's log through the log API")
-    page = httpx.get(f"{app.ui_url}/topology/{topology_id}", timeout=10)
+    assert app.rest_url.startswith("https://") and app.ui_url.startswith("https://")
+    browser = ssl.create_default_context(cafile=str(app.tls_dir / CA_FILE))  # no certificate
+    page = httpx.get(f"{app.ui_url}/topology/{topology_id}", timeout=10, verify=browser)
     assert page.status_code == 200 and "chaos" in page.text
-    proxied = httpx.get(f"{app.ui_url}/api/v1/topology/{topology_id}", timeout=10).json()
+    proxied = httpx.get(f"{app.ui_url}/api/v1/topology/{topology_id}", timeout=10,
+                        verify=browser).json()
     assert proxied["name"] == "chaos" and proxied["workerStatus"] == "RUNNING"
 
 
