@@ -228,8 +228,11 @@ def _run(args: argparse.Namespace, target: Target, conf: dict[str, Any], spark: 
                     where.ui_url or "(off)", where.token_file or "storm.cluster.token")
         topology_id = control.register(target.spec.to_dict(), {
             "spark_ui_url": sc.uiWebUrl or "", "spark_app_id": sc.applicationId})
+        material = ", the TLS material: -c storm.tls.dir=..." if where.rest_url.startswith(
+            "https:") else ""
         logger.info("operate it with: sparkstorm list --nimbus %s (the token: "
-                    "-c storm.cluster.token=...); its id is %s", where.rest_url, topology_id)
+                    "-c storm.cluster.token=...%s); its id is %s", where.rest_url, material,
+                    topology_id)
         return _run_topology(args, target, conf, spark, hosting_kind, stopping, control)
     finally:
         control.stop()
