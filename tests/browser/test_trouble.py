@@ -168,6 +168,9 @@ def test_the_log_viewer_shows_the_line_the_bolt_logged(trouble: UiCluster,
     assert link and "/logs?worker=" in link
 
 
+# slow (28 s): each process's resources are checked by tests/unit/cluster/worker/
+# test_resources.py and tests/unit/cluster/nimbus/test_ui_trouble.py
+@pytest.mark.slow
 def test_resources_of_each_process_are_shown(trouble: UiCluster, page: Any) -> None:
     ui = trouble
     worker = wait_for(lambda: (w := ui.topology()["workers"]) and w[0]["memoryMb"] > 0 and
@@ -330,6 +333,9 @@ def _debug_of(ui: UiCluster, component: str | None = None) -> tuple[bool, float]
     return bool(body["debug"]), float(body["samplingPct"])
 
 
+# slow (28 s): debug sampling reaching executors' logs is checked by
+# tests/integration/spark_app/test_spark_submit_control.py (REST and CLI)
+@pytest.mark.slow
 def test_debug_sampling_of_a_component_shows_its_tuples_in_its_executors_log(
         trouble: UiCluster, page: Any) -> None:
     ui = trouble

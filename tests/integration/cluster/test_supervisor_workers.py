@@ -75,6 +75,9 @@ def _supervisor_uptime(cluster: TestCluster) -> int:
     return int(rows[0]["uptimeSeconds"]) if len(rows) == 1 else 0
 
 
+# slow (35 s): the silence rule is tested in tests/unit/cluster/supervisor/test_launcher.py
+# and a dead worker's relaunch in test_workers.py::test_two_workers_share_the_executors_...
+@pytest.mark.slow
 def test_a_heartbeat_silent_worker_is_killed_and_relaunched(
         short_timeout_cluster: TestCluster) -> None:
     cluster = short_timeout_cluster

@@ -113,6 +113,8 @@ def _row(cluster: TestCluster) -> dict[str, Any]:
     return next((row for row in rows if row["name"] == "numbers"), {})
 
 
+# slow (25 s): the virtualenv settings are tested in tests/unit/cli/test_project_virtualenvs.py
+@pytest.mark.slow
 def test_the_topology_runs_in_its_virtualenv(cluster: TestCluster, tmp_path: Path) -> None:
     wheel = tiny_wheel(tmp_path / "wheels", value=42)
     project = _project(cluster, tmp_path, f"sparkstorm\n{wheel}\n")
