@@ -12,7 +12,8 @@ Checkpoints are taken every 2 windows. The spout's offsets, the counts and the f
 together: offsets go to Kafka, and files become visible, only when a checkpoint commits, and
 after a crash (kill -9 of any executor) the topology rolls back to the last committed one.
 So the files hold every sale once, and each product's counts in them are 1, 2, ... n with n
-its count in the state (``tests/integration/spark/test_kafka_pipeline.py`` checks that).
+its count in the state (``tests/integration/examples/test_kafka_sales_pipeline.py`` checks
+that).
 
 Run it against your broker (the topic must exist)::
 
