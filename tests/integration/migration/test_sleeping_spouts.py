@@ -106,6 +106,9 @@ def test_windows_end_on_time_while_next_tuple_blocks_for_seconds(tmp_path: Path)
     assert p50 < 1000, "latency ends when the verdict came, not after the next 2 s call"
 
 
+# slow (17 s): the two tests above cover sleeping and blocking spouts; Flux files run in
+# test_moving_over.py
+@pytest.mark.slow
 def test_flux_simple_wordcount_as_storm_ships_it_counts_every_word(tmp_path: Path) -> None:
     yaml_file = tmp_path / "simple_wordcount.yaml"
     yaml_file.write_text((HERE / "storm_files" / "simple_wordcount.yaml").read_text())

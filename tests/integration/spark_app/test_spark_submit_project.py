@@ -83,6 +83,10 @@ def _python_driver(process: subprocess.Popen[bytes]) -> psutil.Process:
     raise AssertionError(msg)
 
 
+# slow (23 s): a streamparse project runs in tests/integration/migration/test_moving_over.py
+# and spark-submit in test_spark_submit_local.py; tests/unit/cli/test_spark_submit.py builds
+# the command
+@pytest.mark.slow
 def test_spark_submit_a_streamparse_project_from_its_root(tmp_path: Path) -> None:
     project, results = tmp_path / "project", tmp_path / "numbers"
     results.mkdir()
