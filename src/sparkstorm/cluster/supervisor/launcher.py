@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ import psutil
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, keep_logs
 from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
+from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX
 
 logger = logging.getLogger(__name__)
 
@@ -187,16 +189,20 @@ class Launcher:
         """Remove the runner folder a killed worker could not remove itself.
 
         It is ``<tmp>/sparkstorm-<pid>-*``, named in its local heartbeat: only a folder of
-        that name, of that very pid, is removed.
+        that name, of that very pid, is removed. A worker killed before its first heartbeat
+        named none: then the folders of that name and pid in this host's temp folder go
+        (one made just before the kill stayed behind a stopped test cluster).
         """
+        prefix = f"{WORKDIR_PREFIX}{process.pid}-"
         try:
             beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
-            workdir = Path(str(beat["workdir"]))
+            workdirs = [Path(str(beat["workdir"]))]
         except (OSError, ValueError, KeyError, TypeError):
-            return
-        if workdir.name.startswith(f"sparkstorm-{process.pid}-") and workdir.is_dir():
-            shutil.rmtree(workdir, ignore_errors=True)
-            logger.info("removed worker %s's folder %s", process.worker_id, workdir)
+            workdirs = list(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
+        for workdir in workdirs:
+            if workdir.name.startswith(prefix) and workdir.is_dir():
+                shutil.rmtree(workdir, ignore_errors=True)
+                logger.info("removed worker %s's folder %s", process.worker_id, workdir)
 
     def _owns_group(self, process: WorkerProcess) -> bool:
         """Whether the process group still belongs to that worker.

@@ -6,6 +6,7 @@ Only this incarnation's heartbeat counts; the supervisor's verdict uses a fixed 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from sparkstorm.cluster.nimbus.client import NimbusClient
@@ -84,3 +85,19 @@ def test_a_changed_assignment_wakes_the_supervisor_at_once(tmp_path: Path) -> No
         finally:
             supervisor.stop()
             client.close()
+
+
+def test_a_worker_killed_before_its_first_heartbeat_leaves_no_runner_folder(
+        tmp_path: Path) -> None:
+    launcher = Launcher(tmp_path, "http://127.0.0.1:1", None, 0.0)
+    gone = WorkerProcess("w1", "t-1-1", 6700, 2**22 + 7, create_time=1000.0)  # no such pid
+    mine = Path(tempfile.mkdtemp(prefix=f"sparkstorm-{gone.pid}-"))
+    other = Path(tempfile.mkdtemp(prefix=f"sparkstorm-{gone.pid + 1}-"))
+    try:
+        launcher.kill(gone, forget=False)  # no heartbeat named a folder
+        assert not mine.exists(), "its own pid's runner folder goes"
+        assert other.exists(), "another pid's stays"
+    finally:
+        for folder in (mine, other):
+            if folder.exists():
+                folder.rmdir()
