@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from sparkstorm import Bolt, Grouping, Spout, Stream, Topology, TopologySpec
 from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
@@ -111,3 +111,36 @@ def open_xors(out: WindowOutput) -> dict[int, int]:
                 for r, e in ({root: edge} if root is not None else edge or {}).items():
                     xors[r] = xors.get(r, 0) ^ e
     return xors
+
+
+class Queued(Spout):
+    """Emits the ids put in ``todo``, one per call; records what it hears."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.todo: list[int] = []
+        self.acks: list[int] = []
+        self.fails: list[int] = []
+
+    def next_tuple(self) -> None:
+        if self.todo:
+            n = self.todo.pop(0)
+            self.emit([n], tup_id=n)
+
+    def ack(self, tup_id: Any) -> None:
+        self.acks.append(tup_id)
+
+    def fail(self, tup_id: Any) -> None:
+        self.fails.append(tup_id)
+
+
+class NumbersSink(Bolt):
+    outputs: ClassVar[list[Any]] = []
+
+
+class Numbers(Topology):
+    """``Queued`` into a bolt that emits nothing: a spout executor's verdicts, alone."""
+
+    numbers = Queued.spec()
+    sink = NumbersSink.spec(inputs=[numbers])

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from sparkstorm import Bolt, Spout, Topology
 from sparkstorm.engine.executor import collector as collector_module
 from sparkstorm.engine.executor import host as host_module
 from sparkstorm.engine.executor import spout as spout_module
@@ -27,39 +26,9 @@ from sparkstorm.engine.executor.spout import SpoutExecutor
 from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.engine.wire.messages import SpoutControl
 from sparkstorm.testing.polling import wait_for
+from tests.unit.engine.helpers import Numbers, Queued
 
 TIMEOUT_SECS = 30
-
-
-class Queued(Spout):
-    """Emits the ids put in ``todo``, one per call; records what it hears."""
-
-    outputs = ["n"]
-
-    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
-        self.todo: list[int] = []
-        self.acks: list[int] = []
-        self.fails: list[int] = []
-
-    def next_tuple(self) -> None:
-        if self.todo:
-            n = self.todo.pop(0)
-            self.emit([n], tup_id=n)
-
-    def ack(self, tup_id: Any) -> None:
-        self.acks.append(tup_id)
-
-    def fail(self, tup_id: Any) -> None:
-        self.fails.append(tup_id)
-
-
-class Sink(Bolt):
-    outputs: list[Any] = []
-
-
-class Numbers(Topology):
-    numbers = Queued.spec()
-    sink = Sink.spec(inputs=[numbers])
 
 
 class Clock:
