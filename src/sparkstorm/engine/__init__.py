@@ -33,6 +33,7 @@ _WHERE = {
     "STORM_LEVELS": "executor.log_levels",
     "executor_stacks": "executor.stacks",
     "new_workdir": "executor.workdirs",
+    "WORKDIR_PREFIX": "executor.workdirs",
     "Endpoint": "wire.endpoint",
     "authenticated": "wire.endpoint",
     "AuthenticatedListener": "wire.gate",
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from sparkstorm.engine.executor.pool import ExecutorPool
     from sparkstorm.engine.executor.routing import build_routes
     from sparkstorm.engine.executor.stacks import executor_stacks
-    from sparkstorm.engine.executor.workdirs import new_workdir
+    from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX, new_workdir
     from sparkstorm.engine.plan.execution import (
         ExecutionPlan,
         number_tasks,
@@ -120,6 +121,7 @@ __all__ = [
     "TaskCollector",
     "TopologyDriver",
     "TopologyStats",
+    "WORKDIR_PREFIX",
     "WindowOutput",
     "authenticated",
     "build_routes",

@@ -30,7 +30,7 @@ import psutil
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, keep_logs
 from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
-from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX
+from sparkstorm.engine import WORKDIR_PREFIX
 
 logger = logging.getLogger(__name__)
 
