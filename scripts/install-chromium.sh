@@ -15,32 +15,6 @@ if [[ -x $CHROMIUM ]]; then
     exit 0
 fi
 
-if [[ $(id -u) -eq 0 ]]; then
-    SUDO=()
-elif command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo -n)
-else
-    echo "install-chromium: not root and no sudo; install it yourself: apt-get install chromium" >&2
-    exit 1
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-chromium: apt-get not found; this script supports Debian/Ubuntu only;" \
-        "install Chromium yourself so that $CHROMIUM exists" >&2
-    exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show chromium >/dev/null 2>&1; then
-    echo "install-chromium: running apt-get update"
-    "${SUDO[@]}" apt-get update -qq
-fi
-echo "install-chromium: installing Debian package 'chromium' with apt-get"
-install() { "${SUDO[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
-if ! install; then
-    # stale package lists name versions the mirror no longer has: refresh once and retry
-    echo "install-chromium: install failed; running apt-get update and retrying"
-    "${SUDO[@]}" apt-get update -qq
-    install
-fi
-echo "install-chromium: installed $(dpkg-query -W -f='${Package} ${Version}' chromium) ($CHROMIUM)"
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-chromium chromium "$CHROMIUM exists"
+echo "install-chromium: at $CHROMIUM"

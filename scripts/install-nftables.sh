@@ -14,24 +14,6 @@ if command -v nft >/dev/null 2>&1; then
     echo "install-nftables: already installed ($(command -v nft)); nothing to do"
     exit 0
 fi
-if [[ $(id -u) -eq 0 ]]; then
-    SUDO=()
-elif command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo -n)
-else
-    echo "install-nftables: not root and no sudo; install it yourself: apt-get install nftables" >&2
-    exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-nftables: apt-get not found; install nftables yourself" >&2
-    exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-install() { "${SUDO[@]}" apt-get install -y -qq --no-install-recommends nftables >/dev/null; }
-if ! install; then
-    # stale package lists name versions the mirror no longer has: refresh once and retry
-    echo "install-nftables: install failed; running apt-get update and retrying"
-    "${SUDO[@]}" apt-get update -qq
-    install
-fi
-echo "install-nftables: installed $(dpkg-query -W -f='${Package} ${Version}' nftables)"
+
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-nftables nftables "nft is on the PATH"

@@ -22,32 +22,6 @@ if installed; then
     exit 0
 fi
 
-if [[ $(id -u) -eq 0 ]]; then
-    SUDO=()
-elif command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo -n)
-else
-    echo "install-postgresql: not root and no sudo; install it yourself: apt-get install postgresql" >&2
-    exit 1
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-postgresql: apt-get not found; this script supports Debian/Ubuntu only;" \
-        "install PostgreSQL yourself so that initdb and postgres are on the PATH" >&2
-    exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show postgresql >/dev/null 2>&1; then
-    echo "install-postgresql: running apt-get update"
-    "${SUDO[@]}" apt-get update -qq
-fi
-echo "install-postgresql: installing Debian package 'postgresql' with apt-get"
-install() { "${SUDO[@]}" apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
-if ! install; then
-    echo "install-postgresql: install failed; running apt-get update and retrying"
-    "${SUDO[@]}" apt-get update -qq
-    install
-fi
+source "$(dirname "$0")/apt-install.sh"
 # Debian's package may create and start a system cluster where systemd runs; the tests never use it.
-echo "install-postgresql: installed $(dpkg-query -W -f='${Package} ${Version}' postgresql)"
+apt_install install-postgresql postgresql "initdb and postgres are on the PATH"

@@ -18,31 +18,8 @@ VENV=${1:-$(cd "$(dirname "$0")/.." && pwd)/.venv-pypy}
 PACKAGES=("msgpack>=1.0" "pyyaml>=6")
 
 if ! command -v pypy3 >/dev/null 2>&1; then
-    if [[ $(id -u) -eq 0 ]]; then
-        SUDO=()
-    elif command -v sudo >/dev/null 2>&1; then
-        SUDO=(sudo -n)
-    else
-        echo "install-pypy: not root and no sudo; install it yourself: apt-get install pypy3" >&2
-        exit 1
-    fi
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "install-pypy: apt-get not found; this script supports Debian/Ubuntu only;" \
-            "install PyPy yourself so that pypy3 is on the PATH" >&2
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-cache show pypy3 >/dev/null 2>&1; then
-        echo "install-pypy: running apt-get update"
-        "${SUDO[@]}" apt-get update -qq
-    fi
-    echo "install-pypy: installing Debian package 'pypy3' with apt-get"
-    install() { "${SUDO[@]}" apt-get install -y -qq --no-install-recommends pypy3 >/dev/null; }
-    if ! install; then
-        echo "install-pypy: install failed; running apt-get update and retrying"
-        "${SUDO[@]}" apt-get update -qq
-        install
-    fi
+    source "$(dirname "$0")/apt-install.sh"
+    apt_install install-pypy pypy3 "pypy3 is on the PATH"
 fi
 
 if [[ -x $VENV/bin/python ]] && "$VENV/bin/python" -c "import msgpack, yaml" 2>/dev/null; then

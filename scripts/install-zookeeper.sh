@@ -24,34 +24,6 @@ if [[ -n ${ZOOKEEPER_HOME:-} ]] && compgen -G "$ZOOKEEPER_HOME/lib/*.jar" >/dev/
     exit 0
 fi
 
-if [[ $(id -u) -eq 0 ]]; then
-    SUDO=()
-elif command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo -n)
-else
-    echo "install-zookeeper: not root and no sudo; install it yourself: apt-get install zookeeper" >&2
-    exit 1
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-zookeeper: apt-get not found; this script supports Debian/Ubuntu only;" \
-        "install ZooKeeper yourself so that $ZK_HOME exists" >&2
-    exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-# Only refresh the package lists when apt does not know the package yet (a fresh image).
-if ! apt-cache show zookeeper >/dev/null 2>&1; then
-    echo "install-zookeeper: running apt-get update"
-    "${SUDO[@]}" apt-get update -qq
-fi
-echo "install-zookeeper: installing Debian package 'zookeeper' with apt-get"
-# --no-install-recommends keeps zookeeperd (the system service) out: tests run their own server.
-install() { "${SUDO[@]}" apt-get install -y -qq --no-install-recommends zookeeper >/dev/null; }
-if ! install; then
-    # stale package lists name versions the mirror no longer has: refresh once and retry
-    echo "install-zookeeper: install failed; running apt-get update and retrying"
-    "${SUDO[@]}" apt-get update -qq
-    install
-fi
-echo "install-zookeeper: installed $(dpkg-query -W -f='${Package} ${Version}' zookeeper) ($ZK_SERVER, $ZK_JAR)"
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-zookeeper zookeeper "$ZK_HOME exists"
+echo "install-zookeeper: at $ZK_SERVER, $ZK_JAR"
