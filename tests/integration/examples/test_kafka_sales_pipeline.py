@@ -11,22 +11,17 @@ are bad data were skipped with their codes shown as the components' errors.
 from __future__ import annotations
 
 import json
-import os
-import signal
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sparkstorm.checkpoint import CheckpointError
-from sparkstorm.checkpoint.snapshot import read_snapshot
-from sparkstorm.engine.driver.checkpoints import WindowCheckpoints
 from sparkstorm.engine.driver.loop import TopologyDriver
-from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, part_name
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
-from tests.integration.spark.kafka_broker import committed, create_topic, produce, tansu_broker
+from tests.integration.spark.kafka_broker import create_topic, produce, tansu_broker
+from tests.integration.spark.kafka_cuts import CutWatch, kill_executor
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(200)]
 
@@ -64,70 +59,8 @@ def _pending(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob(".*.pending"))
 
 
-class _Cut:
-    """The newest committed checkpoint: the spout's next offsets and the bolt's counts."""
-
-    def __init__(self, window: int | None, points: dict[int, int],
-                 counts: dict[str, int]) -> None:
-        self.window, self.points, self.counts = window, points, counts
-
-
-def _read_cut(runner: TopologyDriver) -> _Cut:
-    assert isinstance(runner.checkpointing, WindowCheckpoints)
-    store = runner.checkpointing.store
-    window = store.latest_committed()
-    points: dict[int, int] = {}
-    counts: Counter[str] = Counter()
-    if window is None:
-        return _Cut(None, points, counts)
-    for executor in runner.plan.executors:
-        if executor.component not in ("sales", "count"):
-            continue
-        part = ExecutorPart.decode(store.read_part(window, part_name(executor.gid)))
-        for blob in part.tasks.values():
-            data = read_snapshot(blob)["data"]
-            if executor.component == "sales":
-                for (_, partition), offsets in data["parts"].items():
-                    points[partition] = offsets.commit_point()
-            else:
-                counts.update(data)
-    return _Cut(window, points, dict(counts))
-
-
-class _Watch:
-    """Polls the run; each poll checks Kafka's offsets against the committed checkpoint."""
-
-    def __init__(self, kafka: str, runner: TopologyDriver) -> None:
-        self.kafka, self.runner = kafka, runner
-
-    def cut(self) -> _Cut:
-        # Kafka first: an offset committed then was covered by a checkpoint committed then
-        in_kafka = committed(self.kafka, GROUP, TOPIC, PARTITIONS)
-        for attempt in range(10):
-            try:
-                cut = _read_cut(self.runner)
-                break
-            except CheckpointError:  # purged under our feet by a newer commit
-                if attempt == 9:
-                    raise
-        for partition, offset in enumerate(in_kafka):
-            if offset >= 0:
-                assert offset <= cut.points.get(partition, -1), \
-                    f"partition {partition}: Kafka at {offset}, checkpoint at {cut.points}"
-        return cut
-
-    def until(self, condition: Callable[[_Cut], bool], message: str,
-              timeout: float = 90) -> _Cut:
-        def met() -> _Cut | None:
-            cut = self.cut()
-            return cut if condition(cut) else None
-        found: _Cut = wait_for(met, timeout, message=message, interval=0.3)
-        return found
-
-
-def _kill(runner: TopologyDriver, component: str) -> None:
-    gid = next(e.gid for e in runner.plan.executors if e.component == component)
-    os.kill(runner.pool.pids()[gid], signal.SIGKILL)
+def _watch(kafka: str, runner: TopologyDriver) -> CutWatch:
+    return CutWatch(kafka, runner, GROUP, TOPIC, PARTITIONS, spout="sales", counter="count")
 
 
 def test_killed_spout_and_bolt_leave_every_sale_once_in_files_and_state(
@@ -143,12 +76,12 @@ def test_killed_spout_and_bolt_leave_every_sale_once_in_files_and_state(
         "topology.checkpoint.dir": str(tmp_path / "checkpoints"),
         "topology.max.spout.pending": 50})
 
-    watch = _Watch(kafka, runner)
+    watch = _watch(kafka, runner)
     first = watch.until(lambda c: 0 < sum(c.counts.values()) < SALES, "a checkpoint mid-run")
-    _kill(runner, "sales")
+    kill_executor(runner, "sales")
     watch.until(lambda c: (c.window or 0) > (first.window or 0) and runner.stats.rollbacks >= 1
                 and sum(c.counts.values()) < SALES, "a checkpoint after the rollback, mid-run")
-    _kill(runner, "count")
+    kill_executor(runner, "count")
     watch.until(lambda c: c.counts == dict(expected), "every sale counted once in the state",
                 120)
     wait_for(lambda: len(_published(out)) >= SALES and not _pending(out), 30,
@@ -162,7 +95,7 @@ def test_killed_spout_and_bolt_leave_every_sale_once_in_files_and_state(
         assert sorted(r["count"] for r in rows if r["product"] == product) == \
             list(range(1, n + 1)), product
     per_partition = Counter(partition for partition, _, _ in records)
-    wait_for(lambda: committed(kafka, GROUP, TOPIC, PARTITIONS) ==
+    wait_for(lambda: watch.committed_offsets() ==
              [per_partition[p] for p in range(PARTITIONS)], 30,
              message="every offset committed in Kafka, the bad records' too")
     # bad data: skipped, shown with its code as the component's error, never stalling
