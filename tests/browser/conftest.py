@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,28 +152,53 @@ def ui_up(url: str, cluster: TestCluster) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def ui_cluster(tmp_path_factory: pytest.TempPathFactory, browser: Any,
-               tls_dir: Path) -> Iterator[UiCluster]:
-    """Nimbus + supervisor running the flaky topology (20 pending), and ``sparkstorm ui``."""
-    # the worker's Spark UI is on, for its link on the topology page
-    cluster = TestCluster(tmp_path_factory.mktemp("browser"),
-                          **{"ui.port": free_port(), "spark.ui.enabled": True,
-                             "storm.tls.dir": str(tls_dir)})
+@contextlib.contextmanager
+def running_ui(folder: Path, tls_dir: Path, topology: Path, *submit: str,
+               ready: Callable[[UiCluster], bool] | None = None, ready_secs: float = 120,
+               what: str = "ready", **conf: Any) -> Iterator[UiCluster]:
+    """Nimbus, a supervisor running ``topology`` and ``sparkstorm ui`` in front of them.
+
+    All are stopped at the end; the cluster's logs are printed when the setup fails.
+
+    Args:
+        folder: the cluster's own folder.
+        tls_dir: the TLS material of the browser suite (``tls_dir``).
+        topology: the topology file submitted.
+        submit: more arguments of ``sparkstorm submit``.
+        ready: polled until true before the cluster is handed over.
+        ready_secs: how long ``ready`` may take.
+        what: what ``ready`` means, for the message when it times out.
+        conf: the cluster's configuration beyond its UI port and TLS folder.
+    """
+    cluster = TestCluster(folder, **{"ui.port": free_port(), "storm.tls.dir": str(tls_dir),
+                                     **conf})
     try:
         cluster.start_nimbus()
         cluster.start_supervisor()
-        result = cluster.cli("submit", str(FLAKY), "-c", "topology.max.spout.pending=20")
+        result = cluster.cli("submit", str(topology), *submit)
         assert result.returncode == 0, result.stderr + cluster.logs()
         cluster.start("ui")
         url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
         wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
-        yield UiCluster(cluster, url, result.stdout.strip())
+        ui = UiCluster(cluster, url, result.stdout.strip())
+        if ready is not None:
+            wait_for(lambda: ready(ui), ready_secs, message=f"{what}\n{cluster.logs()}")
+        yield ui
     except BaseException:
         print(cluster.logs())
         raise
     finally:
         cluster.close()
+
+
+@pytest.fixture(scope="module")
+def ui_cluster(tmp_path_factory: pytest.TempPathFactory, browser: Any,
+               tls_dir: Path) -> Iterator[UiCluster]:
+    """Nimbus + supervisor running the flaky topology (20 pending), and ``sparkstorm ui``."""
+    # the worker's Spark UI is on, for its link on the topology page
+    with running_ui(tmp_path_factory.mktemp("browser"), tls_dir, FLAKY,
+                    "-c", "topology.max.spout.pending=20", **{"spark.ui.enabled": True}) as ui:
+        yield ui
 
 
 def screenshot(page: Any, name: str) -> Path:

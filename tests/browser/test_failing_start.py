@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.testing.polling import wait_for
-from tests.browser.conftest import UiCluster, ui_up
+from tests.browser.conftest import UiCluster, running_ui
 from tests.browser.helpers import open_page, texts
-from tests.integration.cluster.harness import TestCluster, free_port
 from tests.integration.cluster.test_start_failure import RAISING_INITIALIZE
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(400)]
@@ -27,25 +25,14 @@ pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(400)]
 def failing(tmp_path_factory: pytest.TempPathFactory, browser: Any,
               tls_dir: Path) -> Iterator[UiCluster]:
     folder = tmp_path_factory.mktemp("failing-start")
-    cluster = TestCluster(folder, **{"ui.port": free_port(), "storm.tls.dir": str(tls_dir),
-                                     "supervisor.worker.restart.backoff.secs": 1,
-                                     "supervisor.worker.restart.backoff.max.secs": 4})
-    try:
-        topology = Path(folder) / "raising.py"
-        topology.write_text(RAISING_INITIALIZE)
-        cluster.start_nimbus()
-        cluster.start_supervisor()
-        result = cluster.cli("submit", str(topology), "--name", "broken")
-        assert result.returncode == 0, result.stderr + cluster.logs()
-        cluster.start("ui")
-        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
-        ui = UiCluster(cluster, url, result.stdout.strip())
-        wait_for(lambda: ui.topology()["workerStatus"] == "FAILING", 180,
-                 message=f"the start failure reached Nimbus\n{cluster.logs()}")
+    topology = Path(folder) / "raising.py"
+    topology.write_text(RAISING_INITIALIZE)
+    with running_ui(folder, tls_dir, topology, "--name", "broken",
+                    ready=lambda ui: ui.topology()["workerStatus"] == "FAILING", ready_secs=180,
+                    what="the start failure reached Nimbus",
+                    **{"supervisor.worker.restart.backoff.secs": 1,
+                       "supervisor.worker.restart.backoff.max.secs": 4}) as ui:
         yield ui
-    finally:
-        cluster.close()
 
 
 def test_a_failing_start_is_the_first_thing_both_pages_say(failing: UiCluster,

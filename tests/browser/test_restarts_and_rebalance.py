@@ -43,10 +43,9 @@ from typing import Any
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.browser.conftest import UiCluster, screenshot, ui_up
+from tests.browser.conftest import UiCluster, running_ui, screenshot
 from tests.browser.helpers import open_page, question, table, texts
 from tests.chaos.faults import TOPOLOGY
-from tests.integration.cluster.harness import TestCluster, free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.slow,
               pytest.mark.timeout(600)]
@@ -57,31 +56,17 @@ def two_workers(tmp_path_factory: pytest.TempPathFactory, browser: Any,
                 tls_dir: Path) -> Iterator[UiCluster]:
     """Nimbus, a supervisor running the chaos topology on two workers, ``sparkstorm ui``."""
     tmp = tmp_path_factory.mktemp("two-workers")
-    cluster = TestCluster(tmp, **{"ui.port": free_port(), "storm.tls.dir": str(tls_dir)})
-    try:
-        cluster.start_nimbus()
-        cluster.start_supervisor()
-        (tmp / "results").mkdir()
-        result = cluster.cli("submit", str(TOPOLOGY), "--name", "two-workers",
-                             "-c", "topology.workers=2", "-c", f"chaos.dir={tmp / 'results'}",
-                             "-c", "chaos.count=1000000", "-c", "topology.checkpoint.windows=5",
-                             "-c", f"topology.checkpoint.dir={tmp / 'checkpoints'}",
-                             "-c", "topology.message.timeout.secs=10",
-                             "-c", "topology.executor.start.timeout.secs=20")
-        assert result.returncode == 0, result.stderr + cluster.logs()
-        cluster.start("ui")
-        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
-        ui = UiCluster(cluster, url, result.stdout.strip())
-        wait_for(lambda: ui.topology()["workerStatus"] == "RUNNING"
-                 and ui.topology()["committedWindow"] is not None, 300,
-                 message=f"running on two workers, a checkpoint committed\n{cluster.logs()}")
+    (tmp / "results").mkdir()
+    with running_ui(tmp, tls_dir, TOPOLOGY, "--name", "two-workers",
+                    "-c", "topology.workers=2", "-c", f"chaos.dir={tmp / 'results'}",
+                    "-c", "chaos.count=1000000", "-c", "topology.checkpoint.windows=5",
+                    "-c", f"topology.checkpoint.dir={tmp / 'checkpoints'}",
+                    "-c", "topology.message.timeout.secs=10",
+                    "-c", "topology.executor.start.timeout.secs=20",
+                    ready=lambda ui: ui.topology()["workerStatus"] == "RUNNING"
+                    and ui.topology()["committedWindow"] is not None, ready_secs=300,
+                    what="running on two workers, a checkpoint committed") as ui:
         yield ui
-    except BaseException:
-        print(cluster.logs())
-        raise
-    finally:
-        cluster.close()
 
 
 def _hosting(ui: UiCluster) -> dict[int, tuple[int, int]]:

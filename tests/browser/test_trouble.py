@@ -24,12 +24,11 @@ import httpx
 import pytest
 
 from sparkstorm.testing.polling import wait_for
-from tests.browser.conftest import UiCluster, screenshot, ui_up
+from tests.browser.conftest import UiCluster, running_ui, screenshot
 from tests.browser.helpers import cells as _cells
 from tests.browser.helpers import open_page as _open
 from tests.browser.helpers import question as _question
 from tests.browser.helpers import texts as _texts
-from tests.integration.cluster.harness import TestCluster, free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -42,26 +41,11 @@ SPOUT = "numbers_counted_by_a_spout_whose_component_id_is_long"
 def trouble(tmp_path_factory: pytest.TempPathFactory, browser: Any,
               tls_dir: Path) -> Iterator[UiCluster]:
     """Nimbus + supervisor running the trouble topology, and ``sparkstorm ui``."""
-    cluster = TestCluster(tmp_path_factory.mktemp("trouble"),
-                          **{"ui.port": free_port(), "spark.ui.enabled": True,
-                             "storm.tls.dir": str(tls_dir)})
-    try:
-        cluster.start_nimbus()
-        cluster.start_supervisor()
-        result = cluster.cli("submit", str(TROUBLE), "-c", "topology.max.spout.pending=50")
-        assert result.returncode == 0, result.stderr + cluster.logs()
-        cluster.start("ui")
-        url = f"{cluster.scheme}://127.0.0.1:{cluster.conf['ui.port']}"
-        wait_for(lambda: ui_up(url, cluster), 30, message=f"ui up\n{cluster.logs()}")
-        ui = UiCluster(cluster, url, result.stdout.strip())
-        wait_for(lambda: _picky(ui)["executed"] > 0 and _picky(ui)["lastError"], 120,
-                 message=f"the picky bolt executed and raised\n{cluster.logs()}")
+    with running_ui(tmp_path_factory.mktemp("trouble"), tls_dir, TROUBLE,
+                    "-c", "topology.max.spout.pending=50",
+                    ready=lambda ui: _picky(ui)["executed"] > 0 and bool(_picky(ui)["lastError"]),
+                    what="the picky bolt executed and raised", **{"spark.ui.enabled": True}) as ui:
         yield ui
-    except BaseException:
-        print(cluster.logs())
-        raise
-    finally:
-        cluster.close()
 
 
 def _picky(ui: UiCluster) -> dict[str, Any]:
