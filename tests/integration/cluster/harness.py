@@ -28,6 +28,7 @@ import httpx
 import psutil
 import yaml
 
+from sparkstorm.child_process import die_with_parent
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.tls.contexts import http_verify
 from sparkstorm.tls.material import make_material
@@ -101,14 +102,16 @@ class TestCluster:
               env: dict[str, str] | None = None) -> None:
         """Start ``sparkstorm <daemon>`` in its own process group, logging to ``<name>.log``.
 
-        ``name`` (default: ``daemon``) is its key in :attr:`daemons`.
+        ``name`` (default: ``daemon``) is its key in :attr:`daemons`. The daemon dies with
+        the test process even when that is killed with -9 (``PR_SET_PDEATHSIG``), so an
+        interrupted run leaves no Nimbus or supervisor behind.
         """
         name = name or daemon
         log = (self.tmp / f"{name}.log").open("ab")
         self.daemons[name] = subprocess.Popen(
             [sys.executable, "-m", "sparkstorm.cli.main", "-v", daemon], cwd=ROOT,
             env=env or self.env, stdin=subprocess.DEVNULL, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True)
+            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
         log.close()
 
     def kill9(self, name: str) -> None:
