@@ -7,7 +7,9 @@ from sparkstorm.topology import (
     BatchBolt,
     BatchSpout,
     Bolt,
+    FailedException,
     Grouping,
+    ReportedFailedException,
     Spout,
     StatefulBolt,
     Stream,
@@ -19,10 +21,10 @@ from sparkstorm.topology import (
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
-__all__ = ["BasicBolt", "BatchBolt", "BatchSpout", "BatchingBolt", "Bolt", "Grouping",
-           "JavaBolt", "JavaSpout", "LocalCluster", "ReliableSpout", "ShellBolt", "ShellSpout",
-           "Spout", "StatefulBolt", "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec",
-           "Tuple", "WindowedBolt"]
+__all__ = ["BasicBolt", "BatchBolt", "BatchSpout", "BatchingBolt", "Bolt", "FailedException",
+           "Grouping", "JavaBolt", "JavaSpout", "LocalCluster", "ReliableSpout",
+           "ReportedFailedException", "ShellBolt", "ShellSpout", "Spout", "StatefulBolt",
+           "Stream", "TicklessBatchingBolt", "Topology", "TopologySpec", "Tuple", "WindowedBolt"]
 
 _LAZY = {
     # LocalCluster pulls in pyspark; executor processes import sparkstorm without it. The

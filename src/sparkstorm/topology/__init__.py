@@ -3,6 +3,7 @@
 from sparkstorm.topology.batch_bolt import BatchBolt, BatchSource
 from sparkstorm.topology.batch_spout import BatchSpout
 from sparkstorm.topology.component import BasicBolt, Bolt, Component, Spout
+from sparkstorm.topology.failed import FailedException, ReportedFailedException
 from sparkstorm.topology.grouping import Grouping
 from sparkstorm.topology.spec import ComponentSpec, InputSpec, TopologySpec
 from sparkstorm.topology.stateful import StatefulBolt
@@ -13,6 +14,7 @@ from sparkstorm.topology.windowed_bolts import Count, Duration, TupleWindow, Win
 
 __all__ = [
     "BasicBolt", "BatchBolt", "BatchSource", "BatchSpout", "Bolt", "Component", "ComponentSpec",
-    "Count", "Duration", "Grouping", "InputSpec", "Spout", "StatefulBolt", "Stream", "Topology",
+    "Count", "Duration", "FailedException", "Grouping", "InputSpec", "ReportedFailedException",
+    "Spout", "StatefulBolt", "Stream", "Topology",
     "TopologySpec", "Tuple", "TupleWindow", "WindowedBolt",
 ]

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from sparkstorm.topology.component import FAIL_ERROR, Bolt, Collector, Component, Spout
+from sparkstorm.topology.failed import FailedException, ReportedFailedException
 from sparkstorm.topology.tuple import Tuple
 
 
@@ -129,6 +130,9 @@ class BoltLoop:
         Returns:
             How many tuples the loop acked.
 
+        A tuple whose ``process`` raises :class:`~sparkstorm.topology.failed.FailedException`
+        is failed (cause ``"explicit"``, the exception as reason) and the loop goes on.
+
         Raises:
             BoltRaised: the component raised; the tuple was failed first if ``auto_fail``
                 (cause ``"error"``, the exception as reason), later tuples were not run.
@@ -137,30 +141,49 @@ class BoltLoop:
         process = self.instance.process_tick if tick else self.instance.process
         done = auto_acked = 0
         tup: Tuple | None = None
+        items = iter(tuples)  # a FailedException goes on with the same iterator
         try:
-            if self.auto_ack:  # the common case: nothing but the per-tuple work
-                ack = collector.auto_ack
-                for tup in tuples:
-                    collector.current = tup
-                    process(tup)
+            while True:
+                try:
+                    if self.auto_ack:  # the common case: nothing but the per-tuple work
+                        ack = collector.auto_ack
+                        for tup in items:
+                            collector.current = tup
+                            process(tup)
+                            done += 1
+                            if not tup.done:
+                                ack(tup)
+                                auto_acked += 1
+                    else:  # acked later, maybe much later: process latency counts from receipt
+                        clock = time.perf_counter
+                        for tup in items:
+                            tup.received = clock()
+                            collector.current = tup
+                            process(tup)
+                            done += 1
+                except FailedException as exc:
                     done += 1
-                    if not tup.done:
-                        ack(tup)
-                        auto_acked += 1
-            else:  # acked later, maybe much later: process latency counts from receipt
-                clock = time.perf_counter
-                for tup in tuples:
-                    tup.received = clock()
-                    collector.current = tup
-                    process(tup)
-                    done += 1
-        except Exception as exc:
-            if self.auto_fail and tup is not None:  # pystorm: else it is left to time out
-                collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
-            raise BoltRaised(exc, done, auto_acked) from exc
+                    self.failed_by_bolt(tup, exc)
+                    continue
+                except Exception as exc:
+                    if self.auto_fail and tup is not None:  # pystorm: else it times out
+                        collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
+                    raise BoltRaised(exc, done, auto_acked) from exc
+                return auto_acked
         finally:
             collector.current = None
-        return auto_acked
+
+    def failed_by_bolt(self, tup: Tuple | None, exc: FailedException) -> None:
+        """Fail ``tup``, whose ``process`` raised ``exc``; report it if it says so.
+
+        ``tup`` is not failed again when the bolt acked or failed it before raising.
+        """
+        if tup is None:
+            return
+        if not tup.done:
+            self.collector.fail(tup, f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ReportedFailedException):
+            self.instance.raise_exception(exc, tup)
 
 
 __all__ = ["BoltLoop", "BoltRaised", "HostCollector", "start_task"]

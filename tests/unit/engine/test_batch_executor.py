@@ -14,7 +14,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from sparkstorm import BatchBolt, Grouping, Spout, Stream, Topology
+from sparkstorm import (
+    BatchBolt,
+    FailedException,
+    Grouping,
+    ReportedFailedException,
+    Spout,
+    Stream,
+    Topology,
+)
 from sparkstorm.engine.columnar.arrow_anchoring import ArrowAnchoring
 from sparkstorm.engine.columnar.arrow_batch import decode_blob, lists_anchors
 from sparkstorm.engine.executor import batch_bolt as batch_executor
@@ -46,9 +54,16 @@ class SplitWords(BatchBolt):
             self.emit_batch({"word": [str(n) for n in batch["n"]]})  # anchored to the batch
             return
         lists = pc.utf8_split_whitespace(batch.column("sentence"))
-        if any(s == "boom" for s in batch.column("sentence").to_pylist()):
+        sentences = batch.column("sentence").to_pylist()
+        if "boom" in sentences:
             msg = "cannot split 'boom'"
             raise ValueError(msg)
+        if "refused" in sentences:
+            msg = "a sink refused it"
+            raise FailedException(msg)
+        if "reported" in sentences:
+            msg = "a sink refused it, say so"
+            raise ReportedFailedException(msg)
         self.emit_batch(pa.RecordBatch.from_arrays([pc.list_flatten(lists)], ["word"]),
                         parents=pc.list_parent_indices(lists))
 
@@ -225,6 +240,27 @@ def test_a_raising_batch_fails_its_trees_and_the_rest_of_the_window() -> None:
     assert host.must_restart
     assert "ValueError: cannot split 'boom'" in host.errors[0].error
     assert host.take_stats().failed == {"lines:default": 2}
+
+
+@pytest.mark.parametrize("word", ["refused", "reported"])
+def test_a_failed_exception_fails_its_batch_and_the_bolt_goes_on(word: str) -> None:
+    host, _, task, src = executor(Words)
+    blobs = [window(task, src, "default", [["ok"], [word]], [1, 2]),
+             window(task, src, "numbers", [[5]], [3])]
+    output = host.run_window(blobs)
+    assert set(output.failed) == {1, 2}, "the batch's trees fail, the next batch's do not"
+    why = output.failed[1]
+    assert why.cause == "explicit" and "split: " in why.reason and "a sink refused" in why.reason
+    assert [(c, s) for c, s, _ in SEEN] == [("lines", "default"), ("lines", "numbers")], \
+        "the window's next batch is processed"
+    assert not host.must_restart, "no restart: the bolt goes on"
+    stats = host.take_stats()
+    assert stats.failed == {"lines:default": 2} and stats.acked == {"lines:numbers": 1}
+    errors = [e.error for e in host.errors]
+    if word == "reported":
+        assert len(errors) == 1 and "ReportedFailedException" in errors[0]
+    else:
+        assert not errors, "a FailedException is not an error"
 
 
 def test_ticks_go_to_process_tick() -> None:

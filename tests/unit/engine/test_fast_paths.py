@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 
-from sparkstorm import Bolt, Grouping, Spout, Stream, Topology
+from sparkstorm import (
+    Bolt,
+    FailedException,
+    Grouping,
+    ReportedFailedException,
+    Spout,
+    Stream,
+    Topology,
+)
 from sparkstorm.engine.executor.collector import TaskCollector, WindowOutput
 from sparkstorm.engine.executor.input_loop import run_batch
 from sparkstorm.engine.executor.routing import build_routes
@@ -145,7 +153,11 @@ def test_fields_emit_follows_new_routes() -> None:
 
 # --- the input loop ------------------------------------------------------------------------
 class Mixed(Bolt):
-    """Emits for "emit", acks "ack", fails "fail", keeps "keep", raises on "boom"."""
+    """Emits for "emit", acks "ack", fails "fail", keeps "keep", raises on "boom".
+
+    Raises ``FailedException`` on "failed" (after emitting) and ``ReportedFailedException``
+    on "reported"; "acked-failed" acks, then raises ``FailedException``.
+    """
 
     outputs = ["word"]
 
@@ -169,6 +181,14 @@ class Mixed(Bolt):
         elif word == "boom":
             msg = "boom"
             raise ValueError(msg)
+        elif word == "failed":
+            self.emit(["z"])
+            raise FailedException(word)
+        elif word == "reported":
+            raise ReportedFailedException(word)
+        elif word == "acked-failed":
+            self.ack(tup)
+            raise FailedException(word)
 
 
 class Counting(Topology):
@@ -198,7 +218,10 @@ def batch(words: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
 def outcome(loop: BoltLoop, result: Any) -> tuple[Any, ...]:
     out = loop.collector.output.take()  # type: ignore[attr-defined]
     instance = loop.instance
-    return (result, instance.seen, [t.done for t in instance.kept], open_xors(out),
+    # a failed tree's XOR is never read (the acker fails it whatever it holds), and the two
+    # paths XOR the children of a tuple that emitted, then raised, at different times
+    xors = {root: x for root, x in open_xors(out).items() if root not in out.failed}
+    return (result, instance.seen, [t.done for t in instance.kept], xors,
             {r: (f.cause, f.reason) for r, f in out.failed.items()},
             [(r[3], r[4]) for rows in out.rows.values() for r in rows],
             loop.collector.current)  # type: ignore[attr-defined]
@@ -230,6 +253,9 @@ def run_both(words: list[Any], *, auto_ack: bool = True, tick: bool = False,
     ["plain", "emit", "ack", "fail", "keep", "plain", "emit", "plain", "keep", "ack"],
     ["emit", "plain", "boom", "plain"],
     [],
+    ["plain", "failed", "emit", "reported", "failed", "plain", "acked-failed", "keep"],
+    ["failed", "failed", "plain", "boom", "plain"],
+    ["plain", "emit", "plain", "failed"],
 ])
 def test_run_batch_does_what_the_bolt_loop_does(words: list[str]) -> None:
     fast, general = run_both(words)
@@ -328,3 +354,25 @@ def test_run_batch_reuses_a_tuple_object_only_when_nothing_kept_it() -> None:
     assert len({id(t) for t in kept}) == 3
     assert ids[0] == ids[1]  # reused: the bolt did not keep the first
     assert ids[7] == ids[6] != ids[5]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_failed_exception_fails_its_tuple_and_the_batch_goes_on(fast: bool) -> None:
+    words = ["plain", "failed", "plain", "plain", "reported", "plain"]
+    values, roots, edges = batch(words)
+    loop = mixed_loop()
+    reported: list[str] = []
+    loop.collector.error_sink = lambda task, text: reported.append(text)  # type: ignore[attr-defined]
+    cls = values_class(("sentence",))
+    if fast:
+        acked = run_batch(loop, 5, ("source", "default", 2), values, cls, roots, edges, False)
+    else:
+        acked = loop.run(delivered(5, "source", "default", 2, values, cls, roots, edges))
+    assert acked == 4, "the four plain tuples are auto-acked, the failed ones are not"
+    assert [seen[0] for seen in loop.instance.seen] == [5, 6, 7, 8, 9, 10], "every tuple ran"
+    out = loop.collector.output.take()  # type: ignore[attr-defined]
+    failed = {root: (f.cause, f.reason) for root, f in out.failed.items()}
+    assert failed == {101: ("explicit", "mixed: FailedException: failed"),
+                      104: ("explicit", "mixed: ReportedFailedException: reported")}
+    assert len(reported) == 1 and "ReportedFailedException: reported" in reported[0], \
+        "only the reported one is the component's error"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sparkstorm import Bolt, Spout, Stream
+from sparkstorm import Bolt, FailedException, ReportedFailedException, Spout, Stream
 from sparkstorm.errors import TopologyError
 from sparkstorm.testing import BoltHarness, Emit, Fail, SpoutHarness
 
@@ -76,6 +76,34 @@ def test_a_raising_process_is_auto_failed_with_its_error_and_re_raised() -> None
         harness.process([-1])
     assert harness.last.failed == [Fail(harness.last.input, "ValueError: negative -1",
                                         "error")]
+
+
+class Refusing(Bolt):
+    """Raises Storm's FailedException for odd numbers (reported for negative ones)."""
+
+    outputs = ["n"]
+
+    def process(self, tup: Any) -> None:
+        if tup.values.n < 0:
+            msg = f"negative {tup.values.n}"
+            raise ReportedFailedException(msg)
+        if tup.values.n % 2:
+            msg = f"odd {tup.values.n}"
+            raise FailedException(msg)
+        self.emit([tup.values.n])
+
+
+def test_a_failed_exception_fails_the_tuple_without_raising() -> None:
+    harness = BoltHarness(Refusing, inputs={"numbers": ["n"]})
+    odd = harness.process([3])
+    assert odd.failed == [Fail(odd.input, "FailedException: odd 3", "explicit")]
+    assert not odd.acked and not odd.errors
+    negative = harness.process([-2])
+    assert negative.failed == [Fail(negative.input, "ReportedFailedException: negative -2",
+                                    "explicit")]
+    assert len(negative.errors) == 1 and "negative -2" in negative.errors[0]
+    even = harness.process([4])
+    assert even.acked == [even.input] and [e.values for e in even.emits] == [[4]]
 
 
 def test_emits_are_checked_against_the_declared_fields() -> None:

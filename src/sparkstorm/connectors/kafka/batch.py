@@ -9,9 +9,11 @@ is emitted again whole after its back-off (``retry``); given up, all its records
 
 ``KafkaBatchBolt`` is ``KafkaBolt`` as a ``BatchBolt`` (a sink for ``BatchBolt`` producers
 and batch spouts): each batch's rows are handed to the producer and the batch waits, up to
-``BATCH_DELIVERY_SECONDS``, for Kafka to confirm all of them; if one is not confirmed it
-raises ``KAFKA_DELIVERY_FAILED``, so the whole batch fails and is replayed (with
-``fire_and_forget=True`` it returns at once). While the producer says its brokers are down
+``BATCH_DELIVERY_SECONDS``, for Kafka to confirm all of them; if one is not confirmed the
+whole batch fails with ``KAFKA_DELIVERY_FAILED`` and is replayed: under acking through
+``ReportedFailedException`` (the error is reported, the bolt goes on without a restart),
+under checkpoint reliability by raising it (a rollback replays). With
+``fire_and_forget=True`` it returns at once. While the producer says its brokers are down
 it waits only ``OUTAGE_DELIVERY_SECONDS``, so that an outage does not hold each window for
 the full wait. Its settings, outage reports and metrics are ``KafkaBolt``'s.
 
@@ -40,13 +42,14 @@ from sparkstorm.connectors.kafka.spout import KafkaSpout
 from sparkstorm.connectors.kafka.translator import KafkaRecord
 from sparkstorm.topology.batch_bolt import BatchBolt
 from sparkstorm.topology.batch_spout import BatchSpout
+from sparkstorm.topology.failed import ReportedFailedException
 
 BATCH_DELIVERY_SECONDS = 30.0
 """How long a ``KafkaBatchBolt`` batch waits for its records' delivery before it fails."""
 OUTAGE_DELIVERY_SECONDS = 1.0
 """How long it waits instead while the producer says its brokers are down."""
 FLUSH_SLICE_SECONDS = 0.25
-"""The wait is made of flushes this long, so that an outage heard meanwhile cuts it short."""
+"""The wait is made of polls this long, so that an outage heard meanwhile cuts it short."""
 
 
 @dataclass
@@ -180,6 +183,20 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
                         if all(key in self.parts for key, _ in batch.offsets)}
 
 
+@dataclass
+class _BatchDeliveries:
+    """What Kafka answered for the records of one batch so far."""
+
+    rows: int
+    confirmed: int = 0
+    problems: list[Any] = field(default_factory=list)
+
+    @property
+    def open(self) -> int:
+        """Records Kafka has not answered for yet."""
+        return self.rows - self.confirmed - len(self.problems)
+
+
 class KafkaBatchBolt(BatchBolt, KafkaBolt):
     """Writes each row of its batches to Kafka; see the module docstring."""
 
@@ -191,7 +208,11 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
 
         Raises:
             KafkaConnectorError: ``KAFKA_TUPLE_UNMAPPABLE`` when a field it reads is not in
-                the batch; ``KAFKA_DELIVERY_FAILED`` when a record was not confirmed.
+                the batch; ``KAFKA_DELIVERY_FAILED`` when a record was not confirmed under
+                checkpoint reliability (a rollback replays the batch).
+            ReportedFailedException: ``KAFKA_DELIVERY_FAILED`` when a record was not
+                confirmed under acking: the batch fails and is replayed by its spouts, the
+                bolt goes on in the same process.
         """
         columns: dict[str, list[Any]] = batch
         rows = len(next(iter(columns.values()), []))
@@ -206,13 +227,18 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
         topics = columns.get(self.topic_field) if self.topic_field else None
         keys = columns[self.key_field] if self.key_field is not None else None
         values = columns[self.message_field]
-        problems: list[Any] = []
+        deliveries = _BatchDeliveries(rows)
 
         def delivered(error: Any, _message: Any) -> None:
+            # also called for a record of an earlier, failed batch that reaches Kafka late
+            # (librdkafka retries it): each record counts once, when Kafka answers for it
             if error is not None:
-                problems.append(error)
-            else:  # also a record of an earlier, failed batch: the brokers are back
-                self.brokers_down = False
+                deliveries.problems.append(error)
+                self.undelivered += 1
+            else:
+                deliveries.confirmed += 1
+                self.delivered += 1
+                self.brokers_down = False  # the brokers are back
 
         callback = None if self.fire_and_forget else delivered
         produce = self.producer.produce
@@ -228,26 +254,32 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
             self.producer.poll(0)
             return
         started = time.monotonic()
-        left = self._wait_for_deliveries(started)
-        self.undelivered += len(problems) + left
-        self.delivered += rows - len(problems) - left
-        if left or problems:
+        self._wait_for(deliveries, started)
+        if deliveries.open or deliveries.problems:
+            problems = deliveries.problems
             msg = (f"KafkaBatchBolt {self.context.get('componentid')!r}: {len(problems)} of "
-                   f"{rows} records failed ({problems[:3]}) and {left} unconfirmed after "
-                   f"{time.monotonic() - started:.1f} s; the batch fails so that it is "
+                   f"{rows} records failed ({problems[:3]}) and {deliveries.open} unconfirmed "
+                   f"after {time.monotonic() - started:.1f} s; the batch fails so that it is "
                    f"replayed; check the brokers at {self.servers!r}")
-            raise KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED")
+            error = KafkaConnectorError(msg, code="KAFKA_DELIVERY_FAILED")
+            if self.rolls_back:  # checkpoint reliability: a rollback is what replays it
+                raise error
+            # acking: the batch fails and its spouts replay it, the bolt goes on (no restart)
+            raise ReportedFailedException(str(error)) from error
 
-    def _wait_for_deliveries(self, started: float) -> int:
-        """Flush until every record is confirmed or the wait is over; how many are left."""
-        left: int = self.producer.flush(0)
-        while left:
+    def _wait_for(self, deliveries: _BatchDeliveries, started: float) -> None:
+        """Serve delivery reports until Kafka answered for the batch or the wait is over.
+
+        Only this batch's records are waited for: records of earlier failed batches may
+        still sit in the producer's queue while the brokers are down.
+        """
+        self.producer.poll(0)
+        while deliveries.open:
             limit = OUTAGE_DELIVERY_SECONDS if self.brokers_down else BATCH_DELIVERY_SECONDS
             remaining = started + limit - time.monotonic()
             if remaining <= 0:
-                break
-            left = self.producer.flush(min(FLUSH_SLICE_SECONDS, remaining))
-        return left
+                return
+            self.producer.poll(min(FLUSH_SLICE_SECONDS, remaining))
 
     def end_window(self) -> None:
         """Deliveries were waited for in ``process_batch``; serve what is left."""

@@ -242,9 +242,9 @@ class ArrowAnchoring(BatchEdges):
             for root in self.roots():
                 xor[root] = xor.get(root, 0) ^ self.batch_val
 
-    def fail_into(self, output: WindowOutput, reason: str) -> None:
-        """Fail every root of the batch in ``output`` (cause ``error``, ``reason``)."""
-        mark_failed(output, anchors_roots(self.anchors), FAIL_ERROR, reason)
+    def fail_into(self, output: WindowOutput, reason: str, cause: str = FAIL_ERROR) -> None:
+        """Fail every root of the batch in ``output`` (``cause``, ``reason``)."""
+        mark_failed(output, anchors_roots(self.anchors), cause, reason)
 
 
 def concat_anchors(pa: Any, parts: list[tuple[RunAnchors, int]]) -> RunAnchors:

@@ -126,10 +126,9 @@ class BatchAnchoring(BatchEdges):
             for root in self._roots:
                 xor[root] = xor.get(root, 0) ^ batch_val
 
-    def fail_into(self, output: WindowOutput, reason: str) -> None:
-        """Fail every root of the batch in ``output`` (cause ``error``, ``reason``)."""
-        mark_failed(output, column_roots(self.roots_column, self.edges_column), FAIL_ERROR,
-                    reason)
+    def fail_into(self, output: WindowOutput, reason: str, cause: str = FAIL_ERROR) -> None:
+        """Fail every root of the batch in ``output`` (``cause``, ``reason``)."""
+        mark_failed(output, column_roots(self.roots_column, self.edges_column), cause, reason)
 
 
 __all__ = ["BatchAnchoring"]

@@ -30,7 +30,7 @@ from sparkstorm.engine.executor.host import BoltExecutor, ComponentFailure
 from sparkstorm.engine.executor.routing import Chooser, StreamRoute
 from sparkstorm.engine.plan.execution import ExecutionPlan
 from sparkstorm.engine.wire.batch_columns import EDGES, ROOTS, SOURCE, STREAM, TARGET, VALUES
-from sparkstorm.engine.wire.failures import FAIL_ERROR
+from sparkstorm.engine.wire.failures import FAIL_ERROR, FAIL_EXPLICIT
 from sparkstorm.errors import TopologyError
 from sparkstorm.topology.batch_bolt import BatchSource
 from sparkstorm.topology.batch_columns import (
@@ -41,6 +41,7 @@ from sparkstorm.topology.batch_columns import (
     positional_fields,
     rows_to_lists,
 )
+from sparkstorm.topology.failed import FailedException, ReportedFailedException
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT, is_tick
 
 
@@ -309,6 +310,13 @@ class BatchBoltExecutor(BoltExecutor):
         started = time.perf_counter()
         try:
             instance.process_batch(columns)
+        except FailedException as exc:  # the batch fails, the bolt goes on (Storm's meaning)
+            reason = f"{type(exc).__name__}: {exc}"
+            anchoring.fail_into(self.output, f"{self.info.component}: {reason}", FAIL_EXPLICIT)
+            stats.count(stats.failed, key, count)
+            if isinstance(exc, ReportedFailedException):
+                instance.raise_exception(exc)
+            return
         except Exception as exc:
             self.record_error(task, exc)
             self.must_restart = True

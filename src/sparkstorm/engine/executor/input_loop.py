@@ -33,6 +33,7 @@ from sparkstorm.engine.executor.collector import TaskCollector
 from sparkstorm.engine.executor.deferred_emits import GROUPS_PER_ROUTE
 from sparkstorm.engine.wire.failures import FAIL_ERROR
 from sparkstorm.engine.wire.row_wire import flat_values
+from sparkstorm.topology.failed import FailedException
 from sparkstorm.topology.task import BoltLoop, BoltRaised
 from sparkstorm.topology.tuple import Tuple, delivered, values_of
 
@@ -83,12 +84,37 @@ def run_batch(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # no
     return _auto_ack_loop(loop, first_id, source, values, roots, edges)
 
 
-def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # noqa: PLR0912, PLR0915
+def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
                    values_iter: Iterator[Any], roots: list[Any], edges: list[Any]) -> int:
     """:func:`run_batch` for an auto-acking bolt of the engine's collector.
 
+    Runs :func:`_auto_ack_run` over the batch, and again over the rest of it after each
+    tuple whose ``process`` raised :class:`~sparkstorm.topology.failed.FailedException`.
+    """
+    items = zip(count(first_id), values_iter, roots, edges)
+    acked, start = 0, first_id
+    while True:
+        try:
+            more, resume = _auto_ack_run(loop, start, source, items)
+        except BoltRaised as raised:  # counted from the batch's first tuple, not the run's
+            raise BoltRaised(raised.cause, raised.processed + start - first_id,
+                             raised.auto_acked + acked) from raised.cause
+        acked += more
+        if resume is None:
+            return acked
+        start = resume
+
+
+def _auto_ack_run(loop: BoltLoop, first_id: int, source: tuple[str, str, int],  # noqa: PLR0912, PLR0915
+                  items: Iterator[tuple[int, Any, Any, Any]]) -> tuple[int, int | None]:
+    """Run ``items`` (from tuple id ``first_id`` on) until the end or a failing tuple.
+
     One long function on purpose: every step of it runs once per tuple, and a call per
     step is what this module exists to save.
+
+    Returns:
+        How many tuples it auto-acked, and the id of the tuple to go on from when one
+        raised :class:`~sparkstorm.topology.failed.FailedException` (None: all done).
     """
     component, stream, src = source
     collector: TaskCollector = loop.collector  # type: ignore[assignment]
@@ -114,7 +140,7 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int], 
         keep_rows = groups.append
         anchored = collector.auto_anchor
     try:
-        for tup_id, values, root, edge in zip(count(first_id), values_iter, roots, edges):
+        for tup_id, values, root, edge in items:
             if tup is None or references(tup) > _LOOP_REFERENCES:
                 tup = new(Tuple)
                 tup.component = component
@@ -151,6 +177,9 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int], 
     except Exception as exc:
         if rows and tup is not None:  # the raising tuple's emits are sent, as before
             keep_rows((rows, tup.root, tup.edge) if anchored else (rows, None, None))
+        if isinstance(exc, FailedException) and tup is not None:
+            loop.failed_by_bolt(tup, exc)  # neither auto-acked nor a crash: go on after it
+            return last - first_id + 1 - skipped, tup.id + 1
         if loop.auto_fail and tup is not None:  # pystorm: else it is left to time out
             collector.fail(tup, f"{type(exc).__name__}: {exc}", FAIL_ERROR)
         done = last - first_id + 1
@@ -160,7 +189,7 @@ def _auto_ack_loop(loop: BoltLoop, first_id: int, source: tuple[str, str, int], 
         collector.deferred = None
         if run_root is not None:  # the last run (also when the bolt raised)
             xor[run_root] = xor_get(run_root, 0) ^ run_xor
-    return last - first_id + 1 - skipped
+    return last - first_id + 1 - skipped, None
 
 
 def _ack_several(xor: dict[int, int], edges: dict[int, int], ack_val: int) -> None:

@@ -21,6 +21,7 @@ from sparkstorm.connectors.kafka import KafkaBatchBolt, KafkaBolt, batch, bolt
 from sparkstorm.connectors.kafka.errors import KafkaConnectorError
 from sparkstorm.testing import BoltHarness
 from sparkstorm.testing.polling import wait_for
+from sparkstorm.topology.failed import ReportedFailedException
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -129,10 +130,25 @@ def test_a_batch_stops_waiting_soon_once_the_brokers_are_known_down(
         instance = harness.instance
         instance.source = "src:default"
         started = time.monotonic()
-        with pytest.raises(KafkaConnectorError) as caught:
-            instance.process_batch({"m": ["a", "b"]})
-        assert caught.value.code == "KAFKA_DELIVERY_FAILED"
+        with pytest.raises(ReportedFailedException, match="KAFKA_DELIVERY_FAILED"):
+            instance.process_batch({"m": ["a", "b"]})  # acking: fail the batch, no restart
         assert instance.brokers_down
         assert time.monotonic() - started < 5, "not BATCH_DELIVERY_SECONDS (30 s)"
         instance.end_window()
-        assert instance.component_metrics["kafkaProducer"]["failed"] == 2
+        metrics = instance.component_metrics["kafkaProducer"]
+        # the batch failed; its records wait in the producer's queue for the brokers (they
+        # count as failed once Kafka refuses them or their message.timeout.ms runs out)
+        assert (metrics["inFlight"], metrics["delivered"], metrics["failed"]) == (2, 0, 0)
+
+
+def test_under_checkpoint_reliability_an_undelivered_batch_raises_for_a_rollback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "OUTAGE_DELIVERY_SECONDS", 0.3)
+    monkeypatch.setattr(batch, "BATCH_DELIVERY_SECONDS", 0.3)
+    with _harness({"topology.reliability": "checkpoint"}, cls=KafkaBatchBolt) as harness:
+        harness.instance.source = "src:default"
+        with pytest.raises(KafkaConnectorError) as caught:
+            harness.instance.process_batch({"m": ["a"]})
+        assert caught.value.code == "KAFKA_DELIVERY_FAILED"
+        assert not isinstance(caught.value, ReportedFailedException), \
+            "a failed batch is not replayed in checkpoint mode: only a rollback replays it"
