@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,10 +82,10 @@ def test_a_python_spout_runs_as_a_subprocess(serializer: str) -> None:
         assert harness.pending == []
 
 
-def test_the_runtime_exits_with_parent_gone_on_eof() -> None:
+def test_the_runtime_exits_with_parent_gone_on_eof(tmp_path: Path) -> None:
     serializer = JsonSerializer()
     handshake = serializer.encode({"conf": {}, "context": {"taskid": 1, "componentid": "s"},
-                                   "pidDir": "/tmp"})
+                                   "pidDir": str(tmp_path)})
     heartbeat = serializer.encode({"id": "1", "comp": None, "stream": "__heartbeat",
                                    "task": -1, "tuple": []})
     out = io.BytesIO()
@@ -91,6 +93,7 @@ def test_the_runtime_exits_with_parent_gone_on_eof() -> None:
     code = run(SplitBolt, io.BytesIO(handshake + heartbeat), out, serializer)
     assert code == EXIT_PARENT_GONE
     messages = serializer.decoder().feed(out.getvalue())
-    assert messages[0] == {"pid": __import__("os").getpid()}
+    assert messages[0] == {"pid": os.getpid()}
+    assert [p.name for p in tmp_path.iterdir()] == [str(os.getpid())], "Storm's PID file"
     assert messages[-1] == {"command": "sync"}
     assert logging.getLogger().handlers == handlers, "run removes its log handler"
