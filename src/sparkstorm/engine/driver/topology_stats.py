@@ -87,7 +87,20 @@ class TopologyStats:
         """The driver's watchdog (its ``summary()`` goes with the statistics), if any."""
         self.locality = CallLocality()
         """Every window's executor calls: host-local share, bytes across hosts."""
+        self.since_mark: dict[str, ComponentCounters] | None = None
+        """Component totals of the windows recorded since :meth:`mark` (None: not marked)."""
+        self.marked_at = 0.0
         self.lock = threading.Lock()  # summary() is read from other threads
+
+    def mark(self) -> None:
+        """Start totals of their own from now on (``sparkstorm run``: the run past its start).
+
+        The summary then carries them as ``since_mark`` beside the all-time totals, so a
+        run's latency can be told apart from the start-up's (the JVM's first jobs, the
+        window sizer still learning the load).
+        """
+        with self.lock:
+            self.since_mark, self.marked_at = {}, time.time()
 
     def record(self, record: WindowRecord) -> None:
         """Add one window's counters."""
@@ -97,6 +110,8 @@ class TopologyStats:
             self.locality.merge(record.locality)
             for name, counters in record.components.items():
                 self.totals.setdefault(name, ComponentCounters()).add(counters)
+                if self.since_mark is not None:
+                    self.since_mark.setdefault(name, ComponentCounters()).add(counters)
             ranged = {where: counters for gid, counters in record.executors.items()
                       if (where := self.executor_ranges.get(gid)) is not None}
             for where, counters in ranged.items():
@@ -122,9 +137,15 @@ class TopologyStats:
             executors = {by_key[k]: c for k, c in counters.items() if k in by_key}
             windowed[str(length)] = self._window_view(components, executors,
                                                       min(float(length), elapsed))
+        since = None
+        if self.since_mark is not None:
+            seconds = max(now - self.marked_at, 1e-9)
+            since = {"at": self.marked_at, "components":
+                     self._window_view(self.since_mark, {}, seconds)["components"]}
         return {
             "windows": self.window_count,
             "started": self.started,
+            "since_mark": since,
             "components": windowed[ALL_TIME]["components"],
             "windowed": windowed,
             "last_errors": dict(self.last_errors),
