@@ -179,8 +179,8 @@ ERROR_CODES: dict[str, str] = {
         "next file; check the source folder and its filesystem"),
     "FILE_SOURCE_UNAVAILABLE": (
         "a FileSpout could not list its source folder or write a lock (the filesystem is "
-        "down or unreachable); it emits nothing and tries again at its next scan; check the "
-        "folders and their filesystem"),
+        "down or unreachable, or the source folder is missing); it emits nothing and tries "
+        "again at its next scan; check the folders and their filesystem"),
     "FILE_TUPLE_UNMAPPABLE": (
         "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed; "
         "set fields to fields the stream declares"),

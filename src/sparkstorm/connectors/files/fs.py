@@ -39,11 +39,17 @@ def move(fs: Any, source: str, target: str) -> bool:
     return True
 
 
-def names(fs: Any, folder: str) -> list[str]:
-    """The file names in ``folder`` (not sub-folders), sorted; none when it is missing."""
+def names(fs: Any, folder: str, *, missing_ok: bool = True) -> list[str]:
+    """The file names in ``folder`` (not sub-folders), sorted; none when it is missing.
+
+    Raises:
+        FileNotFoundError: ``folder`` is missing and not ``missing_ok``.
+    """
     try:
         entries = fs.ls(folder, detail=True)
     except FileNotFoundError:
+        if not missing_ok:
+            raise
         return []
     return sorted(str(e["name"]).rstrip("/").rsplit("/", 1)[-1] for e in entries
                   if e.get("type") == "file")

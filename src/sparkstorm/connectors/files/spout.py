@@ -13,8 +13,8 @@ once, another task after ``lock_timeout_ms``). A fully read file whose every lin
 is moved to ``done_dir``; a line that cannot be parsed (not UTF-8, not a JSON object, a CSV
 row with another number of columns) moves its file to ``bad_dir`` at once, reported as
 ``FILE_UNPARSABLE``, and the spout goes on with the next file. When the folders cannot be
-listed or locked (their filesystem is down) the spout reports ``FILE_SOURCE_UNAVAILABLE``,
-emits nothing and tries again at the next scan.
+listed or locked (their filesystem is down, the source folder is missing) the spout reports
+``FILE_SOURCE_UNAVAILABLE``, emits nothing and tries again at the next scan.
 
 With checkpoints on the position is part of the spout's checkpoint: a rollback reads again
 from the checkpointed position, a finished file is moved to ``done_dir`` when the checkpoint
@@ -227,8 +227,23 @@ class FileSpout(Spout):
             locks.write_lock(self.fs, self._lock(name), self.owner, position)
 
     def _candidates(self) -> list[str]:
+        """The source folder's files to read, in name order.
+
+        Raises:
+            FileNotFoundError: the source folder is missing (an unmounted share, a bucket
+                not there): an outage to report, not an empty folder.
+        """
+        try:
+            found = files_fs.names(self.fs, self.source, missing_ok=False)
+        except FileNotFoundError:
+            self.source_missing = True
+            msg = f"source folder {self.source!r} does not exist"
+            raise FileNotFoundError(msg) from None
+        if self.__dict__.pop("source_missing", False):  # back: its sub-folders may be gone
+            for folder in (self.lock_dir, self.done, self.bad):
+                self.fs.makedirs(folder, exist_ok=True)
         taken = {name for _, name in self.finished}
-        return [name for name in files_fs.names(self.fs, self.source)
+        return [name for name in found
                 if not name.startswith((".", "_")) and name not in taken
                 and not name.endswith(tuple(self.options.ignore_suffixes or ()))]
 

@@ -6,6 +6,7 @@ The Spark tests (tests/integration/spark/test_file_spout.py) kill real executors
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,16 @@ def test_unreachable_folders_are_reported_and_reading_resumes_when_they_are_back
     (tmp_path / "locks").unlink()
     (tmp_path / "locks").mkdir()
     assert _drain(spout, 3) == ["a1", "a2"]
+
+
+def test_a_missing_source_folder_is_an_outage_not_an_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    spout = _spout(tmp_path)
+    shutil.rmtree(tmp_path / "in")  # an unmounted share, a bucket not there
+    errors: list[str] = []
+    assert _drain(spout, 3, errors) == []
+    assert len(errors) == 1 and "FILE_SOURCE_UNAVAILABLE" in errors[0]
+    assert "does not exist" in errors[0]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a1\n")
+    assert _drain(spout, 3) == ["a1"], "read once the folder is back"
