@@ -58,8 +58,23 @@ class _Batch:
 
     stream: str
     columns: dict[str, list[Any]]
-    offsets: list[tuple[TopicPartitionKey, int]] = field(default_factory=list)
+    offsets: dict[TopicPartitionKey, list[int]] = field(default_factory=dict)
+    """Its records' offsets by partition (a list of pairs in checkpoints made before)."""
     fails: int = 0
+
+    def by_partition(self) -> dict[TopicPartitionKey, list[int]]:
+        """:attr:`offsets`, also from a checkpoint that kept them as (partition, offset)."""
+        if isinstance(self.offsets, dict):
+            return self.offsets
+        grouped: dict[TopicPartitionKey, list[int]] = {}
+        for key, offset in self.offsets:
+            grouped.setdefault(key, []).append(offset)
+        return grouped
+
+    @property
+    def records(self) -> int:
+        """How many records it holds."""
+        return sum(len(offsets) for offsets in self.by_partition().values())
 
 
 class KafkaBatchSpout(BatchSpout, KafkaSpout):
@@ -94,26 +109,30 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
             self.commit()
 
     def _poll_batches(self, limit: int, tracked: bool) -> dict[str, _Batch]:
-        """Up to ``limit`` records polled and translated, as columns per stream."""
+        """Up to ``limit`` records polled and translated, as columns per stream.
+
+        The engine's batch path is columnar, this loop is not: it runs once per record, so it
+        reads each message straight into a row (``RecordTranslator.message_reader``) and
+        turns the rows into columns once per batch.
+        """
         fields = self.kafka.translator.fields
-        groups: dict[str, _Batch] = {}
+        read = self._message_reader()
+        rows: dict[str, list[list[Any]]] = {}
+        offsets: dict[str, dict[TopicPartitionKey, list[int]]] = {}
+        parts, last_emitted = self.parts, self.last_emitted
         for message in self.consumer.consume(num_messages=limit, timeout=0):
             error = message.error()
             if error is not None:
                 self._report("KAFKA_BROKER_ERROR", f"consumer error: {error}")
                 continue
             key = (message.topic(), message.partition())
-            part = self.parts.get(key)
+            part = parts.get(key)
             offset = message.offset()
             if part is None or part.seen(offset):
                 continue
             part.polled(offset)
-            kind, stamp = message.timestamp()
-            record = KafkaRecord(key[0], key[1], offset, message.key(), message.value(),
-                                 stamp if kind else None,
-                                 [list(h) for h in message.headers() or []])
             try:
-                stream, values = self.kafka.translator.translate(record)
+                stream, values = read(message)
             except KafkaConnectorError as exc:
                 self.raise_exception(exc)
                 part.done(offset)
@@ -125,24 +144,49 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
                 values = [None] * len(fields)
             if not tracked:
                 part.done(offset)
-            group = groups.get(stream)
-            if group is None:
-                group = groups[stream] = _Batch(stream, {name: [] for name in fields})
-            for name, value in zip(fields, values, strict=True):
-                group.columns[name].append(value)
-            group.offsets.append((key, offset))
-            self.last_emitted[key] = offset
-        return groups
+            found = rows.get(stream)
+            if found is None:
+                found = rows[stream] = []
+                offsets[stream] = {}
+            found.append(values)
+            taken = offsets[stream].get(key)
+            if taken is None:
+                taken = offsets[stream][key] = []
+            taken.append(offset)
+            last_emitted[key] = offset
+        return {stream: _Batch(stream, {name: list(column) for name, column in
+                                        zip(fields, zip(*found, strict=True), strict=True)},
+                               offsets[stream])
+                for stream, found in rows.items()}
+
+    def _message_reader(self) -> Any:
+        """``(stream, values)`` of a polled message (``RecordTranslator.message_reader``).
+
+        Made once per spout task; with a translator ``func``, through a ``KafkaRecord``.
+        """
+        reader = self.__dict__.get("_reader")
+        if reader is None:
+            translator = self.kafka.translator
+            reader = translator.message_reader()
+            if reader is None:
+                def reader(message: Any) -> tuple[str, list[Any] | None]:
+                    kind, stamp = message.timestamp()
+                    return translator.translate(KafkaRecord(
+                        message.topic(), message.partition(), message.offset(),
+                        message.key(), message.value(), stamp if kind else None,
+                        [list(h) for h in message.headers() or []]))
+            self._reader = reader
+        return reader
 
     def ack(self, tup_id: Any) -> None:
         """The batch's trees completed: its offsets are finished."""
         batch = self.batches.pop(tup_id, None)
         if batch is None:
             return
-        for key, offset in batch.offsets:
+        for key, offsets in batch.by_partition().items():
             part = self.parts.get(key)
             if part is not None:
-                part.done(offset)
+                part.done_all(offsets)
 
     def fail(self, tup_id: Any) -> None:
         """Emit the batch again after its back-off, or give it up after its retries."""
@@ -152,8 +196,8 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
         batch.fails += 1
         if self.kafka.retry.gives_up(batch.fails):
             self.logger.warning("batch of %d records failed %d times; given up "
-                                "(retry.max_retries)", len(batch.offsets), batch.fails)
-            self.given_up += len(batch.offsets)
+                                "(retry.max_retries)", batch.records, batch.fails)
+            self.given_up += batch.records
             self.ack(tup_id)
             return
         self.retry_seq += 1
@@ -180,7 +224,7 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
         """As ``KafkaSpout``; a batch of a partition given up here is forgotten."""
         super().refresh_partitions()
         self.batches = {bid: batch for bid, batch in self.batches.items()
-                        if all(key in self.parts for key, _ in batch.offsets)}
+                        if all(key in self.parts for key in batch.by_partition())}
 
 
 @dataclass

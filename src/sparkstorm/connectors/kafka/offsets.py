@@ -61,6 +61,12 @@ class PartitionOffsets:
         self.finished.add(offset)
         return True
 
+    def done_all(self, offsets: list[int]) -> None:
+        """:meth:`done` for each of ``offsets`` (a batch's), in set operations."""
+        hit = self.open.intersection(offsets)
+        self.open -= hit
+        self.finished |= hit
+
     def commit_point(self) -> int | None:
         """The offset to commit: every offset below it is finished."""
         if self.open:

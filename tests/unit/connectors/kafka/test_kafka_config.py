@@ -97,6 +97,85 @@ def test_an_undecodable_record_is_reported_with_its_code() -> None:
         assert caught.value.code == "KAFKA_RECORD_UNTRANSLATABLE"
 
 
+class _Message:
+    """What a confluent-kafka ``Message`` offers the readers (it cannot be made in Python)."""
+
+    def __init__(self, record: KafkaRecord, kind: int = 1) -> None:
+        self.record, self.kind = record, kind
+
+    def topic(self) -> str:
+        return self.record.topic
+
+    def partition(self) -> int:
+        return self.record.partition
+
+    def offset(self) -> int:
+        return self.record.offset
+
+    def key(self) -> bytes | None:
+        return self.record.key
+
+    def value(self) -> bytes | None:
+        return self.record.value
+
+    def timestamp(self) -> tuple[int, int]:
+        return (self.kind, self.record.timestamp or 0) if self.kind else (0, -1)
+
+    def headers(self) -> list[tuple[str, bytes]] | None:
+        return [tuple(h) for h in self.record.headers] or None  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("fields", "key_format", "value_format"), [
+    (["topic", "partition", "offset", "key", "value", "timestamp", "headers"], "str", "str"),
+    (["key", "value"], "bytes", "bytes"),
+    (["value", "offset"], "bytes", "json"),
+    (["timestamp", "key"], "json", "str"),
+])
+def test_the_message_reader_gives_what_translate_gives(
+        fields: list[str], key_format: str, value_format: str) -> None:
+    translator = RecordTranslator(fields=fields, key_format=key_format,
+                                  value_format=value_format, streams={"views": "v"})
+    read = translator.message_reader()
+    assert read is not None
+    for record in (KafkaRecord("clicks", 1, 5, b'"k"', b'{"x": 1}', 1700, [["h", b"v"]]),
+                   KafkaRecord("views", 0, 7, None, None, 1701, []),
+                   KafkaRecord("clicks", 2, 9, b'"k2"', b"[2]", None, [])):
+        kind = 0 if record.timestamp is None else 1
+        assert read(_Message(record, kind)) == translator.translate(record)
+    bad = KafkaRecord("clicks", 0, 3, b"\xff", b"\xff not json", None, [])
+    if "str" in (key_format, value_format) or "json" in (key_format, value_format):
+        with pytest.raises(SparkstormError) as caught:
+            read(_Message(bad, 0))
+        assert caught.value.code == "KAFKA_RECORD_UNTRANSLATABLE"
+        assert "clicks/0@3" in str(caught.value)
+
+
+def test_a_translator_function_has_no_message_reader() -> None:
+    assert RecordTranslator(fields=["x"], func=f"{__name__}:upper_value").message_reader() \
+        is None
+
+
+def test_a_batch_finishes_its_offsets_as_done_would_one_by_one() -> None:
+    one, many = PartitionOffsets(10), PartitionOffsets(10)
+    for part in (one, many):
+        for offset in range(10, 20):
+            part.polled(offset)
+    for offset in (12, 13, 15, 99):  # 99 was never polled: ignored
+        one.done(offset)
+    many.done_all([12, 13, 15, 99])
+    assert (many.open, many.finished) == (one.open, one.finished)
+    assert many.commit_point() == one.commit_point() == 10
+
+
+def test_a_batch_from_an_older_checkpoint_keeps_its_offsets_by_partition() -> None:
+    from sparkstorm.connectors.kafka.batch import _Batch
+
+    old = _Batch("default", {}, [(("t", 0), 5), (("t", 1), 7), (("t", 0), 6)])  # type: ignore[arg-type]
+    assert old.by_partition() == {("t", 0): [5, 6], ("t", 1): [7]} and old.records == 3
+    new = _Batch("default", {}, {("t", 0): [5, 6]})
+    assert new.by_partition() == {("t", 0): [5, 6]} and new.records == 2
+
+
 def test_retry_backoff_doubles_up_to_its_maximum_then_gives_up() -> None:
     retry = RetryBackoff(initial_delay_ms=50, delay_period_ms=100, max_retries=3,
                          max_delay_ms=500)
