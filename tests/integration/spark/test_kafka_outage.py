@@ -26,7 +26,7 @@ from tests.integration.spark.kafka_broker import (
     relayed_broker,
 )
 from tests.integration.spark.kafka_components import KafkaValueCount
-from tests.integration.spark.test_kafka_checkpoints import _Cut, _newest_cut
+from tests.integration.spark.kafka_cuts import Cut, read_cut
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -45,7 +45,11 @@ def _values(first: int, count: int) -> list[tuple[int, str, str]]:
             for i in range(first, first + count)]
 
 
-def _complete(runner: TopologyDriver, count: int) -> _Cut | None:
+def _newest_cut(runner: TopologyDriver) -> Cut:
+    return read_cut(runner, spout="events", counter="count")
+
+
+def _complete(runner: TopologyDriver, count: int) -> Cut | None:
     cut = _newest_cut(runner)
     return cut if len(cut.counts) == count else None
 
