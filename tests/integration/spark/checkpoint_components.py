@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sparkstorm import Spout, StatefulBolt, WindowedBolt
+from sparkstorm import FailedException, Spout, StatefulBolt, WindowedBolt
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.windowed_bolts import Count
 from tests.integration.spark.batch_components import NumberedBatchSpout
@@ -100,14 +100,17 @@ class PositionBatchSpout(NumberedBatchSpout):
 class CheckpointedCount(StatefulBolt):
     """Counts tuples per key in its state; raises once at ``test.raise_at``.
 
-    A marker file under ``test.dir`` says it did, since its own attributes roll back.
+    With ``test.fail_at`` it fails that tuple once with Storm's ``FailedException``
+    instead (the executor lives on). A marker file under ``test.dir`` says it did, since its
+    own attributes roll back.
     """
 
     outputs = ["key", "count"]
 
     def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
-        raise_at = conf.get("test.raise_at")
+        raise_at = conf.get("test.raise_at", conf.get("test.fail_at"))
         self.raise_at = None if raise_at is None else int(raise_at)
+        self.explicit = conf.get("test.fail_at") is not None
         self.marker = Path(conf["test.dir"]) / "raised"
 
     def init_state(self, state: KeyValueState) -> None:
@@ -118,7 +121,7 @@ class CheckpointedCount(StatefulBolt):
         if n == self.raise_at and not self.marker.exists():
             self.marker.write_text(str(os.getpid()))
             msg = f"raising once at {n}"
-            raise RuntimeError(msg)
+            raise (FailedException if self.explicit else RuntimeError)(msg)
         self.counts.put(key, self.counts.get(key, 0) + 1)
         self.emit([key, self.counts.get(key)])
 

@@ -203,6 +203,20 @@ def test_checkpoint_reliability_ends_exact_after_a_raise(cluster: LocalCluster,
     _no_ack_twice(tmp_path)
 
 
+def test_in_checkpoint_reliability_a_failed_tuple_rolls_back_to_exact_counts(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    # a bolt's explicit fail has no tree to replay in this mode: it was dropped, and its
+    # spout heard ack for it at the next commit; a rollback replays it now
+    runner = _run(cluster, tmp_path, {**CHECKPOINT_MODE, "test.fail_at": COUNT // 2})
+    acked, counts = _finish_exactly(runner)
+    assert (tmp_path / "raised").exists(), "the bolt failed the tuple"
+    assert runner.stats.rollbacks >= 1 and runner.pool.restarts == 0
+    assert re.search(r"count failed 1 \(checkpoint reliability replays by rolling back\)",
+                     runner.stats.rollback_cause), runner.stats.rollback_cause
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    _no_ack_twice(tmp_path)
+
+
 def test_a_batch_spout_rolls_back_with_its_batches_to_exact_counts(cluster: LocalCluster,
                                                                    tmp_path: Path) -> None:
     # one message id per batch of 25 rows: the checkpoint keeps the spout's batches in

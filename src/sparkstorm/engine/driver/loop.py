@@ -650,11 +650,32 @@ class TopologyDriver:
             for meta in metas:  # the spouts timed the wait until the window took them
                 meta.stats.end_trees_after(duration * 1000.0)
         components, executors = self._counters(metas)
+        if self.trees_end_with_windows:
+            self._roll_back_bolt_fails(window, components)
         locality.tuples = sum(sum(c.transferred.values()) for c in components.values())
         self._size_next_windows(started, duration, metas)
         self.stats.record(WindowRecord(window, started, duration, components,
                                        executors, jobs or [], locality))
         self.stats.restarts = self.pool.restarts
+
+    def _roll_back_bolt_fails(self, window: int,
+                              components: dict[str, ComponentCounters]) -> None:
+        """Checkpoint reliability: a bolt's failed tuples are replayed by a rollback.
+
+        There are no trees to fail and replay one by one; without this the tuple a bolt
+        failed (``fail``, ``FailedException``) was dropped, and its spout heard ``ack`` for
+        it at the next commit.
+        """
+        specs = self.plan.components
+        failing = {name: n for name, counters in components.items()
+                   if (spec := specs.get(name)) is not None and spec.kind == "bolt"
+                   and (n := sum(counters.failed.values()))}
+        if not failing:
+            return
+        what = ", ".join(f"{name} failed {n}" for name, n in sorted(failing.items()))
+        cause = f"window {window}: {what} (checkpoint reliability replays by rolling back)"
+        if self.checkpointing.request_rollback(cause):
+            logger.warning("topology %s: %s", self.name, cause)
 
     def _executor_lost(self, window: int, meta: WindowMeta) -> None:
         """An executor did not answer window ``window``: kill it (the pool restarts it).
