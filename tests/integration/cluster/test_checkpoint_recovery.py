@@ -33,10 +33,13 @@ def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
 
 
 
-# checkpoint reliability (no per-tuple acking) is slow here: the same rollback with acking
-# runs in make test, and test_checkpoints.py runs this mode after a kill -9 on Spark
-@pytest.mark.parametrize("reliability", ["acking", pytest.param("checkpoint",
-                                                                marks=pytest.mark.slow)])
+# slow (40 s): make test covers a restarted driver resuming from the committed checkpoint
+# (tests/integration/spark_app/test_spark_submit_local.py::test_the_drain_commits_a_last_
+# checkpoint_and_a_restart_resumes_from_it), a killed worker's executors coming back with
+# every id acked once (test_workers.py) and exact counts after kill -9 in both reliability
+# modes (tests/integration/spark/test_checkpoints.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("reliability", ["acking", "checkpoint"])
 def test_a_killed_worker_resumes_from_the_committed_checkpoint(cluster: TestCluster,
                                                                tmp_path: Path,
                                                                reliability: str) -> None:

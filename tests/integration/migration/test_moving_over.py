@@ -156,6 +156,10 @@ class Pipeline(Topology):
 }
 
 
+# slow (26 s, a 15 s run): make test runs a streamparse project's layout in
+# test_quickstart_project_runs_at_once_and_its_logger_lines_are_found, and BatchingBolt's and
+# ReliableSpout's behaviour in tests/unit/topology/test_streamparse_api.py
+@pytest.mark.slow
 def test_streamparse_layout_project_with_batching_and_replay(tmp_path: Path) -> None:
     for relative, text in PROJECT.items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
