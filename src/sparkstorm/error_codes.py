@@ -182,8 +182,8 @@ ERROR_CODES: dict[str, str] = {
         "down or unreachable, or the source folder is missing); it emits nothing and tries "
         "again at its next scan; check the folders and their filesystem"),
     "FILE_TUPLE_UNMAPPABLE": (
-        "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed; "
-        "set fields to fields the stream declares"),
+        "a FileBolt's tuple lacks a field its 'fields' setting names; the tuple was failed "
+        "(dropped under checkpoint reliability); set fields to fields the stream declares"),
     "FILE_UNPARSABLE": (
         "a FileSpout's file has a line that cannot be parsed in the spout's format (not "
         "UTF-8, not a JSON object, a CSV row with another number of columns); the file was "
@@ -291,8 +291,8 @@ ERROR_CODES: dict[str, str] = {
         "the record is skipped and counted as processed; fix the producer or the translator"),
     "KAFKA_TUPLE_UNMAPPABLE": (
         "a KafkaBolt's tuple lacks the key, message or topic field it reads (or has no "
-        "topic and no default is set); the tuple was failed; set key_field, message_field, "
-        "topic_field or topic"),
+        "topic and no default is set); the tuple was failed (dropped under checkpoint "
+        "reliability); set key_field, message_field, topic_field or topic"),
     "LOGS_NOT_SENT": (
         "tail: no log came from the topology's workers in time; check that they run and what "
         "--pattern picks"),

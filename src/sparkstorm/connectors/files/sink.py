@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
+from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.connectors.files import fs as files_fs
 from sparkstorm.connectors.files.errors import FileConnectorError
 from sparkstorm.connectors.files.formats import RecordWriter, open_writer
@@ -101,6 +102,10 @@ class FileBolt(Bolt):
         self.component = component
         self.task = int(context.get("taskid") or 0)
         self.checkpointed = checkpoints_on(storm_conf)
+        self.drops_bad_tuples = reliability_mode(storm_conf) == CHECKPOINT
+        """Under checkpoint reliability a failed tuple rolls the topology back, and a tuple
+        whose data the bolt cannot write would roll it back every time: it is reported and
+        dropped instead (acked)."""
         self.stream_fields: dict[tuple[str, str], list[str]] = {
             (source, stream): list(names)
             for source, streams in context.get("source->stream->fields", {}).items()
@@ -133,7 +138,10 @@ class FileBolt(Bolt):
             record = self._record(tup)
         except FileConnectorError as exc:
             self.raise_exception(exc, tup)
-            self.fail(tup, reason=str(exc))
+            if self.drops_bad_tuples:
+                self.ack(tup)
+            else:
+                self.fail(tup, reason=str(exc))
             return
         try:
             self._open_if_needed()

@@ -170,7 +170,10 @@ class KafkaBolt(Bolt):
             topic, key, value = self._record(tup)
         except KafkaConnectorError as exc:
             self.raise_exception(exc, tup)
-            self.fail(tup, reason=str(exc))
+            if self.rolls_back:  # a rollback would bring it back every time: reported, dropped
+                self.ack(tup)
+            else:
+                self.fail(tup, reason=str(exc))
             return
         callback = None if self.fire_and_forget else partial(self._delivered, tup)
         if self._produce(tup, topic, key, value, callback):

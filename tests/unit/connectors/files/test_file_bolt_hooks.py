@@ -117,6 +117,17 @@ def test_a_tuple_without_the_chosen_field_is_failed_with_its_code(tmp_path: Path
     assert result.failed and "FILE_TUPLE_UNMAPPABLE" in result.errors[0]
 
 
+def test_under_checkpoint_reliability_an_unwritable_tuple_is_reported_and_dropped(
+        tmp_path: Path) -> None:
+    # a failed tuple rolls this mode back, and this one would roll it back every time
+    sink = _harness(tmp_path / "out", {"topology.reliability": "checkpoint",
+                                       "topology.checkpoint.dir": str(tmp_path / "cp")},
+                    fields=["n", "missing"])
+    result = sink.process([1, "w1"])
+    assert not result.failed and result.acked == [result.input]
+    assert "FILE_TUPLE_UNMAPPABLE" in result.errors[0]
+
+
 class FullDisk:
     """A stream whose writes fail, as on a full or vanished disk."""
 

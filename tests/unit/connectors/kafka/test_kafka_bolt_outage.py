@@ -152,3 +152,14 @@ def test_under_checkpoint_reliability_an_undelivered_batch_raises_for_a_rollback
         assert caught.value.code == "KAFKA_DELIVERY_FAILED"
         assert not isinstance(caught.value, ReportedFailedException), \
             "a failed batch is not replayed in checkpoint mode: only a rollback replays it"
+
+
+def test_under_checkpoint_reliability_an_unmappable_tuple_is_reported_and_dropped() -> None:
+    # a failed tuple rolls this mode back, and this one would roll it back every time
+    spec = KafkaBolt.spec(bootstrap_servers=_nowhere(), topic="out", key_field=None,
+                          message_field="absent", producer_properties=FAST_RECONNECTS)
+    with BoltHarness(spec, conf={"topology.reliability": "checkpoint"},
+                     inputs={"src": ["m"]}) as harness:
+        result = harness.process(["a"])
+        assert not result.failed and result.acked == [result.input]
+        assert "KAFKA_TUPLE_UNMAPPABLE" in result.errors[0]
