@@ -170,11 +170,7 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
             reader = translator.message_reader()
             if reader is None:
                 def reader(message: Any) -> tuple[str, list[Any] | None]:
-                    kind, stamp = message.timestamp()
-                    return translator.translate(KafkaRecord(
-                        message.topic(), message.partition(), message.offset(),
-                        message.key(), message.value(), stamp if kind else None,
-                        [list(h) for h in message.headers() or []]))
+                    return translator.translate(KafkaRecord.of_message(message))
             self._reader = reader
         return reader
 

@@ -409,10 +409,7 @@ class KafkaSpout(Spout):
             if not tracked:
                 part.done(offset)
             polled = True
-            kind, stamp = message.timestamp()
-            self.waiting.append(KafkaRecord(
-                key[0], key[1], offset, message.key(), message.value(),
-                stamp if kind else None, [list(h) for h in message.headers() or []]))
+            self.waiting.append(KafkaRecord.of_message(message))
         if polled and not tracked and \
                 self.kafka.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
             self.commit()

@@ -47,6 +47,12 @@ class KafkaRecord:
     timestamp: int | None
     headers: list[Any]
 
+    @classmethod
+    def of_message(cls, message: Any) -> KafkaRecord:
+        """The record of a message confluent-kafka's consumer polled."""
+        return cls(message.topic(), message.partition(), message.offset(), message.key(),
+                   message.value(), _timestamp(message), _headers(message))
+
 
 @dataclass(frozen=True)
 class RecordTranslator:
@@ -170,13 +176,17 @@ def _field_getter(name: str, key_format: str, value_format: str) -> Callable[[An
     if name == "timestamp":
         return _timestamp
     if name == "headers":
-        return lambda message: [list(h) for h in message.headers() or []]
+        return _headers
     return operator.methodcaller(name)  # topic, partition, offset
 
 
 def _timestamp(message: Any) -> int | None:
     kind, stamp = message.timestamp()
     return stamp if kind else None
+
+
+def _headers(message: Any) -> list[Any]:
+    return [list(h) for h in message.headers() or []]
 
 
 def _decode(data: bytes | None, fmt: str) -> Any:

@@ -142,6 +142,7 @@ def test_the_message_reader_gives_what_translate_gives(
                    KafkaRecord("clicks", 2, 9, b'"k2"', b"[2]", None, [])):
         kind = 0 if record.timestamp is None else 1
         assert read(_Message(record, kind)) == translator.translate(record)
+        assert KafkaRecord.of_message(_Message(record, kind)) == record
     bad = KafkaRecord("clicks", 0, 3, b"\xff", b"\xff not json", None, [])
     if "str" in (key_format, value_format) or "json" in (key_format, value_format):
         with pytest.raises(SparkstormError) as caught:
