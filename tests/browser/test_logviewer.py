@@ -83,3 +83,32 @@ def test_paging_search_and_download(ui_cluster: UiCluster, page: Any, tmp_path: 
     page.goto(f"{ui_cluster.ui_url}/logs")  # the daemons' own logs
     page.wait_for_function("() => [...document.getElementById('file-select').options]"
                            ".some(o => o.text.startsWith('supervisor'))")
+
+
+def test_an_older_page_answering_last_does_not_replace_the_newer(
+        ui_cluster: UiCluster, page: Any) -> None:
+    """Two loads in flight (the page's own first load and a click): the newer one is shown."""
+    worker, _ = _worker_log(ui_cluster)
+    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token-input", ui_cluster.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
+    # the UI's reads wait until the test answers them, in the order it chooses
+    page.evaluate("""() => {
+        window.heldReads = [];
+        UI.getJson = (url) => new Promise((answer) => window.heldReads.push({url, answer}));
+    }""")
+    page.dispatch_event("#file-select", "change")  # the live end, answered last
+    page.click("#page-first")  # byte 0, answered first
+    page.wait_for_function("() => window.heldReads.length === 2")
+    page.evaluate("() => window.heldReads[1].answer({start: 0, length: 5, size: 900, "
+                  "data: 'first'})")
+    page.wait_for_function("() => document.getElementById('page-text').textContent === 'first'")
+    # the older answer's continuation runs in the microtasks before the next timer
+    page.evaluate("""() => {
+        window.heldReads[0].answer({start: 800, length: 100, size: 900, data: "older"});
+        return new Promise((done) => setTimeout(done, 0));
+    }""")
+    assert page.inner_text("#page-text") == "first"
+    assert page.get_attribute("#page-text", "data-start") == "0"

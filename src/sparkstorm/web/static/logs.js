@@ -94,6 +94,11 @@ const Files = (() => {
   const $ = (id) => document.getElementById(id);
   const enc = encodeURIComponent;
   let topologyId = "", files = [], page = null, asking = false;
+  /* Each load() takes the next number; a response that comes back after a newer load began
+  is dropped. The page's first load and a file chosen at once both ask for the live end of a
+  log that grows: the older answer arriving last moved the page back, and "previous" then
+  paged from it. */
+  let loads = 0;
 
   async function get(url) {
     for (;;) {
@@ -128,7 +133,10 @@ const Files = (() => {
     const file = current();
     if (!file) return;
     const query = start === null ? "" : `&start=${Math.max(0, start)}`;
-    page = await get(`${base(file)}${query}&length=${PAGE}`);
+    const mine = ++loads;
+    const got = await get(`${base(file)}${query}&length=${PAGE}`);
+    if (mine !== loads) return;
+    page = got;
     $("page-text").textContent = page.data;
     $("page-text").dataset.start = String(page.start);
     $("page-info").textContent = `bytes ${page.start.toLocaleString()}–` +
