@@ -40,12 +40,14 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+import yaml  # noqa: E402
 from wordcount import make_spark  # noqa: E402
 
 PARTITIONS = 2
 POLL_SECONDS = 0.2
 GIVE_UP_SECONDS = 600
 COMMIT_MS = 200
+PATHS = {"tuple": "KafkaSpout -> KafkaBolt", "batch": "KafkaBatchSpout -> BatchBolt"}
 """The spouts' commit period: how late the count may see the last copies."""
 
 
@@ -225,12 +227,19 @@ def main() -> None:
     parser.add_argument("--throughput", action="store_true",
                         help="topology.spout.pending.auto=false: windows grow until their "
                              "fixed cost is amortised (the default bounds latency instead)")
+    parser.add_argument("--paths", nargs="+", choices=PATHS, default=list(PATHS),
+                        help="which topologies to run beside the reference (default: both)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a topology conf key for both topologies (a YAML value)")
     args = parser.parse_args()
-    conf = {"topology.spout.pending.auto": False} if args.throughput else {}
+    conf: dict[str, Any] = {"topology.spout.pending.auto": False} if args.throughput else {}
+    for item in args.conf:
+        key, _, value = item.partition("=")
+        conf[key] = yaml.safe_load(value)
     from sparkstorm.testing.local_cluster import LocalCluster
 
     with tempfile.TemporaryDirectory() as scratch, tansu(Path(scratch) / "tansu.log") as kafka:
-        outs = [f"{kind}-{r}" for r in range(args.rounds) for kind in ("ref", "tuple", "batch")]
+        outs = [f"{kind}-{r}" for r in range(args.rounds) for kind in ("ref", *args.paths)]
         create_topics(kafka, ["in", *outs])
         fill(kafka, args.records, args.value_bytes)
         counter = Counter(kafka)
@@ -242,7 +251,8 @@ def main() -> None:
                 for r in range(args.rounds):
                     seconds = reference(kafka, args.records, f"ref-{r}")
                     best["reference"] = min(best.get("reference", 1e9), seconds)
-                    for kind, batch in (("tuple", False), ("batch", True)):
+                    for kind in args.paths:
+                        batch = kind == "batch"
                         steady, total = topology_run(cluster, kafka, args.records,
                                                      f"{kind}-{r}", batch, counter, conf)
                         best[kind] = min(best.get(kind, 1e9), steady)
@@ -257,8 +267,8 @@ def main() -> None:
           f"best of {args.rounds}{', throughput first' if args.throughput else ''}")
     print(f"{'path':28} {'records/s':>12} {'x reference':>12} {'from submit':>12}")
     print(f"{'confluent-kafka loop':28} {ref_rate:>12,.0f} {1.0:>12.2f} {'':>12}")
-    for kind, label in (("tuple", "KafkaSpout -> KafkaBolt"),
-                        ("batch", "KafkaBatchSpout -> BatchBolt")):
+    for kind in args.paths:
+        label = PATHS[kind]
         rate = args.records / best[kind]
         print(f"{label:28} {rate:>12,.0f} {rate / ref_rate:>12.2f} "
               f"{from_submit[kind]:>11.1f}s")
