@@ -18,6 +18,10 @@ from sparkstorm.testing.polling import wait_for
 from tests.unit.multilang.harness import bolt, probe, tup
 
 FAST = {"topology.subprocess.timeout.secs": 1}
+"""For the tests of the timeouts themselves."""
+PATIENT = {"topology.subprocess.timeout.secs": 30}
+"""For every other fault, found without a timeout: a child's start-up took over 1 s once on
+a loaded machine (CI's two cores), and the handshake timed out before the fault was sent."""
 
 
 def _gone(pid: int) -> bool:
@@ -67,13 +71,13 @@ def _fault(shell: ShellBolt, *words: str, acked_first: bool = False) -> Multilan
     ("exit", "MULTILANG_SUBPROCESS_EXITED", "probe: exiting on purpose"),
 ])
 def test_protocol_faults(word: str, code: str, shown: str) -> None:
-    error = _fault(bolt(probe("ok"), FAST), word, acked_first=word == "acktwice")
+    error = _fault(bolt(probe("ok"), PATIENT), word, acked_first=word == "acktwice")
     assert error.code == code
     assert shown in str(error)
 
 
 def test_exit_reports_the_exit_code_and_stderr() -> None:
-    error = _fault(bolt(probe("ok"), FAST), "exit")
+    error = _fault(bolt(probe("ok"), PATIENT), "exit")
     assert "exit code 3" in str(error)
 
 
@@ -112,7 +116,7 @@ def _startup_error(shell: ShellBolt) -> MultilangError:
 
 
 def test_a_child_crashing_at_start_up() -> None:
-    error = _startup_error(bolt(probe("crash_at_start"), FAST))
+    error = _startup_error(bolt(probe("crash_at_start"), PATIENT))
     assert error.code == "MULTILANG_SUBPROCESS_EXITED"
     assert "probe: cannot start, missing config" in str(error)
     assert "exit code 4" in str(error)
@@ -128,7 +132,7 @@ def test_a_child_that_never_answers_the_handshake() -> None:
 
 
 def test_a_child_that_exits_right_after_the_handshake() -> None:
-    error = _startup_error_or_first_window(bolt(probe("exit_after_handshake"), FAST))
+    error = _startup_error_or_first_window(bolt(probe("exit_after_handshake"), PATIENT))
     assert error.code == "MULTILANG_SUBPROCESS_EXITED"
     assert "exit code 0" in str(error)
 
@@ -141,19 +145,19 @@ def _startup_error_or_first_window(shell: ShellBolt) -> MultilangError:
 
 
 def test_a_child_printing_to_stdout_before_its_pid() -> None:
-    error = _startup_error(bolt(probe("stdout_first"), FAST))
+    error = _startup_error(bolt(probe("stdout_first"), PATIENT))
     assert error.code == "MULTILANG_MALFORMED_MESSAGE"
     assert "Starting up..." in str(error)
 
 
 def test_a_command_that_does_not_exist() -> None:
-    error = _startup_error(bolt(["/nonexistent/sparkstorm-probe"], FAST))
+    error = _startup_error(bolt(["/nonexistent/sparkstorm-probe"], PATIENT))
     assert error.code == "MULTILANG_SPAWN_FAILED"
     assert "PATH" in str(error)
 
 
 def test_a_lot_of_stderr_never_blocks_the_child(caplog: pytest.LogCaptureFixture) -> None:
-    shell = bolt(probe("ok"), FAST)
+    shell = bolt(probe("ok"), PATIENT)
     with caplog.at_level("INFO", logger="sparkstorm.multilang.stderr.probe"):
         shell.process(tup("stderr", 20 * 1024))  # 20 MiB of stderr, far beyond a pipe
         shell.process(tup("plain", 1))
@@ -167,7 +171,7 @@ def test_a_lot_of_stderr_never_blocks_the_child(caplog: pytest.LogCaptureFixture
 def test_close_kills_the_child_and_the_pid_it_reported(tmp_path: Path) -> None:
     # setsid: the reported child runs in another session, beyond the process group kill
     wrapper = ["sh", "-c", f"setsid {' '.join(probe('ok'))}; sleep 3600"]
-    shell = bolt(wrapper, FAST)
+    shell = bolt(wrapper, PATIENT)
     shell.process(tup("plain", 0))
     shell.end_window()
     spawned, reported = shell.subprocess.proc.pid, shell.subprocess.reported_pid
@@ -181,7 +185,7 @@ def test_close_kills_the_child_and_the_pid_it_reported(tmp_path: Path) -> None:
 
 
 def test_a_garbage_collected_instance_leaves_no_child() -> None:
-    shell = bolt(probe("ok"), FAST)
+    shell = bolt(probe("ok"), PATIENT)
     proc = shell.subprocess.proc
     del shell
     import gc
