@@ -20,6 +20,11 @@ from sparkstorm.topology.tuple import Tuple
 PROBES = Path(__file__).resolve().parent / "probes"
 PROBE = str(PROBES / "probe.py")
 TASK = 3
+FAST = {"topology.subprocess.timeout.secs": 1}
+"""For the tests of the subprocess timeout itself."""
+PATIENT = {"topology.subprocess.timeout.secs": 30}
+"""For every other test: a probe's start-up took over 1 s once on a loaded machine (CI's two
+cores), and its handshake timed out before the test's fault was sent."""
 
 
 def probe(mode: str) -> list[str]:

@@ -15,13 +15,7 @@ import pytest
 
 from sparkstorm.multilang import MultilangError, ShellBolt
 from sparkstorm.testing.polling import wait_for
-from tests.unit.multilang.harness import bolt, probe, tup
-
-FAST = {"topology.subprocess.timeout.secs": 1}
-"""For the tests of the timeouts themselves."""
-PATIENT = {"topology.subprocess.timeout.secs": 30}
-"""For every other fault, found without a timeout: a child's start-up took over 1 s once on
-a loaded machine (CI's two cores), and the handshake timed out before the fault was sent."""
+from tests.unit.multilang.harness import FAST, PATIENT, bolt, probe, tup
 
 
 def _gone(pid: int) -> bool:

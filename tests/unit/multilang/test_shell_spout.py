@@ -11,9 +11,8 @@ import pytest
 
 from sparkstorm.multilang import MultilangError
 from sparkstorm.testing.polling import wait_for
-from tests.unit.multilang.harness import probe, spout, transcript
+from tests.unit.multilang.harness import FAST, PATIENT, probe, spout, transcript
 
-FAST = {"topology.subprocess.timeout.secs": 1}
 IDS = [2**53 + 1, 2**64 + 5, 1, "1", 0, "", False, 1.5, {"b": [1, 2], "a": None}, -(2**70)]
 
 
@@ -149,7 +148,7 @@ def test_commands_asked_for_while_a_next_is_outstanding_follow_its_sync(
 
 
 def test_a_spout_sending_ack_is_a_protocol_error() -> None:
-    shell = spout(probe("spout_ack_back"), FAST)
+    shell = spout(probe("spout_ack_back"), PATIENT)
     with pytest.raises(MultilangError) as info:
         shell.next_tuple()
     assert info.value.code == "MULTILANG_UNEXPECTED_COMMAND"
@@ -157,7 +156,7 @@ def test_a_spout_sending_ack_is_a_protocol_error() -> None:
 
 
 def test_a_spout_that_crashes_at_start_reports_on_first_call() -> None:
-    shell = spout(probe("crash_at_start"), FAST)
+    shell = spout(probe("crash_at_start"), PATIENT)
     with pytest.raises(MultilangError) as info:
         shell.activate()
     assert info.value.code == "MULTILANG_SUBPROCESS_EXITED"
@@ -176,7 +175,8 @@ def test_spout_faults_kill_the_child_and_drop_its_pending_tuples(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str, code: str,
         shown: str) -> None:
     monkeypatch.setenv("PROBE_IDS", json.dumps([1, 2, 3]))
-    shell = spout(probe("spout_fault") + [fault], FAST, transcript=str(tmp_path / "t"))
+    patience = FAST if fault == "nosync" else PATIENT  # nosync is found by the timeout
+    shell = spout(probe("spout_fault") + [fault], patience, transcript=str(tmp_path / "t"))
     for _ in range(3):
         shell.next_tuple()
     shell.ack(1)

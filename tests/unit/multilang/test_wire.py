@@ -17,9 +17,8 @@ import pytest
 
 from sparkstorm.multilang import MultilangError, python_command
 from sparkstorm.multilang.shell_base import TRANSCRIPT_DIR_KEY
-from tests.unit.multilang.harness import PROBES, bolt, probe, spout, transcript, tup
+from tests.unit.multilang.harness import PATIENT, PROBES, bolt, probe, spout, transcript, tup
 
-FAST = {"topology.subprocess.timeout.secs": 1}
 CONTEXT_KEYS = {"task->component", "taskid", "componentid", "streams", "stream->outputfields",
                 "stream->target->grouping", "source->stream->grouping",
                 "source->stream->fields"}
@@ -106,13 +105,13 @@ def _handshake_error(shell: Any) -> MultilangError:
 def test_a_pid_that_is_not_an_integer_fails_the_handshake(
         monkeypatch: pytest.MonkeyPatch, pid: str) -> None:
     monkeypatch.setenv("PROBE_PID", pid)
-    error = _handshake_error(bolt(probe("bad_pid"), FAST))
+    error = _handshake_error(bolt(probe("bad_pid"), PATIENT))
     assert error.code == "MULTILANG_HANDSHAKE_FAILED"
     assert f"pid is {json.loads(pid)!r}, not an integer" in str(error)
 
 
 def test_a_first_message_that_is_not_an_object_fails_the_handshake() -> None:
-    error = _handshake_error(bolt(probe("pid_in_array"), FAST))
+    error = _handshake_error(bolt(probe("pid_in_array"), PATIENT))
     assert error.code == "MULTILANG_HANDSHAKE_FAILED"
     assert "got '[" in str(error) and "bolt 'probe' task 3" in str(error)
 
@@ -125,7 +124,7 @@ def test_values_the_serializer_cannot_carry_are_refused(serializer: str, value: 
                                                         shown: str) -> None:
     command = [*python_command("py_components:SplitBolt", serializer=serializer),
                "--path", str(PROBES)]
-    shell = bolt(command, FAST, serializer=serializer)
+    shell = bolt(command, PATIENT, serializer=serializer)
     ok, bad = tup("fine", 1), tup(value, 2)
     shell.process(ok)
     with pytest.raises(MultilangError) as info:
@@ -137,7 +136,7 @@ def test_values_the_serializer_cannot_carry_are_refused(serializer: str, value: 
 
 
 def test_a_spout_pid_reply_in_an_array_fails_too() -> None:
-    shell = spout(probe("pid_in_array"), FAST)
+    shell = spout(probe("pid_in_array"), PATIENT)
     with pytest.raises(MultilangError) as info:
         shell.activate()
     assert info.value.code == "MULTILANG_HANDSHAKE_FAILED"
@@ -146,7 +145,7 @@ def test_a_spout_pid_reply_in_an_array_fails_too() -> None:
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_nan_and_infinity_are_never_sent_as_json(tmp_path: Path, value: float) -> None:
-    shell = bolt(probe("ok"), FAST, transcript=str(tmp_path / "t"))
+    shell = bolt(probe("ok"), PATIENT, transcript=str(tmp_path / "t"))
     ok, bad = tup("fine", 1), tup("x", [1, value])
     shell.process(ok)
     with pytest.raises(MultilangError) as info:
@@ -162,7 +161,7 @@ def test_nan_and_infinity_are_never_sent_as_json(tmp_path: Path, value: float) -
 
 def test_a_spout_message_id_that_is_nan_cannot_be_acked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROBE_IDS", "[NaN]")  # a Python child may send it; we accept it
-    shell = spout(probe("spout"), FAST)
+    shell = spout(probe("spout"), PATIENT)
     shell.next_tuple()
     msg_id = shell._collector.emits[0]["tup_id"]
     assert math.isnan(msg_id)
@@ -184,7 +183,7 @@ def test_non_finite_numbers_in_the_handshake_conf_go_as_text(tmp_path: Path) -> 
 def test_msgpack_carries_non_finite_floats(tmp_path: Path) -> None:
     command = [*python_command("py_components:SplitBolt", serializer="msgpack"),
                "--path", str(PROBES)]
-    shell = bolt(command, FAST, serializer="msgpack")
+    shell = bolt(command, PATIENT, serializer="msgpack")
     item = tup(math.inf, 1)
     shell.process(item)
     shell.end_window()
