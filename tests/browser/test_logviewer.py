@@ -35,13 +35,16 @@ def test_paging_search_and_download(ui_cluster: UiCluster, page: Any, tmp_path: 
     page.wait_for_selector("#token-dialog[open]")
     page.fill("#token-input", ui_cluster.cluster.token())
     page.click("#token-ok")
-    page.wait_for_function("() => document.getElementById('file-select').options.length > 0")
+    # the page shows its first file, then the test chooses worker.log: the size read below
+    # must be that choice's (the log grows between the two loads)
+    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
+    page.evaluate("() => { delete document.getElementById('page-info').dataset.size; }")
     page.select_option("#file-select", label=next(
         o for o in page.eval_on_selector_all("#file-select option", "os => os.map(o => o.text)")
         if o.startswith(f"worker {worker}") and ": worker.log" in o))
     page.wait_for_function("() => +document.getElementById('page-info').dataset.size > 400000")
-    size = int(page.get_attribute("#page-info", "data-size"))
-    last_start = int(page.get_attribute("#page-text", "data-start"))
+    size, last_start = page.evaluate("() => [+document.getElementById('page-info').dataset.size,"
+                                     " +document.getElementById('page-text').dataset.start]")
     assert last_start == max(0, size - 51_200)
     page.click("#page-prev")
     page.wait_for_function("() => document.getElementById('page-text').dataset.start == "
@@ -94,13 +97,16 @@ def test_an_older_page_answering_last_does_not_replace_the_newer(
     page.fill("#token-input", ui_cluster.cluster.token())
     page.click("#token-ok")
     page.wait_for_function("() => document.getElementById('page-text').dataset.start")
-    # the UI's reads wait until the test answers them, in the order it chooses
+    # the file panel's reads wait until the test answers them, in the order it chooses (the
+    # live tail above it reads every second and goes on as it is)
     page.evaluate("""() => {
         window.heldReads = [];
-        UI.getJson = (url) => new Promise((answer) => window.heldReads.push({url, answer}));
+        const read = UI.getJson;
+        UI.getJson = (url) => url.includes("/logfile?")
+            ? new Promise((answer) => window.heldReads.push({url, answer})) : read(url);
     }""")
-    page.dispatch_event("#file-select", "change")  # the live end, answered last
-    page.click("#page-first")  # byte 0, answered first
+    page.dispatch_event("#file-select", "change")  # the first load, answered last
+    page.click("#page-last")  # the newer load (never disabled), answered first
     page.wait_for_function("() => window.heldReads.length === 2")
     page.evaluate("() => window.heldReads[1].answer({start: 0, length: 5, size: 900, "
                   "data: 'first'})")
