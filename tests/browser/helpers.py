@@ -29,6 +29,18 @@ def texts(page: Any, row_selector: str) -> dict[str, str]:
     return dict(values)
 
 
+def cells_and_texts(page: Any, row_selector: str) -> tuple[dict[str, str], dict[str, str]]:
+    """:func:`cells` and :func:`texts` of one row, read at once.
+
+    A page refreshing between two reads would give them from two different answers.
+    """
+    values = page.eval_on_selector_all(
+        f"{row_selector} td[data-field]",
+        f"cells => cells.map(c => [c.dataset.field, ({VALUE})(c)[1], c.textContent.trim()])")
+    return ({field: value for field, value, _ in values},
+            {field: text for field, _, text in values})
+
+
 def table(page: Any, table: str, key: str) -> dict[str, dict[str, str]]:
     """Every row of a table by its ``data-<key>``, as ``data-field`` API values."""
     rows = page.eval_on_selector_all(
@@ -50,5 +62,9 @@ def open_page(page: Any, url: str) -> None:
 
 
 def fresh(page: Any) -> None:
-    """Wait for the page's next refresh (started after now)."""
+    """Wait for a refresh of the page that ended after now.
+
+    The page stamps ``data-refreshed`` once it has drawn an answer, so that refresh may have
+    read the API just before now: callers compare inside a retry (``wait_for``).
+    """
     page.wait_for_function(f"() => +document.body.dataset.refreshed > {time.time() * 1000}")

@@ -120,7 +120,7 @@ def _seconds(pretty: str) -> int:
 
 def _nimbus_table_is_rest(ui: UiCluster, page: Any) -> bool:
     nimbuses = ui.rest("/api/v1/nimbus/summary")["nimbuses"]
-    _fresh(page)  # a refresh that started after the REST answer: its uptime is later
+    _fresh(page)  # a refresh that ended after the REST answer (its callers retry)
     shown = _nimbus_rows(page)
     fields = ("host", "port", "status", "version")
     if [{k: row[k] for k in fields} for row in shown] != \
@@ -248,7 +248,10 @@ def test_charts_show_recent_windows_at_once_and_grow(ui_cluster: UiCluster,
     page.wait_for_function(f"() => +document.body.dataset.chartPoints > {first + 2}",
                            timeout=30_000)
     assert page.evaluate("() => window.__marker") == marker, "no reload"
-    counts = {c: int(page.get_attribute(f"#{c}-svg", "data-points")) for c in CHARTS}
+    # one read: the topology runs on, and a refresh between reads redraws every chart
+    counts = page.evaluate("charts => Object.fromEntries(charts.map(c => "
+                           "[c, +document.getElementById(`${c}-svg`).dataset.points]))",
+                           list(CHARTS))
     assert len(set(counts.values())) == 1, counts
 
     # the points are the REST windows' values per second: over the time since the window
@@ -323,6 +326,43 @@ def test_the_window_selector_drives_the_tables(ui_cluster: UiCluster, page: Any)
     assert page.text_content("#window-hint").startswith("showing 3 hours")
     page.reload()  # the window is kept in the URL
     page.wait_for_selector("body[data-window='10800']")
+
+
+def test_an_older_topology_answer_coming_last_is_not_shown(ui_cluster: UiCluster,
+                                                           page: Any) -> None:
+    """Refreshes in flight at once (the poll's, a click's): only the newest answer is drawn.
+
+    Before, an older answer drawn last showed the state before an action the page had
+    already shown (REBALANCING, then ACTIVE again for a second).
+    """
+    ui = ui_cluster
+    _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
+    # the topology's reads are held (really read, answered when the test says), in order
+    page.evaluate("""(api) => {
+        window.heldReads = [];
+        const read = UI.getJson;
+        UI.getJson = (url) => url.split("?")[0] === api
+            ? new Promise((answer) => window.heldReads.push({answer, body: read(url)}))
+            : read(url);
+    }""", f"/api/v1/topology/{ui.topology_id}")
+    selected = "#window-select button[aria-pressed=true]"
+    page.click(selected)
+    page.click(selected)  # two refreshes of the same window, beside the poll's
+    page.wait_for_function("() => window.heldReads.length >= 2")
+    page.evaluate("""() => {
+        const reads = window.heldReads, newest = reads[reads.length - 1];
+        newest.answer(newest.body.then((t) => ({...t, status: "REBALANCING"})));
+    }""")
+    status = '#topology-summary td[data-field=status]'
+    page.wait_for_function(f"() => document.querySelector('{status}').textContent"
+                           ".includes('REBALANCING')")
+    stamp = page.get_attribute("body", "data-refreshed")
+    page.evaluate("""() => Promise.all(window.heldReads.slice(0, -1).map((read) => {
+        read.answer(read.body.then((t) => ({...t, status: "KILLED"})));
+        return read.body;
+    })).then(() => new Promise((done) => setTimeout(done, 0)))""")  # after their microtasks
+    assert "REBALANCING" in page.text_content(status)
+    assert page.get_attribute("body", "data-refreshed") == stamp, "an older answer was drawn"
 
 
 def test_failures_are_explained_by_cause(ui_cluster: UiCluster, page: Any) -> None:
@@ -774,13 +814,19 @@ def test_rebalance_through_the_ui_changes_executor_counts(ui_cluster: UiCluster,
     page.click("#token-ok")
     page.wait_for_selector("#action-status[data-result=ok]")
     # REBALANCING: activate, deactivate and rebalance cannot apply, kill and the rest can
-    page.wait_for_selector('#topology-summary td[data-field=status]:text("REBALANCING")')
+    # the status and the buttons of one refresh, read at once (the next may come between reads)
+    shown = page.wait_for_function("""() => {
+        const status = document.querySelector('#topology-summary td[data-field=status]');
+        if (!status || !status.textContent.includes('REBALANCING')) return null;
+        const buttons = [...document.querySelectorAll('#actions button[data-action]')];
+        return {states: Object.fromEntries(buttons.map(b => [b.dataset.action, b.disabled])),
+                title: document.querySelector('button[data-action=rebalance]').title};
+    }""").json_value()
     assert ui.status() == "REBALANCING"
-    states = dict(page.eval_on_selector_all("#actions button[data-action]",
-                                            "bs => bs.map(b => [b.dataset.action, b.disabled])"))
-    assert states == {"activate": True, "deactivate": True, "rebalance": True, "kill": False,
-                      "stacktrace": False, "debug": False, "debug-stop": False}, states
-    assert "REBALANCING" in page.get_attribute("button[data-action=rebalance]", "title")
+    assert shown["states"] == {"activate": True, "deactivate": True, "rebalance": True,
+                               "kill": False, "stacktrace": False, "debug": False,
+                               "debug-stop": False}, shown
+    assert "REBALANCING" in shown["title"]
     screenshot(page, "topology-rebalancing")
 
     wait_for(lambda: ui.topology()["executorsTotal"] == before["executorsTotal"] - 1, 60,

@@ -26,6 +26,7 @@ import pytest
 from sparkstorm.testing.polling import wait_for
 from tests.browser.conftest import UiCluster, running_ui, screenshot
 from tests.browser.helpers import cells as _cells
+from tests.browser.helpers import cells_and_texts
 from tests.browser.helpers import open_page as _open
 from tests.browser.helpers import question as _question
 from tests.browser.helpers import texts as _texts
@@ -80,9 +81,8 @@ def test_a_bolt_raising_in_every_window_shows_its_latency_and_capacity(
 
     _open(page, f"{ui.ui_url}/topology/{ui.topology_id}")
     page.wait_for_selector('#bolts tr[data-id="picky"]')
-    shown = _cells(page, '#bolts tr[data-id="picky"]')
+    shown, text = cells_and_texts(page, '#bolts tr[data-id="picky"]')  # one refresh's
     assert float(shown["executeLatency"]) > 0 and float(shown["capacity"]) > 0, shown
-    text = _texts(page, '#bolts tr[data-id="picky"]')
     assert re.fullmatch(r"[\d.]+ (ms|s|min)", text["executeLatency"]), text
     assert re.fullmatch(r"\d[\d,]*", text["executed"]), text  # 1,234 for people
     assert f"{int(shown['executed']):,}" == text["executed"]
@@ -261,17 +261,20 @@ def test_tables_sort_by_a_clicked_column(trouble: UiCluster, page: Any) -> None:
         return list(page.eval_on_selector_all(
             "#executors tbody td[data-field=executed]", "cs => cs.map(c => +c.dataset.value)"))
 
+    # each check reads the column once: the counts change with every refresh
     page.click(header)
     assert page.get_attribute(header, "aria-sort") == "ascending"
-    page.wait_for_function("() => +document.body.dataset.refreshed > 0")
-    assert executed() == sorted(executed())
+    shown = executed()
+    assert shown == sorted(shown)
     page.click(header)
     assert page.get_attribute(header, "aria-sort") == "descending"
-    assert executed() == sorted(executed(), reverse=True)
+    shown = executed()
+    assert shown == sorted(shown, reverse=True)
     # the order survives the next refresh
     before = page.get_attribute("body", "data-refreshed")
     page.wait_for_function(f"() => document.body.dataset.refreshed !== '{before}'")
-    assert executed() == sorted(executed(), reverse=True)
+    shown = executed()
+    assert shown == sorted(shown, reverse=True)
     # chart points say their value on hover
     page.wait_for_selector("#chart-executed-svg circle.hit title", state="attached")
     assert "/s" in page.text_content("#chart-executed-svg circle.hit title")
@@ -395,9 +398,9 @@ def test_the_log_level_panel_sets_and_clears_a_level(trouble: UiCluster, page: A
     assert entry["target_level"] == "DEBUG" and entry["timeout"] == 120, entry
     assert before + 110 < entry["timeout_epoch"] < time.time() + 130, entry
     row = f'#log-levels tr[data-logger="{logger}"]'
-    page.wait_for_selector(row)
-    assert _cells(page, row)["target_level"] == "DEBUG"
-    assert _texts(page, row)["timeout"] == "2 min"
+    shown, text = wait_for(lambda: (both := cells_and_texts(page, row))[0] and both, 15,
+                           message=f"the row of {logger}")
+    assert shown["target_level"] == "DEBUG" and text["timeout"] == "2 min", (shown, text)
 
     # a level set meanwhile by someone else shows with the next refresh
     response = ui.cluster.request("POST", logconfig, json={"namedLoggerLevels": {

@@ -301,10 +301,12 @@ const Actions = (() => {
   /* ---- Change log level form (topology page) ----------------------------------------- */
 
   let levelsPath = null;  // the topology's logconfig, once the form is wired
+  let levelsPosts = 0;  // level changes answered on this page: a read begun before one is old
 
   /* POST named levels (confirmed in the page's dialog) and show the answer: the levels now. */
   async function sendLevels(question, named) {
     const answer = await post("log level", question, levelsPath, {namedLoggerLevels: named});
+    levelsPosts += 1;  // a read begun before this answer may hold the levels before the change
     if (answer) renderLogLevels(answer, clearLevel);
     return answer;
   }
@@ -335,10 +337,17 @@ const Actions = (() => {
     });
   }
 
-  /* The current levels (GET logconfig), with Clear buttons when the form is there. */
-  function showLogLevels(body) {
+  /* How many level changes this page has had answered: give it back to showLogLevels with
+  the read begun then. */
+  function levelsSent() { return levelsPosts; }
+
+  /* The current levels (GET logconfig), with Clear buttons when the form is there; a read
+  begun before a change's answer came is dropped (it may not hold the change). */
+  function showLogLevels(body, sent) {
+    if (sent !== undefined && sent !== levelsPosts) return;
     renderLogLevels(body, levelsPath ? clearLevel : null);
   }
 
-  return {install, say, askToken, showDebug, setState, showLogLevels, suggestLoggers};
+  return {install, say, askToken, showDebug, setState, showLogLevels, levelsSent,
+          suggestLoggers};
 })();

@@ -114,10 +114,12 @@ every second. */
         empty: "no latency yet"}]]);
   }
 
+  let refreshes = 0;  // each refresh's number: only the newest one's answer is shown
   async function refresh() {
     const goneMessage = `Topology ${topologyId} or its component ${component} no longer exists.`;
     if (gone) throw new Error(goneMessage);
     const asked = UI.currentWindow();
+    const mine = ++refreshes;
     let c;
     try {
       c = await UI.getJson(UI.withWindow(api));
@@ -130,7 +132,9 @@ every second. */
       }
       throw e;
     }
-    if (asked !== UI.currentWindow()) return;
+    // the window changed meanwhile, or a newer refresh began (an action's, beside the poll):
+    // an older answer would show the state before the action
+    if (asked !== UI.currentWindow() || mine !== refreshes) return;
     UI.showWindow(c);
     Actions.setState(c.topologyStatus);
     Actions.showDebug(c);

@@ -198,8 +198,9 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
   /* The logger levels set now (Storm's logconfig): read with each refresh, since they time
   out. A failed read leaves the table as it was (the topology's own read says why). */
   async function loadLogLevels() {
+    const sent = Actions.levelsSent();
     try {
-      Actions.showLogLevels(await UI.getJson(`${api}/logconfig`));
+      Actions.showLogLevels(await UI.getJson(`${api}/logconfig`), sent);
     } catch (e) { /* shown by the next refresh */ }
   }
 
@@ -229,10 +230,12 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     }
   }
 
+  let refreshes = 0;  // each refresh's number: only the newest one's answer is shown
   async function refresh() {
     const goneMessage = `Topology ${topologyId} no longer exists (killed?).`;
     if (gone) throw new Error(goneMessage);
     const asked = UI.currentWindow();
+    const mine = ++refreshes;
     let t;
     try {
       t = await UI.getJson(UI.withWindow(api));
@@ -245,7 +248,9 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
       }
       throw e;
     }
-    if (asked !== UI.currentWindow()) return;       // the window changed meanwhile
+    // the window changed meanwhile, or a newer refresh began (an action's, beside the poll):
+    // an older answer would show the state before the action
+    if (asked !== UI.currentWindow() || mine !== refreshes) return;       // the window changed meanwhile
     latest = t;
     UI.showWindow(t);
     renderSummary(t);
