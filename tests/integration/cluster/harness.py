@@ -16,10 +16,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ import psutil
 import yaml
 
 from sparkstorm.child_process import die_with_parent
+from sparkstorm.engine import WORKDIR_PREFIX
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.tls.contexts import http_verify
 from sparkstorm.tls.material import make_material
@@ -225,6 +228,10 @@ class TestCluster:
         wait_for(lambda: not any(_group_alive(pid) for pid in pids)
                  and not any(_running(c) for c in descendants), 30,
                  message="worker processes gone")
+        # a worker killed here could not remove its runner folder (its executors' sockets)
+        for pid in pids:
+            for workdir in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{pid}-*"):
+                shutil.rmtree(workdir, ignore_errors=True)
         # only this cluster's JVMs use java_tmp: Spark elsewhere on the machine cannot fail this
         left = sorted(self.java_tmp.glob("spark-*"))
         assert not left, (
