@@ -118,3 +118,32 @@ def test_an_older_page_answering_last_does_not_replace_the_newer(
     }""")
     assert page.inner_text("#page-text") == "first"
     assert page.get_attribute("#page-text", "data-start") == "0"
+
+
+def test_an_older_search_answering_last_does_not_replace_the_newer(
+        ui_cluster: UiCluster, page: Any) -> None:
+    """Two searches in flight: the results of the one typed last stay."""
+    worker, _ = _worker_log(ui_cluster)
+    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token-input", ui_cluster.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
+    page.evaluate("""() => {
+        window.heldReads = [];
+        const read = UI.getJson;
+        UI.getJson = (url) => url.includes("/logsearch?")
+            ? new Promise((answer) => window.heldReads.push({url, answer})) : read(url);
+    }""")
+    for needle in ("first needle", "second needle"):
+        page.fill("#search-input", needle)
+        page.click("#search-go")
+    page.wait_for_function("() => window.heldReads.length === 2")
+    page.evaluate("() => window.heldReads[1].answer({matches: [], nextByteOffset: null})")
+    page.wait_for_function("() => document.getElementById('search-status').textContent"
+                           ".includes('second needle')")
+    page.evaluate("""() => {
+        window.heldReads[0].answer({matches: [], nextByteOffset: null});
+        return new Promise((done) => setTimeout(done, 0));  // after its microtasks
+    }""")
+    assert page.inner_text("#search-status") == '0 matches of "second needle"'

@@ -56,10 +56,13 @@ const askLogToken = (() => {
 
   async function refresh() {
     if (gone || asking) return;
+    const asked = source;
     const url = `/api/v1/topology/${encodeURIComponent(topologyId)}/logs?worker=` +
       `${encodeURIComponent(worker)}&source=${encodeURIComponent(source)}`;
     try {
-      show(await UI.getJson(url));
+      const body = await UI.getJson(url);
+      if (asked !== source) return;  // another log was chosen meanwhile: its read shows it
+      show(body);
     } catch (e) {
       if (e.status === 401) {
         asking = true;
@@ -99,6 +102,7 @@ const Files = (() => {
   log that grows: the older answer arriving last moved the page back, and "previous" then
   paged from it. */
   let loads = 0;
+  let searches = 0;  // the same for searches: only the newest one's results are shown
 
   async function get(url) {
     for (;;) {
@@ -232,7 +236,9 @@ const Files = (() => {
       url = searchUrl(file, needle, 0);
     }
     $("search-status").textContent = "searching…";
+    const mine = ++searches;
     const body = await get(url);
+    if (mine !== searches) return;  // a newer search began meanwhile: its results are shown
     const results = body.files || [{...file, ...body}];
     const items = [];
     for (const found of results) {
