@@ -19,6 +19,8 @@ first fetch are start-up, which a long-running topology pays once); the time fro
 printed too. Rounds are interleaved, the best of each kept.
 
 Run: ``PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/kafka_passthrough.py``
+(``--paths batch`` runs only the batch topology beside the reference, ``--conf KEY=VALUE``
+sets a topology conf key for both, ``--throughput`` turns the automatic in-flight bound off).
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ PARTITIONS = 2
 POLL_SECONDS = 0.2
 GIVE_UP_SECONDS = 600
 COMMIT_MS = 200
-PATHS = {"tuple": "KafkaSpout -> KafkaBolt", "batch": "KafkaBatchSpout -> BatchBolt"}
 """The spouts' commit period: how late the count may see the last copies."""
+PATHS = {"tuple": "KafkaSpout -> KafkaBolt", "batch": "KafkaBatchSpout -> BatchBolt"}
+"""The topologies ``--paths`` chooses from, with their labels in the table."""
 
 
 def _free_port() -> int:

@@ -250,7 +250,7 @@ recent windows, spouts, bolts, workers and configuration; refreshed every second
     }
     // the window changed meanwhile, or a newer refresh began (an action's, beside the poll):
     // an older answer would show the state before the action
-    if (asked !== UI.currentWindow() || mine !== refreshes) return;       // the window changed meanwhile
+    if (asked !== UI.currentWindow() || mine !== refreshes) return;
     latest = t;
     UI.showWindow(t);
     renderSummary(t);
