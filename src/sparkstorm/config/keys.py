@@ -482,6 +482,31 @@ KEYS: dict[str, ConfigKey] = _declare(
         minimum=0,
     ),
     _K(
+        "topology.rollback.backoff.initial.secs",
+        _NUM,
+        1,
+        "sparkstorm: the third rollback in a row (each within "
+        "topology.rollback.backoff.reset.secs of the replay before: the failure keeps "
+        "coming back) replays after this wait, doubled with each further one (0: replay at "
+        "once); the first two replay at once",
+        minimum=0,
+    ),
+    _K(
+        "topology.rollback.backoff.max.secs",
+        _NUM,
+        60,
+        "sparkstorm: the longest wait of topology.rollback.backoff.initial.secs's doubling",
+        minimum=0,
+    ),
+    _K(
+        "topology.rollback.backoff.reset.secs",
+        _NUM,
+        60,
+        "sparkstorm: a replay that runs this long without a rollback ends the run of "
+        "rollbacks in a row (the next one replays at once)",
+        minimum=0,
+    ),
+    _K(
         "topology.state.provider",
         str,
         "memory",

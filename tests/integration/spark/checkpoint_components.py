@@ -100,9 +100,9 @@ class PositionBatchSpout(NumberedBatchSpout):
 class CheckpointedCount(StatefulBolt):
     """Counts tuples per key in its state; raises once at ``test.raise_at``.
 
-    With ``test.fail_at`` it fails that tuple once with Storm's ``FailedException``
-    instead (the executor lives on). A marker file under ``test.dir`` says it did, since its
-    own attributes roll back.
+    With ``test.fail_at`` it fails that tuple with Storm's ``FailedException`` instead (the
+    executor lives on), ``test.fail_times`` times (1 unless set). A marker file under
+    ``test.dir`` counts what it did, since its own attributes roll back.
     """
 
     outputs = ["key", "count"]
@@ -111,6 +111,7 @@ class CheckpointedCount(StatefulBolt):
         raise_at = conf.get("test.raise_at", conf.get("test.fail_at"))
         self.raise_at = None if raise_at is None else int(raise_at)
         self.explicit = conf.get("test.fail_at") is not None
+        self.times = int(conf.get("test.fail_times", 1))
         self.marker = Path(conf["test.dir"]) / "raised"
 
     def init_state(self, state: KeyValueState) -> None:
@@ -118,12 +119,17 @@ class CheckpointedCount(StatefulBolt):
 
     def process(self, tup: Any) -> None:
         n, key = tup.values
-        if n == self.raise_at and not self.marker.exists():
-            self.marker.write_text(str(os.getpid()))
-            msg = f"raising once at {n}"
+        if n == self.raise_at and (done := self._failed_so_far()) < self.times:
+            with self.marker.open("a") as marker:
+                marker.write(f"{os.getpid()}\n")
+            what = "raising once" if self.times == 1 else f"failing ({done + 1} of {self.times})"
+            msg = f"{what} at {n}"
             raise (FailedException if self.explicit else RuntimeError)(msg)
         self.counts.put(key, self.counts.get(key, 0) + 1)
         self.emit([key, self.counts.get(key)])
+
+    def _failed_so_far(self) -> int:
+        return len(self.marker.read_text().split()) if self.marker.exists() else 0
 
 
 class PacedPositionSpout(PositionSpout):

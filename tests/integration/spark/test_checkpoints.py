@@ -217,6 +217,23 @@ def test_in_checkpoint_reliability_a_failed_tuple_rolls_back_to_exact_counts(
     _no_ack_twice(tmp_path)
 
 
+def test_a_tuple_failing_every_replay_backs_off_and_ends_exact(cluster: LocalCluster,
+                                                               tmp_path: Path) -> None:
+    # the first tuple fails six times, each replay failing it again at once: from the third
+    # rollback in a row on, each replay waits first (0.1 s, doubling)
+    runner = _run(cluster, tmp_path, {**CHECKPOINT_MODE, "test.fail_at": 0,
+                                      "test.fail_times": 6,
+                                      "topology.rollback.backoff.initial.secs": 0.1})
+    acked, counts = _finish_exactly(runner)
+    assert len((tmp_path / "raised").read_text().split()) == 6, "failed six times"
+    assert runner.stats.rollbacks >= 6 and runner.pool.restarts == 0
+    assert runner.rollback_backoff.held >= 1, "no replay waited"
+    assert "rollbacks in a row, the replay held" in runner.stats.rollback_cause, \
+        runner.stats.rollback_cause
+    assert acked == set(range(COUNT)) and counts == EXPECTED
+    _no_ack_twice(tmp_path)
+
+
 def test_a_batch_spout_rolls_back_with_its_batches_to_exact_counts(cluster: LocalCluster,
                                                                    tmp_path: Path) -> None:
     # one message id per batch of 25 rows: the checkpoint keeps the spout's batches in

@@ -49,7 +49,7 @@ def watchdog_for(driver: Any) -> Watchdog | None:
     hooks = DriverHooks(
         windows=lambda: int(driver.completed_windows),
         executors=lambda: spark_executors(driver._spark),
-        waiting=lambda: bool(driver.pool.missing()),
+        waiting=lambda: bool(driver.pool.missing()) or driver.rollback_backoff.holding.is_set(),
         cancel=driver.cancel_windows_in_flight,
         renew=driver.request_new_session if owns_spark else None,
         give_up=driver.give_up)

@@ -47,6 +47,7 @@ from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.driver.errors import ErrorReports
 from sparkstorm.engine.driver.healing import renew_session, watchdog_for
 from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
+from sparkstorm.engine.driver.rollback_backoff import RollbackBackoff
 from sparkstorm.engine.driver.rollback_calls import await_window
 from sparkstorm.engine.driver.scheduling import (
     SequentialWindows,
@@ -157,8 +158,8 @@ class TopologyDriver:
             {e.gid: ExecutorRange(e.component, min(e.tasks), max(e.tasks))
              for e in self.plan.executors},
             self.window_seconds)
-        self.stop_requested = threading.Event()
-        self.stopped = threading.Event()
+        self.stop_requested, self.stopped = threading.Event(), threading.Event()
+        self.rollback_backoff = RollbackBackoff.from_conf(self.conf)
         self.failure: BaseException | None = None
         self._verdicts = Verdicts()
         self._fail_all = False
@@ -725,6 +726,14 @@ class TopologyDriver:
         self.stats.committed_window = rollback.target
         self.stats.rollbacks += 1
         self.stats.rollback_cause = rollback.cause
+        backoff = self.rollback_backoff
+        wait = backoff.after_rollback()
+        if wait > 0:  # the failure keeps coming back: back off (engine.driver.rollback_backoff)
+            held = (f"{backoff.in_a_row} rollbacks in a row, the replay held {wait:g} s "
+                    "(topology.rollback.backoff.*)")
+            self.stats.rollback_cause = f"{rollback.cause}; {held}" if rollback.cause else held
+            logger.warning("topology %s: %s", self.name, held)
+            backoff.hold(wait, self.stop_requested)
         return True
 
     def replan(self, counts: dict[str, int], executors: list[Any] | None = None) -> None:

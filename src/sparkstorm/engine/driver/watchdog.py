@@ -22,7 +22,8 @@ Progress (a window completed) ends the stall. Each step is logged and kept in
 ``watchdog``), whose UI and REST API show it among the topology's ``troubles``.
 
 Waiting for executors of other workers to report where they answer is not a stall (a
-rebalance, a moved worker): that waits on Nimbus and the other workers, not on Spark; and the
+rebalance, a moved worker): that waits on Nimbus and the other workers, not on Spark; nor is
+a rollback's replay held back by its backoff (``engine.driver.rollback_backoff``); and the
 engine's own remedy for a silent executor (``topology.executor.answer.timeout.secs``) gets
 its time first.
 """
@@ -70,7 +71,8 @@ class DriverHooks:
     executors: Callable[[], int | None]
     """Spark executors the application has now (None: not known, a local master)."""
     waiting: Callable[[], bool]
-    """Whether the driver waits for other workers' executors (not a stall)."""
+    """Whether the driver waits for other workers' executors, or holds a rollback's replay
+    (``engine.driver.rollback_backoff``): not a stall."""
     cancel: Callable[[str], None]
     """Cancel the window jobs in flight, saying why."""
     renew: Callable[[str], bool] | None
