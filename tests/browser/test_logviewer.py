@@ -27,17 +27,36 @@ def _worker_log(ui: UiCluster) -> tuple[str, Path]:
                                  record["worker_id"] / "worker.log")
 
 
+def _open_logs(ui: UiCluster, page: Any, worker: str) -> None:
+    """The worker's log page, the cluster token given, its first file shown."""
+    page.goto(f"{ui.ui_url}/topology/{ui.topology_id}/logs?worker={worker}")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token-input", ui.cluster.token())
+    page.click("#token-ok")
+    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
+
+
+def _hold_reads(page: Any, fragment: str) -> None:
+    """Hold the page's reads of URLs that contain ``fragment``.
+
+    They wait in ``window.heldReads`` until the test answers them, in the order it chooses;
+    the other reads (the live tail's, every second) go on as they are.
+    """
+    page.evaluate("""(fragment) => {
+        window.heldReads = [];
+        const read = UI.getJson;
+        UI.getJson = (url) => url.includes(fragment)
+            ? new Promise((answer) => window.heldReads.push({url, answer})) : read(url);
+    }""", fragment)
+
+
 def test_paging_search_and_download(ui_cluster: UiCluster, page: Any, tmp_path: Path) -> None:
     worker, log = _worker_log(ui_cluster)
     with log.open("a") as handle:
         handle.write("".join(LINE.format(n) for n in range(8000)))
-    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
-    page.wait_for_selector("#token-dialog[open]")
-    page.fill("#token-input", ui_cluster.cluster.token())
-    page.click("#token-ok")
     # the page shows its first file, then the test chooses worker.log: the size read below
     # must be that choice's (the log grows between the two loads)
-    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
+    _open_logs(ui_cluster, page, worker)
     page.evaluate("() => { delete document.getElementById('page-info').dataset.size; }")
     page.select_option("#file-select", label=next(
         o for o in page.eval_on_selector_all("#file-select option", "os => os.map(o => o.text)")
@@ -92,19 +111,8 @@ def test_an_older_page_answering_last_does_not_replace_the_newer(
         ui_cluster: UiCluster, page: Any) -> None:
     """Two loads in flight (the page's own first load and a click): the newer one is shown."""
     worker, _ = _worker_log(ui_cluster)
-    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
-    page.wait_for_selector("#token-dialog[open]")
-    page.fill("#token-input", ui_cluster.cluster.token())
-    page.click("#token-ok")
-    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
-    # the file panel's reads wait until the test answers them, in the order it chooses (the
-    # live tail above it reads every second and goes on as it is)
-    page.evaluate("""() => {
-        window.heldReads = [];
-        const read = UI.getJson;
-        UI.getJson = (url) => url.includes("/logfile?")
-            ? new Promise((answer) => window.heldReads.push({url, answer})) : read(url);
-    }""")
+    _open_logs(ui_cluster, page, worker)
+    _hold_reads(page, "/logfile?")
     page.dispatch_event("#file-select", "change")  # the first load, answered last
     page.click("#page-last")  # the newer load (never disabled), answered first
     page.wait_for_function("() => window.heldReads.length === 2")
@@ -124,17 +132,8 @@ def test_an_older_search_answering_last_does_not_replace_the_newer(
         ui_cluster: UiCluster, page: Any) -> None:
     """Two searches in flight: the results of the one typed last stay."""
     worker, _ = _worker_log(ui_cluster)
-    page.goto(f"{ui_cluster.ui_url}/topology/{ui_cluster.topology_id}/logs?worker={worker}")
-    page.wait_for_selector("#token-dialog[open]")
-    page.fill("#token-input", ui_cluster.cluster.token())
-    page.click("#token-ok")
-    page.wait_for_function("() => document.getElementById('page-text').dataset.start")
-    page.evaluate("""() => {
-        window.heldReads = [];
-        const read = UI.getJson;
-        UI.getJson = (url) => url.includes("/logsearch?")
-            ? new Promise((answer) => window.heldReads.push({url, answer})) : read(url);
-    }""")
+    _open_logs(ui_cluster, page, worker)
+    _hold_reads(page, "/logsearch?")
     for needle in ("first needle", "second needle"):
         page.fill("#search-input", needle)
         page.click("#search-go")
