@@ -34,6 +34,7 @@ _WHERE = {
     "executor_stacks": "executor.stacks",
     "new_workdir": "executor.workdirs",
     "WORKDIR_PREFIX": "executor.workdirs",
+    "workdirs_of": "executor.workdirs",
     "Endpoint": "wire.endpoint",
     "authenticated": "wire.endpoint",
     "AuthenticatedListener": "wire.gate",
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     from sparkstorm.engine.executor.pool import ExecutorPool
     from sparkstorm.engine.executor.routing import build_routes
     from sparkstorm.engine.executor.stacks import executor_stacks
-    from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX, new_workdir
+    from sparkstorm.engine.executor.workdirs import WORKDIR_PREFIX, new_workdir, workdirs_of
     from sparkstorm.engine.plan.execution import (
         ExecutionPlan,
         number_tasks,
@@ -147,4 +148,5 @@ __all__ = [
     "wait_for_hosts",
     "wire_tls",
     "with_counts",
+    "workdirs_of",
 ]

@@ -21,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ import psutil
 import yaml
 
 from sparkstorm.child_process import die_with_parent
-from sparkstorm.engine import WORKDIR_PREFIX
+from sparkstorm.engine import workdirs_of
 from sparkstorm.testing.polling import wait_for
 from sparkstorm.tls.contexts import http_verify
 from sparkstorm.tls.material import make_material
@@ -230,7 +229,7 @@ class TestCluster:
                  message="worker processes gone")
         # a worker killed here could not remove its runner folder (its executors' sockets)
         for pid in pids:
-            for workdir in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{pid}-*"):
+            for workdir in workdirs_of(pid):
                 shutil.rmtree(workdir, ignore_errors=True)
         # only this cluster's JVMs use java_tmp: Spark elsewhere on the machine cannot fail this
         left = sorted(self.java_tmp.glob("spark-*"))

@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -30,7 +29,7 @@ import psutil
 from sparkstorm.cluster.nimbus.token import TOKEN_ENV
 from sparkstorm.cluster.supervisor.log_retention import ARTIFACTS, keep_logs
 from sparkstorm.cluster.worker.worker import LOCAL_HEARTBEAT
-from sparkstorm.engine import WORKDIR_PREFIX
+from sparkstorm.engine import WORKDIR_PREFIX, workdirs_of
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +197,7 @@ class Launcher:
             beat = json.loads((self.root / process.worker_id / LOCAL_HEARTBEAT).read_text())
             workdirs = [Path(str(beat["workdir"]))]
         except (OSError, ValueError, KeyError, TypeError):
-            workdirs = list(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
+            workdirs = workdirs_of(process.pid)
         for workdir in workdirs:
             if workdir.name.startswith(prefix) and workdir.is_dir():
                 shutil.rmtree(workdir, ignore_errors=True)

@@ -34,10 +34,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def workdirs_of(pid: int) -> list[Path]:
+    """The folders process ``pid`` made with :func:`new_workdir` (gone or not)."""
+    return list(Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{pid}-*"))
+
+
 def new_workdir() -> Path:
     """A new folder for this process, after removing the stale ones of processes gone."""
     remove_stale_workdirs()
     return Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
 
 
-__all__ = ["WORKDIR_PREFIX", "new_workdir", "remove_stale_workdirs"]
+__all__ = ["WORKDIR_PREFIX", "new_workdir", "remove_stale_workdirs", "workdirs_of"]
