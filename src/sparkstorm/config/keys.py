@@ -573,9 +573,10 @@ KEYS: dict[str, ConfigKey] = _declare(
         "topology.window.overlap",
         bool,
         True,
-        "sparkstorm: start window w+1's Spark job once window w's spout stage is done, so two "
-        "windows run at once (off while checkpoints are on, or when Spark has fewer task "
-        "slots than the widest stage plus one)",
+        "sparkstorm: start window w+1's Spark job once window w's spout stage is done (with "
+        "bolts chained to the spouts: once the spout executors served w, while those bolts "
+        "still run), so two windows run at once (off while checkpoints are on, or when Spark "
+        "has fewer task slots than the widest stage plus one)",
     ),
     _K(
         "topology.window.verdicts.push",

@@ -180,6 +180,17 @@ class PassBolt(Bolt):
         self.emit(list(tup.values))
 
 
+class SlowPassBolt(PassBolt):
+    """PassBolt taking ``test.delay`` seconds per tuple: a chain that outlasts its spout."""
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.delay = float(conf.get("test.delay", 0.01))
+
+    def process(self, tup: Any) -> None:
+        time.sleep(self.delay)
+        self.emit(list(tup.values))
+
+
 class FlakyBolt(Bolt):
     """Fails every tenth number the first time it sees it; passes everything else on."""
 

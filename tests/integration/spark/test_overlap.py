@@ -15,12 +15,17 @@ from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
     NumberSpout,
+    PacedNumberSpout,
     PassBolt,
     RecordingBolt,
+    SlowPassBolt,
     read_events,
 )
 
 COUNT = 300
+EARLY_SECONDS = 0.03
+"""How much sooner than the window before it ends a window must start to count as overlapped
+(more than the few ms between a Spark task's end and its job's result in the driver)."""
 
 
 class ChainTopology(Topology):
@@ -29,9 +34,18 @@ class ChainTopology(Topology):
     sink = RecordingBolt.spec(inputs={passing: Grouping.fields("key")}, par=2)
 
 
-def _run(cluster: LocalCluster, tmp_path: Path, name: str, **conf: Any) -> Any:
-    """Run the chain until every number is acked; return its driver after the kill."""
-    cluster.submit_topology(name, ChainTopology,
+class OneStageTopology(Topology):
+    """Every bolt chained to the spout (``engine.plan.chaining``): one Spark stage."""
+
+    numbers = PacedNumberSpout.spec()
+    passing = SlowPassBolt.spec(inputs=[numbers])
+    sink = RecordingBolt.spec(inputs=[passing])
+
+
+def _run(cluster: LocalCluster, tmp_path: Path, name: str, topology: Any = ChainTopology,
+         **conf: Any) -> Any:
+    """Run ``topology`` until every number is acked; return its driver after the kill."""
+    cluster.submit_topology(name, topology,
                             conf={"test.dir": str(tmp_path), "test.count": COUNT, **conf})
     driver = cluster.runners[name]
 
@@ -62,6 +76,24 @@ def test_windows_overlap_and_every_tuple_is_acked_once(cluster: LocalCluster,
     windows = driver.stats.summary()["recent_windows"]
     assert [w["window"] for w in windows] == sorted(w["window"] for w in windows)
     assert all(w["jobs"] for w in windows)  # each chart point still links its Spark job
+
+
+def test_a_chained_spout_stage_overlaps_once_its_spout_handed_over(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    """The whole topology is one stage, whose Spark tasks end with their (slow) chains.
+
+    Window ``w+1`` starts when the spout executor says it served ``w``
+    (``engine.driver.hand_over_wait``), while ``w``'s chained bolts still run: without that,
+    the next window waited for the task, so it never started before ``w``'s job ended.
+    """
+    driver = _run(cluster, tmp_path, "one-stage", OneStageTopology, **{
+        "topology.window.ms": 20, "test.rate": 100, "test.delay": 0.02})
+    assert len(driver._stages) == 1 and driver._stages[0].chained
+    windows = driver.stats.summary()["recent_windows"]
+    early = [(w["window"], round(w["started"] + w["seconds"] - after["started"], 3))
+             for w, after in zip(windows, windows[1:], strict=False)
+             if after["started"] < w["started"] + w["seconds"] - EARLY_SECONDS]
+    assert early, f"no window started {EARLY_SECONDS} s before the one before it ended"
 
 
 def test_with_overlap_off_one_window_runs_at_a_time(cluster: LocalCluster,

@@ -24,7 +24,15 @@ from sparkstorm.engine.spark.stage import call_executor
 from sparkstorm.engine.wire.endpoint import Endpoint
 from sparkstorm.engine.wire.frames import pack
 from sparkstorm.engine.wire.messages import WindowMeta
-from sparkstorm.engine.wire.protocol import RestoreRequest, SkipRequest, WindowFlags, WindowRequest
+from sparkstorm.engine.wire.protocol import (
+    NOT_YET,
+    OK,
+    RestoreRequest,
+    ServedRequest,
+    SkipRequest,
+    WindowFlags,
+    WindowRequest,
+)
 from sparkstorm.testing.polling import wait_for
 
 PROCESSED: list[int] = []
@@ -108,6 +116,28 @@ def test_a_skipped_window_releases_the_one_after_it(served: Served) -> None:
     call_executor(served.endpoint, "", SkipRequest(4), 10)
     later.result(10)
     assert PROCESSED == [15]
+
+
+def test_a_served_request_answers_once_its_window_was_served(served: Served) -> None:
+    """The driver's signal that a chained spout stage handed over (``hand_over_wait``)."""
+    heard = served.senders.submit(call_executor, served.endpoint, "", ServedRequest(0, 30.0),
+                                  40, 5.0)
+    wait_for(lambda: served.server.turns.watching == 1, timeout=10,
+             message="the served request waiting")
+    assert not heard.done()
+    served.send(0, 10, after=-1).result(10)
+    assert heard.result(10)[0] == OK
+    # served already: at once; a window that was skipped counts as served
+    assert call_executor(served.endpoint, "", ServedRequest(0, 30.0), 10)[0] == OK
+    call_executor(served.endpoint, "", SkipRequest(3), 10)
+    assert call_executor(served.endpoint, "", ServedRequest(3, 30.0), 10)[0] == OK
+
+
+def test_a_served_request_for_a_window_that_does_not_come_says_so(served: Served) -> None:
+    started = time.monotonic()
+    reply = call_executor(served.endpoint, "", ServedRequest(7, 0.2), 10)[0]
+    assert reply == NOT_YET
+    assert time.monotonic() - started < 5
 
 
 def test_the_wait_for_a_window_that_never_comes_is_bounded() -> None:

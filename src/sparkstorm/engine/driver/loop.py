@@ -45,6 +45,7 @@ from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
 from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.driver.errors import ErrorReports
+from sparkstorm.engine.driver.hand_over_wait import watch_hand_over
 from sparkstorm.engine.driver.healing import renew_session, watchdog_for
 from sparkstorm.engine.driver.replans import PlanSwitch, Replans, plan_switch
 from sparkstorm.engine.driver.rollback_backoff import RollbackBackoff
@@ -165,8 +166,9 @@ class TopologyDriver:
         self._fail_all = False
         self._deliveries: dict[int, list[bytes]] = {}
         self._thread: threading.Thread | None = None
-        # two: with overlap, a window's job and the next one's run at once
-        self._job_threads = ThreadPoolExecutor(2, thread_name_prefix=f"window-{name}")
+        # four: with overlap, a window's job and the next one's run at once, each with a
+        # thread that waits for its chained spout stage to hand over (hand_over_wait)
+        self._job_threads = ThreadPoolExecutor(4, thread_name_prefix=f"window-{name}")
         self.scheduler: WindowScheduler = SequentialWindows()
         """When windows start (chosen at :meth:`start`, again after a replan)."""
         self._spark: Any = None
@@ -540,6 +542,10 @@ class TopologyDriver:
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
         release_on_end(future, spout_tasks, first_stage)
+        if self.scheduler.overlapping and first.chained:
+            # its tasks end with their chains: the spouts say when they handed over
+            watch_hand_over(self._job_threads, self.pool.call, first.gids, window,
+                            first_stage, first.answer_timeout, future)
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
                          len(first.gids), future, first_stage)
 

@@ -132,7 +132,7 @@ class OverlappingWindows:
             self.overlapped_windows += not previous.future.done()
             runner.end_window(previous)
         stop = runner.stop_requested
-        while not (stop.is_set() or job.future.done()
+        while not (stop.is_set() or job.future.done() or job.first_stage.is_set()
                    or first_stage_done(job.spout_tasks, job.spout_partitions)):
             job.first_stage.wait(FIRST_STAGE_POLL_SECONDS)  # woken by the stage's last task
         period_end = job.began + runner.period_seconds

@@ -75,6 +75,7 @@ from sparkstorm.engine.wire.gate import (
 )
 from sparkstorm.engine.wire.messages import ComponentError, SpoutControl, WindowMeta
 from sparkstorm.engine.wire.protocol import (
+    NOT_YET,
     OK,
     CloseRequest,
     LogControlRequest,
@@ -82,6 +83,7 @@ from sparkstorm.engine.wire.protocol import (
     ReplanRequest,
     Request,
     RestoreRequest,
+    ServedRequest,
     SkipRequest,
     VerdictsRequest,
     WindowRequest,
@@ -241,6 +243,9 @@ class ExecutorServer:
                 self._replan(spec, gid)
             case SkipRequest(window=window):
                 self.turns.skip(window)
+            case ServedRequest(window=window, seconds=seconds):
+                if not self.turns.wait_served(window, seconds):
+                    return NOT_YET, b""
             case CloseRequest():
                 if self.writer is not None:
                     self.writer.close()

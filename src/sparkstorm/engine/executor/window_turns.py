@@ -46,6 +46,8 @@ class WindowTurns:
         self.bound = bound
         self.waiting = 0
         """Requests waiting for their turn now (the executor's stack dump shows where)."""
+        self.watching = 0
+        """``served`` requests waiting for their window now."""
         self._replies: OrderedDict[int, Reply] = OrderedDict()
 
     def __enter__(self) -> WindowTurns:
@@ -79,6 +81,20 @@ class WindowTurns:
 
     def _reached(self, after: int) -> bool:
         return self.fresh or self.last_window >= after or self.skipped >= after
+
+    def wait_served(self, window: int, seconds: float) -> bool:
+        """Wait up to ``seconds`` until window ``window`` was served or skipped.
+
+        Not inside ``with self``: it takes the lock itself, and releases it while it waits.
+        A restarted process that has served nothing yet counts as having served it: the
+        window is gone with its predecessor, and nothing should wait for it.
+        """
+        with self._condition:
+            self.watching += 1
+            try:
+                return self._condition.wait_for(lambda: self._reached(window), seconds)
+            finally:
+                self.watching -= 1
 
     def remembered(self, window: int) -> Reply | None:
         """The reply of ``window`` if it was served and is still remembered."""

@@ -12,6 +12,7 @@ command        asks                                                     reply
 =============  =======================================================  ==============
 ``window``     run window ``w`` (a spout's control or a bolt's rows)    outputs, meta
 ``skip``       window ``w`` will never come (its job failed)            ``"ok"``
+``served``     answer once window ``w`` was served (or ``secs`` passed)  ``"ok"``/``"wait"``
 ``restore``    rebuild from checkpoint ``window``, serve from ``resume``  ``"ok"``
 ``replan``     take the plan of ``spec`` as executor ``gid``            ``"ok"``
 ``verdicts``   apply the acker's verdicts now (a spout, between windows)  ``"ok"``
@@ -35,7 +36,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, NamedTuple
 
 OK = "ok"
-"""The reply of every command but ``window`` and ``where``."""
+"""The reply of every command but ``window`` and ``where`` (and a ``served`` in vain)."""
+NOT_YET = "wait"
+"""The reply of a ``served`` request whose window was not served within its seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,28 @@ class SkipRequest:
     def from_wire(cls, data: dict[str, Any]) -> SkipRequest:
         """Inverse of :meth:`to_wire`."""
         return cls(int(data["w"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ServedRequest:
+    """Answer once window ``window`` was served here (or skipped), or after ``seconds``.
+
+    The driver asks a chained stage's root executors (``engine.driver.hand_over_wait``): their
+    part of the window is done before the Spark task that called them ends.
+    """
+
+    TAG: ClassVar[str] = "served"
+    window: int
+    seconds: float
+
+    def to_wire(self) -> dict[str, Any]:
+        """``{"cmd": "served", "w": ..., "secs": ...}``."""
+        return {"cmd": self.TAG, "w": self.window, "secs": self.seconds}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> ServedRequest:
+        """Inverse of :meth:`to_wire`."""
+        return cls(int(data["w"]), float(data["secs"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,12 +286,12 @@ class WhereRequest:
         return cls(int(data["gid"]))
 
 
-Request = (WindowRequest | SkipRequest | RestoreRequest | ReplanRequest | VerdictsRequest
-           | LogControlRequest | PingRequest | CloseRequest | WhereRequest)
+Request = (WindowRequest | SkipRequest | ServedRequest | RestoreRequest | ReplanRequest
+           | VerdictsRequest | LogControlRequest | PingRequest | CloseRequest | WhereRequest)
 """Any request of this protocol."""
 
 _BY_TAG: dict[str, Any] = {cls.TAG: cls for cls in (
-    WindowRequest, SkipRequest, RestoreRequest, ReplanRequest, VerdictsRequest,
+    WindowRequest, SkipRequest, ServedRequest, RestoreRequest, ReplanRequest, VerdictsRequest,
     LogControlRequest, PingRequest, CloseRequest, WhereRequest)}
 
 
@@ -304,6 +329,6 @@ class CallRecord(NamedTuple):
     refreshed: list[str] | None = None
 
 
-__all__ = ["OK", "CallRecord", "CloseRequest", "LogControlRequest", "PingRequest",
-           "ReplanRequest", "Request", "RestoreRequest", "SkipRequest", "VerdictsRequest",
-           "WhereRequest", "WindowFlags", "WindowRequest", "decode_request"]
+__all__ = ["NOT_YET", "OK", "CallRecord", "CloseRequest", "LogControlRequest", "PingRequest",
+           "ReplanRequest", "Request", "RestoreRequest", "ServedRequest", "SkipRequest",
+           "VerdictsRequest", "WhereRequest", "WindowFlags", "WindowRequest", "decode_request"]
