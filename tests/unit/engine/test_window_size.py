@@ -435,6 +435,32 @@ def test_one_window_takes_at_most_half_the_automatic_pending_bound() -> None:
     assert TimedSpout(saturating()).sizer.limit(0) == BOUND  # no automatic bound: as before
 
 
+def test_a_cheap_window_may_reach_the_saturation_bound_under_the_pending_bound() -> None:
+    """Each window may carry a saturated window's worth when Little's law asks for more.
+
+    The bound is capped at ``PENDING_WINDOWS`` saturation bounds, not one: a Kafka
+    pass-through (20 ms fixed, 4 us a record, 100,000 records/s) was held at half a bound
+    per window and stayed under its reference loop.
+    """
+    sizer = saturating(max_bound=200_000, auto_pending=True)
+    clock = 0.0
+    for handed in (2000, 8000, 2000, 8000):  # light windows of two sizes: the fit learns both
+        sizer.observe(0.02 + 4e-6 * handed, {0: handed}, set(), started=clock)
+        clock += 0.25
+    for _ in range(30):  # 25,000 records arrive per period: more than a window may take
+        limit = sizer.limit(0) or BOUND
+        handed = min(limit, 25_000)
+        sizer.observe(0.02 + 4e-6 * handed, {0: handed}, {0} if handed == limit else set(),
+                      started=clock)
+        clock += 0.25
+    bound = sizer.saturation_bound  # 9 x 0.02 / 4e-6 = 45,000
+    pending = sizer.pending(0)
+    assert bound == pytest.approx(45_000, rel=0.05)
+    assert pending is not None and bound < pending <= window_size.PENDING_WINDOWS * bound
+    assert sizer.limit(0) == min(bound, pending // window_size.PENDING_WINDOWS)
+    assert sizer.limit(0) > bound // window_size.PENDING_WINDOWS
+
+
 def test_an_unreachable_target_keeps_the_pending_bound_at_its_floor() -> None:
     slow = TimedSpout(saturating(auto_pending=True))
     slow.run(rate=2000, windows=10)

@@ -39,8 +39,9 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   ``topology.max.spout.pending``, each spout executor also keeps at most ``pending(gid)``
   tuples un-acked: its smoothed throughput times ``PENDING_SHARE`` * T (Little's law: what
   is in flight is throughput times latency, so the mean complete latency settles near that
-  share of T), moving by at most x2 or /2 per window, at most the saturation bound and at
-  least the window size whose job's fixed cost is half its time (``PENDING_FIXED_SHARE``:
+  share of T), moving by at most x2 or /2 per window, at most ``PENDING_WINDOWS`` times the
+  saturation bound and at least the window size whose job's fixed cost is half its time
+  (``PENDING_FIXED_SHARE``:
   a target the machine cannot meet costs at most about half the throughput, instead of
   driving the bound to nothing). A saturated unthrottled spout then holds its latency near
   the target at the throughput windows of that size give, instead of growing its windows
@@ -161,7 +162,11 @@ nothing at a full job's fixed cost: an unthrottled word count alternated windows
 and 0-1,000 sentences (RESULTS.md, issue 32). Halved, two alternating runs each at load
 20-27 (``benchmarks/sizer_trace.py --maximum 30000 --load 0``): 21,959 and 24,506
 sentences/s at p50 752 / 730 ms, p99 1,169 / 1,637 ms, against 23,231 and 23,329/s at p50
-971 / 768 ms, p99 2,686 / 1,498 ms with the whole bound."""
+971 / 768 ms, p99 2,686 / 1,498 ms with the whole bound. The bound itself is capped at this
+many saturation bounds, so that each window may still reach one when Little's law asks for
+that much in flight: capped at one, a Kafka pass-through (cheap records, 0.25 s periods) had
+windows of half a saturation bound and a throughput of half a bound per period, 120,000
+records/s, under its reference loop (RESULTS.md, issue 33)."""
 
 PENDING_FIXED_SHARE = 0.5
 """The in-flight bound never goes below the window size at which the job's fixed cost is
@@ -426,7 +431,8 @@ class WindowSizer:
         wanted = rate * PENDING_SHARE * self.target_seconds
         if state.pending is not None:
             wanted = min(2.0 * state.pending, max(state.pending / 2.0, wanted))
-        state.pending = int(min(self._growth_bound(gid), max(self._pending_floor(), wanted)))
+        state.pending = int(min(PENDING_WINDOWS * self._growth_bound(gid),
+                                max(self._pending_floor(), wanted)))
 
     def _pending_floor(self) -> int:
         """The least in-flight bound: windows whose fixed cost is half their job."""
