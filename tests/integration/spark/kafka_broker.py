@@ -187,14 +187,18 @@ def create_topic(servers: str, topic: str, partitions: int) -> None:
         future.result(10)
 
 
-def produce(servers: str, topic: str, records: list[tuple[int, str, str]]) -> None:
-    """Produce ``(partition, key, value)`` records and wait until each is delivered."""
+def produce(servers: str, topic: str, records: list[tuple[int, str, str | bytes]]) -> None:
+    """Produce ``(partition, key, value)`` records and wait until each is delivered.
+
+    A str value is sent as UTF-8, a bytes value as it is (for records that do not decode).
+    """
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": servers})
     errors: list[Any] = []
     for partition, key, value in records:
-        producer.produce(topic, key=key.encode(), value=value.encode(), partition=partition,
+        raw = value.encode() if isinstance(value, str) else value
+        producer.produce(topic, key=key.encode(), value=raw, partition=partition,
                          on_delivery=lambda err, _msg: errors.append(err) if err else None)
     assert producer.flush(10) == 0, "records not delivered in 10 s"
     assert not errors, errors

@@ -53,6 +53,11 @@ class PartitionOffsets:
         self.open.add(offset)
         self.position = offset + 1
 
+    def polled_all(self, offsets: list[int]) -> None:
+        """:meth:`polled` for each of ``offsets`` (ascending: one fetch of the partition)."""
+        self.open.update(offsets)
+        self.position = offsets[-1] + 1
+
     def done(self, offset: int) -> bool:
         """``offset`` is finished; False if it was not open (a late or repeated verdict)."""
         if offset not in self.open:

@@ -205,3 +205,12 @@ def test_partitions_are_shared_round_robin_and_each_read_once() -> None:
     shares = [task_share(parts, i, 4) for i in range(4)]
     assert sorted(x for share in shares for x in share) == sorted(parts)
     assert shares[0] == [("a", 0), ("b", 1)]
+
+
+def test_a_fetch_marks_its_offsets_polled_as_polled_would_one_by_one() -> None:
+    one, many = PartitionOffsets(10), PartitionOffsets(10)
+    for offset in (10, 11, 13):  # 12 never handed out (compaction)
+        one.polled(offset)
+    many.polled_all([10, 11, 13])
+    assert (many.open, many.position) == (one.open, one.position) == ({10, 11, 13}, 14)
+    assert many.seen(13) and not many.seen(14)
