@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, ClassVar
 
 from sparkstorm.connectors.kafka.bolt import KafkaBolt, encode_value
@@ -352,14 +353,21 @@ class KafkaBatchBolt(BatchBolt, KafkaBolt):
 
         callback = None if self.fire_and_forget else delivered
         produce = self.producer.produce
-        for row in range(rows):
-            topic = (topics[row] if topics is not None else None) or self.topic
-            key = encode_value(keys[row]) if keys is not None else None
+        # one pass over the rows, the per-row work kept to the produce call: this loop is
+        # the sink's share of a pass-through's CPU (bytes, the common case, pass unencoded)
+        for topic, key, value in zip(topics if topics is not None else repeat(self.topic),
+                                     keys if keys is not None else repeat(None), values,
+                                     strict=False):  # repeat() is endless: values end it
+            topic = topic or self.topic
+            if key is not None and key.__class__ is not bytes:
+                key = encode_value(key)
+            if value is not None and value.__class__ is not bytes:
+                value = encode_value(value)
             try:
-                produce(topic, value=encode_value(values[row]), key=key, on_delivery=callback)
+                produce(topic, value=value, key=key, on_delivery=callback)
             except BufferError:  # the producer's queue is full: let it drain, then again
                 self.producer.poll(1.0)
-                produce(topic, value=encode_value(values[row]), key=key, on_delivery=callback)
+                produce(topic, value=value, key=key, on_delivery=callback)
         if self.fire_and_forget:
             self.producer.poll(0)
             return
