@@ -23,9 +23,9 @@ from tests.integration.spark.components import (
 )
 
 COUNT = 300
-EARLY_SECONDS = 0.03
+EARLY_SECONDS = 0.2
 """How much sooner than the window before it ends a window must start to count as overlapped
-(more than the few ms between a Spark task's end and its job's result in the driver)."""
+(far more than the time between a Spark task's end and its job's result in the driver)."""
 
 
 class ChainTopology(Topology):
@@ -43,26 +43,26 @@ class OneStageTopology(Topology):
 
 
 def _run(cluster: LocalCluster, tmp_path: Path, name: str, topology: Any = ChainTopology,
-         **conf: Any) -> Any:
-    """Run ``topology`` until every number is acked; return its driver after the kill."""
+         count: int = COUNT, **conf: Any) -> Any:
+    """Run ``topology`` until ``count`` numbers are acked; return its driver after the kill."""
     cluster.submit_topology(name, topology,
-                            conf={"test.dir": str(tmp_path), "test.count": COUNT, **conf})
+                            conf={"test.dir": str(tmp_path), "test.count": count, **conf})
     driver = cluster.runners[name]
 
     def acked() -> int:
         return sum(1 for e in read_events(tmp_path, "numbers") if e["event"] == "ack")
 
-    wait_for(lambda: acked() == COUNT, timeout=90, message="every number acked")
+    wait_for(lambda: acked() == count, timeout=90, message="every number acked")
     # a few more windows, so that the windows overlap at least once even on a slow machine
     windows = driver.window
     wait_for(lambda: driver.window > windows + 5, timeout=60, message="five more windows")
     cluster.kill_topology(name)
     events = read_events(tmp_path)
     assert Counter(e["n"] for e in events if e["event"] == "ack") == dict.fromkeys(
-        range(COUNT), 1)
+        range(count), 1)
     assert not [e for e in events if e["event"] == "fail"]
     sink = Counter(e["values"][0] for e in events if e["event"] == "tuple")
-    assert sink == dict.fromkeys(range(COUNT), 1)
+    assert sink == dict.fromkeys(range(count), 1)
     return driver
 
 
@@ -86,8 +86,9 @@ def test_a_chained_spout_stage_overlaps_once_its_spout_handed_over(
     (``engine.driver.hand_over_wait``), while ``w``'s chained bolts still run: without that,
     the next window waited for the task, so it never started before ``w``'s job ended.
     """
-    driver = _run(cluster, tmp_path, "one-stage", OneStageTopology, **{
-        "topology.window.ms": 20, "test.rate": 100, "test.delay": 0.02})
+    # the chain takes 50 ms a tuple, so a window's chain outlasts its hand-over by far
+    driver = _run(cluster, tmp_path, "one-stage", OneStageTopology, count=60, **{
+        "topology.window.ms": 20, "test.rate": 100, "test.delay": 0.05})
     assert len(driver._stages) == 1 and driver._stages[0].chained
     windows = driver.stats.summary()["recent_windows"]
     early = [(w["window"], round(w["started"] + w["seconds"] - after["started"], 3))
