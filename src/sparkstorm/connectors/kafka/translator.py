@@ -164,7 +164,6 @@ class RecordTranslator:
             return streams.get(message.topic(), default), values
         return read
 
-
     def column_getters(self) -> list[Callable[[Any], Any]] | None:
         """Per field, the function from a polled message to its value (None with ``func``).
 

@@ -29,17 +29,16 @@ from sparkstorm.engine.wire.protocol import OK, ServedRequest
 
 logger = logging.getLogger(__name__)
 
+SLICE_SECONDS = 0.25
+"""Each ``served`` request waits at most this long; the watcher asks again while the job
+runs. So a watcher ends within a slice of its job, and never holds one of the window
+threads (which the jobs share with it) for long after."""
+
 CALL_MARGIN_SECONDS = 5.0
 """How much longer than its wait a ``served`` call may take (connecting, a busy process)."""
 
 Call = Callable[[int, Any, float], Any]
 """``ExecutorPool.call``: (gid, request, timeout) -> the reply's payload."""
-
-
-SLICE_SECONDS = 0.25
-"""Each ``served`` request waits at most this long; the watcher asks again while the job
-runs. So a watcher ends within a slice of its job, and never holds one of the window
-threads (which the jobs share with it) for long after."""
 
 
 def watch_hand_over(threads: ThreadPoolExecutor, call: Call, roots: Sequence[int],

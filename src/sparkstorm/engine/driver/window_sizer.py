@@ -41,12 +41,12 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   is in flight is throughput times latency, so the mean complete latency settles near that
   share of T), moving by at most x2 or /2 per window, at most ``PENDING_WINDOWS`` times the
   saturation bound and at least the window size whose job's fixed cost is half its time
-  (``PENDING_FIXED_SHARE``:
-  a target the machine cannot meet costs at most about half the throughput, instead of
-  driving the bound to nothing). A saturated unthrottled spout then holds its latency near
-  the target at the throughput windows of that size give, instead of growing its windows
-  for throughput. One window's limit is then at most ``1 / PENDING_WINDOWS`` of the bound,
-  so the window filling beside a running one still finds tuples to take.
+  (``PENDING_FIXED_SHARE``: a target the machine cannot meet costs at most about half the
+  throughput, instead of driving the bound to nothing). A saturated unthrottled spout then
+  holds its latency near the target at the throughput windows of that size give, instead of
+  growing its windows for throughput. One window's limit is then at most
+  ``1 / PENDING_WINDOWS`` of the bound, so the window filling beside a running one still
+  finds tuples to take.
 - **Overlap.** With overlapping windows (``topology.window.overlap``) the next window may
   start while this one's job still runs, but then this window's verdicts miss the next
   window and wait for the one after it. :meth:`overlap_wait` says when waiting for the
