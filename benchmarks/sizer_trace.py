@@ -35,8 +35,9 @@ TRACE: list[dict[str, Any]] = []
 
 def _traced(observe: Any) -> Any:
     def wrapper(self: Any, job_seconds: float, handed: Any, full: Any = (),
-                started: float | None = None, handed_bytes: Any = None) -> None:
-        observe(self, job_seconds, handed, full, started, handed_bytes)
+                started: float | None = None, handed_bytes: Any = None,
+                finished: float | None = None) -> None:
+        observe(self, job_seconds, handed, full, started, handed_bytes, finished=finished)
         cost = self.cost
         rate = self.rate()
         capacity = (window_size.CAPACITY_OVERLAP if self.overlapping

@@ -72,6 +72,7 @@ def test_windows_overlap_and_every_tuple_is_acked_once(cluster: LocalCluster,
     # starts is absorbed first, so only jobs longer than the period overlap
     driver = _run(cluster, tmp_path, "overlap", **{"topology.window.ms": 50})
     assert driver.overlapping
+    assert not driver.window_size.chained_overlap  # its spout stage chains nothing
     assert driver.overlapped_windows > 0
     windows = driver.stats.summary()["recent_windows"]
     assert [w["window"] for w in windows] == sorted(w["window"] for w in windows)
@@ -90,6 +91,7 @@ def test_a_chained_spout_stage_overlaps_once_its_spout_handed_over(
     driver = _run(cluster, tmp_path, "one-stage", OneStageTopology, count=60, **{
         "topology.window.ms": 20, "test.rate": 100, "test.delay": 0.05})
     assert len(driver._stages) == 1 and driver._stages[0].chained
+    assert driver.window_size.chained_overlap  # its cost fit leaves out the wait
     windows = driver.stats.summary()["recent_windows"]
     early = [(w["window"], round(w["started"] + w["seconds"] - after["started"], 3))
              for w, after in zip(windows, windows[1:], strict=False)

@@ -522,3 +522,26 @@ def test_noisy_jobs_of_a_few_tuples_keep_the_base_period() -> None:
         light.observe(rng.uniform(0.1, 0.35), {0: rng.randrange(3, 30)}, (), started=clock)
         clock += light.period_seconds
         assert light.period_seconds == 0.25  # the slope of a few dozen tuples is noise
+
+
+def test_overlapped_chained_jobs_are_fitted_without_their_wait_for_the_window_before() -> None:
+    """The fit leaves out an overlapped chained job's wait for the job before it.
+
+    A chained spout stage's next window starts while the last one's bolts still run
+    (``driver.hand_over_wait``), so each job's wall time also holds the rest of the job
+    before it; the fit takes the job from the later of its start and that job's end.
+    """
+    def fitted(chained_overlap: bool) -> float | None:
+        sizer = saturating()
+        sizer.chained_overlap = chained_overlap
+        clock, last_end = 0.0, 0.0
+        for handed in (2000, 8000) * 10:
+            own = FIXED_SECONDS + SECONDS_PER_TUPLE * handed  # what the job itself costs
+            start = max(clock, last_end - 0.3)  # starts 0.3 s before the one before ends
+            end = max(start, last_end) + own
+            sizer.observe(end - start, {0: handed}, set(), started=start, finished=end)
+            clock, last_end = start + 0.25, end
+        return sizer.cost.fixed_seconds
+    assert fitted(True) == pytest.approx(FIXED_SECONDS, rel=0.05)
+    wall = fitted(False)
+    assert wall is not None and wall > FIXED_SECONDS + 0.2  # the wait read as fixed cost

@@ -233,6 +233,8 @@ class TopologyDriver:
                                           self._stages, self.name)
         self.scheduler.overlapped_windows += finishing.overlapped_windows
         self.window_size.overlapping = self.scheduler.overlapping
+        self.window_size.chained_overlap = (self.scheduler.overlapping
+                                            and bool(self._stages[0].chained))
 
     def _size_next_windows(self, started: float, job_seconds: float,
                            metas: list[WindowMeta]) -> None:
@@ -241,7 +243,7 @@ class TopologyDriver:
         self.window_size.observe(
             job_seconds, {m.gid: m.stats.buffered for m in spouts},
             {m.gid for m in spouts if m.stats.buffered >= m.stats.buffer_bound > 0}, started,
-            {m.gid: m.stats.buffered_bytes for m in spouts})
+            {m.gid: m.stats.buffered_bytes for m in spouts}, finished=started + job_seconds)
 
     @property
     def reported_errors(self) -> deque[dict[str, Any]]:
