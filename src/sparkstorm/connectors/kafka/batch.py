@@ -121,7 +121,8 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
         messages = self.consumer.consume(num_messages=limit, timeout=0)
         if not messages:
             return {}
-        getters = self.kafka.translator.column_getters()
+        translator = self.kafka.translator
+        getters = translator.column_getters()
         if getters is None or any(message.error() is not None for message in messages):
             return self._read_messages(messages, tracked)
         by_partition: dict[TopicPartitionKey, list[Any]] = {}
@@ -131,7 +132,6 @@ class KafkaBatchSpout(BatchSpout, KafkaSpout):
             if found is None:
                 found = by_partition[key] = []
             found.append(message)
-        translator = self.kafka.translator
         batches: dict[str, _Batch] = {}
         for key, polled in by_partition.items():
             part = self.parts.get(key)

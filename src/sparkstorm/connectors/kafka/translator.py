@@ -146,10 +146,9 @@ class RecordTranslator:
 
         The function raises ``KAFKA_RECORD_UNTRANSLATABLE`` as :meth:`translate` does.
         """
-        if self.func is not None:
+        getters = self.column_getters()
+        if getters is None:
             return None
-        getters = [_field_getter(name, self.key_format, self.value_format)
-                   for name in self.fields]
         streams, default = self.streams, self.default_stream
 
         def read(message: Any) -> tuple[str, list[Any]]:
