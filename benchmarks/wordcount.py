@@ -280,10 +280,12 @@ def run_topology(spark: Any,  # noqa: PLR0912, PLR0915 - one if per CLI flag, th
             "topology.spout.buffer.size", "topology.max.spout.pending",
             "topology.message.timeout.secs", "topology.acker.executors",
             "topology.executor.python", "topology.window.overlap", "topology.window.chain",
-            *conf_entries(args.conf))}
+            "topology.window.fuse", *conf_entries(args.conf))}
         print("topology conf:", ", ".join(f"{k}={v}" for k, v in effective.items()), flush=True)
-        print(f"Spark stages per window: {len(runner.plan.stages)} (chained: "
-              f"{runner.plan.chain_parents or 'none'})", flush=True)
+        fused = runner.placement.fused
+        print(f"Spark stages per window: {1 if fused else len(runner.plan.stages)} "
+              f"({'fused: one task, ' if fused else ''}levels {len(runner.plan.stages)}, "
+              f"chained: {runner.plan.chain_parents or 'none'})", flush=True)
         deadline = run.started + args.timeout
         next_report = run.started + 10.0
         try:

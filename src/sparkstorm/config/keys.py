@@ -604,6 +604,16 @@ KEYS: dict[str, ConfigKey] = _declare(
         "shuffle, so a window has fewer stages (false: one stage per DAG level)",
     ),
     _K(
+        "topology.window.fuse",
+        bool,
+        True,
+        "sparkstorm: on a local Spark master, run each window as one Spark task that calls "
+        "every level's executors in turn (a level's executors at once) instead of one Spark "
+        "stage per DAG level: the same calls without a shuffle through the JVM, whose "
+        "stages and tasks cost more CPU per window than one host gains from them (false: "
+        "one stage per level, as on a cluster)",
+    ),
+    _K(
         "topology.spout.buffer.size",
         int,
         20000,

@@ -191,6 +191,21 @@ class SlowPassBolt(PassBolt):
         self.emit(list(tup.values))
 
 
+class TimedSlowBolt(Bolt):
+    """Takes ``test.delay`` seconds per tuple and records when each ``process`` ran."""
+
+    outputs: list[Any] = []
+
+    def initialize(self, conf: dict[str, Any], context: dict[str, Any]) -> None:
+        self.delay = float(conf.get("test.delay", 0.01))
+        self.record = Recorder(conf, context)
+
+    def process(self, tup: Any) -> None:
+        began = time.time()
+        time.sleep(self.delay)
+        self.record("tuple", began=began, n=tup.values[0])
+
+
 class FlakyBolt(Bolt):
     """Fails every tenth number the first time it sees it; passes everything else on."""
 

@@ -1,8 +1,9 @@
-"""Chained stages on real Spark local mode (issue 12 §2).
+"""Chained stages on real Spark local mode (issue 12 §2), and fused windows.
 
 A bolt chained to its upstream runs in the upstream's Spark task: the window's job has one
 stage fewer, counts stay exact with acking, and an executor of a chained pair that stops
-answering still has its trees failed and replayed.
+answering still has its trees failed and replayed. A fused window (``topology.window.fuse``,
+on by default on a local master) is one stage of one task, with the same counts.
 """
 
 from __future__ import annotations
@@ -70,13 +71,14 @@ def _stages_per_window(spark: Any, runner: Any) -> list[int]:
     return counts
 
 
-@pytest.mark.parametrize("chain", [True, False], ids=["chained", "unchained"])
+@pytest.mark.parametrize(("chain", "fuse"), [(True, False), (False, False), (True, True)],
+                         ids=["chained", "unchained", "fused"])
 def test_chained_counts_are_exact_and_the_window_has_fewer_stages(
-        cluster: LocalCluster, spark: Any, tmp_path: Path, chain: bool) -> None:
-    name = f"chain-{chain}"
+        cluster: LocalCluster, spark: Any, tmp_path: Path, chain: bool, fuse: bool) -> None:
+    name = f"chain-{chain}-{fuse}"
     runner = cluster.submit_topology(name, ChainedTopology, conf={
         "test.dir": str(tmp_path), "test.count": COUNT, "topology.window.chain": chain,
-        "topology.max.spout.pending": 50})
+        "topology.window.fuse": fuse, "topology.max.spout.pending": 50})
     try:
         wait_for(lambda: len(_acked(tmp_path)) == 2 * COUNT, timeout=120, message="all acked")
         stages = _stages_per_window(spark, runner)
@@ -88,8 +90,14 @@ def test_chained_counts_are_exact_and_the_window_has_fewer_stages(
                        if e["event"] == "tuple")
     assert received == Counter({n: 2 for n in range(COUNT)}), "each number once per spout"
     assert stages, "the windows' jobs were seen"
-    # chained: spouts, passing, watch, again in one stage, sink in the next; else one per level
-    assert set(stages) == ({2} if chain else {4}), stages
+    # chained: spouts, passing, watch, again in one stage, sink in the next; else one per
+    # level; fused: the whole window in one task
+    assert set(stages) == ({1} if fuse else {2} if chain else {4}), stages
+    tracker = spark.sparkContext.statusTracker()
+    if fuse:
+        assert {tracker.getStageInfo(stage).numTasks for record in runner.stats.summary()[
+            "recent_windows"] for job in record["jobs"] if tracker.getJobInfo(job)
+            for stage in tracker.getJobInfo(job).stageIds} == {1}
     # watch heard every number from each spout task; chained, executor i only from spout i
     index_of = {t: e.index for e in runner.plan.executors for t in e.tasks}
     watched = [(index_of[e["task"]], index_of[e["source_task"]])

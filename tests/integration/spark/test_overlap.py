@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sparkstorm import Grouping, Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
@@ -66,13 +68,17 @@ def _run(cluster: LocalCluster, tmp_path: Path, name: str, topology: Any = Chain
     return driver
 
 
+@pytest.mark.parametrize("fuse", [False, True], ids=["stages", "fused"])
 def test_windows_overlap_and_every_tuple_is_acked_once(cluster: LocalCluster,
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, fuse: bool) -> None:
     # a period (50 ms) shorter than any job: a window that ended before the next one
     # starts is absorbed first, so only jobs longer than the period overlap
-    driver = _run(cluster, tmp_path, "overlap", **{"topology.window.ms": 50})
+    driver = _run(cluster, tmp_path, f"overlap-{fuse}", **{
+        "topology.window.ms": 50, "topology.window.fuse": fuse})
     assert driver.overlapping
-    assert not driver.window_size.chained_overlap  # its spout stage chains nothing
+    assert driver.placement.fused == fuse
+    # stages: its spout stage chains nothing; fused: the spouts say when they handed over
+    assert driver.window_size.chained_overlap == fuse
     assert driver.overlapped_windows > 0
     windows = driver.stats.summary()["recent_windows"]
     assert [w["window"] for w in windows] == sorted(w["window"] for w in windows)

@@ -13,7 +13,6 @@ from typing import Any
 
 from sparkstorm.config import conf_float
 from sparkstorm.engine.driver.watchdog import DriverHooks, Watchdog
-from sparkstorm.engine.spark.placement import Placement
 from sparkstorm.engine.spark.session import cache_jvm_lookups, get_spark
 
 logger = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ def renew_session(driver: Any, reason: str) -> None:
     spark, driver._owns_spark = get_spark(driver.conf, f"sparkstorm-{driver.name}")
     driver._spark = spark
     cache_jvm_lookups()
-    driver.placement = Placement(str(spark.sparkContext.master))
+    driver.placement = driver.new_placement(str(spark.sparkContext.master))
     driver._choose_scheduler()
     if not driver.checkpointing.request_rollback("the watchdog started a new Spark application"):
         driver.acker.forget_all()

@@ -178,7 +178,7 @@ class TopologyDriver:
         executors; started with the driver)."""
         self._stages = self._stage_infos()
         self._stages_version = self._endpoints_state()
-        self.placement = Placement(str(conf.get("spark.master") or "local"))
+        self.placement = self.new_placement(str(conf.get("spark.master") or "local"))
         """Where each window's Spark tasks should run (set again from the session at start)."""
         self._rehost_wanted: set[int] | None = None
         """Executors a rebalance wants this process to run (:meth:`rehost`)."""
@@ -233,8 +233,8 @@ class TopologyDriver:
                                           self._stages, self.name)
         self.scheduler.overlapped_windows += finishing.overlapped_windows
         self.window_size.overlapping = self.scheduler.overlapping
-        self.window_size.chained_overlap = (self.scheduler.overlapping
-                                            and bool(self._stages[0].chained))
+        self.window_size.chained_overlap = self.scheduler.overlapping and (
+            bool(self._stages[0].chained) or self.placement.fused)
 
     def _size_next_windows(self, started: float, job_seconds: float,
                            metas: list[WindowMeta]) -> None:
@@ -293,6 +293,10 @@ class TopologyDriver:
                            "address; its call was retried at the refreshed one (%s)",
                            self.name, window, gid, ", ".join(refreshed))
 
+    def new_placement(self, master: str) -> Placement:
+        """Where windows run on ``master`` (one Spark task each on a local one, if fused)."""
+        return Placement(master, conf_bool(self.conf, "topology.window.fuse"))
+
     # -- life cycle -------------------------------------------------------------------
     def start(self, spark: Any = None) -> None:
         """Start the executors and the window loop in a background thread."""
@@ -300,7 +304,7 @@ class TopologyDriver:
             spark, self._owns_spark = get_spark(self.conf, f"sparkstorm-{self.name}")
         self._spark = spark
         cache_jvm_lookups()  # each window's RDD asks the JVM for the same classes
-        self.placement = Placement(str(spark.sparkContext.master))
+        self.placement = self.new_placement(str(spark.sparkContext.master))
         try:
             self.pool.start()
             self._wait_for_endpoints()
@@ -538,18 +542,20 @@ class TopologyDriver:
         if overlapped:
             flags = replace(flags, after=window - 1)
         first = self._stages[0]
-        spout_tasks, first_stage = spout_stage_counter(sc, len(first.gids))
+        tasks = self.placement.spout_tasks(self._stages)
+        spout_tasks, first_stage = spout_stage_counter(sc, tasks)
         rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
                                         flags, partial(_counted, spout_tasks))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
         release_on_end(future, spout_tasks, first_stage)
-        if self.scheduler.overlapping and first.chained:
-            # its tasks end with their chains: the spouts say when they handed over
+        if self.scheduler.overlapping and (first.chained or self.placement.fused):
+            # its tasks end with their chains (or the window): the spouts say when they
+            # handed over
             watch_hand_over(self._job_threads, self.pool.call, first.gids, window,
                             first_stage, first.answer_timeout, future)
         return WindowJob(window, started, time.monotonic(), group, flags, spout_tasks,
-                         len(first.gids), future, first_stage)
+                         tasks, future, first_stage)
 
     def end_window(self, job: WindowJob) -> None:
         """Wait for ``job``'s result and absorb it (windows end in the order they started)."""

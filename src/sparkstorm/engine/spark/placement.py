@@ -18,8 +18,8 @@ Spark takes preferred locations only from the RDDs it is given, so:
 Preferences are Spark's own executor host strings, filtered every window to executors that
 are alive, so a vanished host never holds a task back by ``spark.locality.wait``. A changed
 set of live hosts or a moved executor makes a new placement. With a ``local`` master (one
-host) there is nothing to place: :meth:`Placement.for_window` returns None and the window
-is built as before, at no cost.
+host) there is nothing to place: :meth:`Placement.for_window` returns None, and the window
+is one Spark task (``engine.spark.fused_window``) unless ``topology.window.fuse`` is off.
 
 Correctness never depends on placement: a task that runs elsewhere reaches its executor
 over TCP.
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from sparkstorm.engine.spark.fused_window import run_fused_window
 from sparkstorm.engine.spark.stage import (
     ANCHOR,
     StageInfo,
@@ -79,10 +80,13 @@ class Placement:
 
     Args:
         master: the Spark master URL (``local...``: nothing is placed).
+        fuse: on a ``local`` master, run each window as one Spark task
+            (``topology.window.fuse``).
     """
 
-    def __init__(self, master: str) -> None:
+    def __init__(self, master: str, fuse: bool = False) -> None:
         self.enabled = not master.startswith("local")
+        self._fuse = fuse
         self._current: WindowPlacement | None = None
         self._key: tuple[Hosts, ...] | None = None
         self._layout: tuple[Any, ...] | None = None
@@ -98,12 +102,16 @@ class Placement:
 
         ``payloads`` hold each spout partition's control and injected records
         (:func:`~sparkstorm.engine.spark.stage.run_spout_stage`); ``flags`` go into every
-        executor's request. ``wrap_spout`` wraps the spout stage's partition function
-        (the driver counts that stage's finished tasks with it when windows overlap).
+        executor's request. ``wrap_spout`` wraps the spout stage's partition function, or a
+        fused window's one function (the driver counts that stage's finished tasks with it
+        when windows overlap: :meth:`spout_tasks` of them).
         """
         first = stages[0]
-        placed = self.for_window(sc, stages)
         wrap = wrap_spout or (lambda function: function)
+        if self.fused:
+            return sc.parallelize([None], 1).mapPartitionsWithIndex(wrap(partial(
+                run_fused_window, tuple(stages), window, flags, payloads)))
+        placed = self.for_window(sc, stages)
         if placed is None:
             rdd = sc.parallelize(payloads, len(first.gids))
             rdd = rdd.mapPartitionsWithIndex(wrap(partial(run_spout_stage, first, window,
@@ -119,6 +127,15 @@ class Placement:
                                                           placed.partitioners[n]))
             rdd = rdd.mapPartitionsWithIndex(partial(run_stage, stage, window, flags))
         return rdd
+
+    @property
+    def fused(self) -> bool:
+        """Each window is one Spark task (``engine.spark.fused_window``): a local master's."""
+        return self._fuse and not self.enabled
+
+    def spout_tasks(self, stages: Sequence[StageInfo]) -> int:
+        """How many Spark tasks run a window's spout stage (a fused window: its one task)."""
+        return 1 if self.fused else len(stages[0].gids)
 
     def for_window(self, sc: Any, stages: Sequence[StageInfo]) -> WindowPlacement | None:
         """The placement for this window's ``stages`` (None: place nothing).

@@ -186,7 +186,7 @@ def run_spout_stage(stage: StageInfo, window: int, flags: WindowFlags, index: in
     records injected this window (ticks and cycle deliveries, for later stages).
     """
     for control, records in partition:
-        yield from _call_stage(stage, window, flags, index, records, control)
+        yield from call_stage(stage, window, flags, index, records, control)
 
 
 def run_located_spout_stage(stage: StageInfo, window: int, flags: WindowFlags,
@@ -201,16 +201,16 @@ def run_located_spout_stage(stage: StageInfo, window: int, flags: WindowFlags,
     for _ in partition:  # drained: else PySpark discards its Python worker after the task
         pass
     control, records = payloads[index]
-    yield from _call_stage(stage, window, flags, index, records, control)
+    yield from call_stage(stage, window, flags, index, records, control)
 
 
 def run_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
               records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
     """A bolt stage's partition function: its executor gets the records keyed to it."""
-    yield from _call_stage(stage, window, flags, index, records, None)
+    yield from call_stage(stage, window, flags, index, records, None)
 
 
-def _call_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
+def call_stage(stage: StageInfo, window: int, flags: WindowFlags, index: int,
                 records: Iterable[tuple[int, Any]], control: list[Any] | None
                 ) -> Iterator[tuple[int, Any]]:
     """Hand this partition's input to its executor, forward its output.
