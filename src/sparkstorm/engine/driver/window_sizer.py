@@ -152,7 +152,12 @@ PENDING_SHARE = 0.9
 at, as a share of the target (p50 sits near the mean, p99 about 1.5-2 times it). At 0.6 the
 demo's topology ran p50 482 / p99 769 ms at 67 % of its unbounded throughput (RESULTS.md,
 issue 12): well inside a 1 s / 2 s target, so the default aims closer to it and keeps more
-throughput (larger windows amortise each Spark job's fixed cost)."""
+throughput (larger windows amortise each Spark job's fixed cost). Measured again with
+fused windows (``engine.spark.fused_window``; RESULTS.md, issue 32), three alternated
+rounds each: at 0.9 the demo carried 93-101 % of its throughput-first rate at p50
+0.62-0.66 s, p99 0.93-1.04 s, and at 1.05 93-98 % at p50 0.70-0.79 s, while the
+benchmark's worst-window p99 went past 2 s in two of three runs at 1.05 (one barely at 0.9):
+so 0.9 stays."""
 
 PENDING_WINDOWS = 2
 """With the automatic in-flight bound, one window takes at most this share of it: the window
