@@ -73,7 +73,7 @@ def _second_half_latency(windows: list[dict[str, Any]]) -> dict[str, float]:
 
 # slow (CI budget, 31 s): unit/engine/test_window_size.py keeps the light-load period in make test
 @pytest.mark.slow
-def test_light_load_answers_well_under_the_target_where_fixed_windows_do_not(
+def test_light_load_answers_well_under_the_target_and_sooner_than_fixed_windows(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     adaptive = _run(cluster, tmp_path, "paced-adaptive", TARGET_MS)
@@ -86,7 +86,10 @@ def test_light_load_answers_well_under_the_target_where_fixed_windows_do_not(
     well_under = 0.6 * TARGET_MS
     assert adaptive["p50"] < well_under, adaptive
     assert adaptive["p99"] < TARGET_MS, adaptive
-    assert fixed["p50"] > well_under, fixed
+    # a tuple waits about half a period for its window: the sizer's shorter periods answer
+    # in well under the fixed windows' time (their p50 was past 0.6 x the target while
+    # verdicts rode the next window; pushed at once they answer in about half a period)
+    assert adaptive["p50"] < 0.6 * fixed["p50"], (adaptive, fixed)
 
 
 class FloodTopology(Topology):
