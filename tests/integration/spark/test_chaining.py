@@ -59,30 +59,25 @@ def _acked(directory: Path) -> Counter[tuple[int, int]]:
                    if e["event"] == "ack")
 
 
-def _stages_per_window(spark: Any, runner: Any) -> list[int]:
-    """How many Spark stages each recorded window's job had (Spark's status tracker)."""
+def _window_jobs(spark: Any, runner: Any) -> list[Any]:
+    """Spark's job info of each recorded window's job (the status tracker's)."""
     tracker = spark.sparkContext.statusTracker()
-    counts = []
-    for record in runner.stats.summary()["recent_windows"]:
-        for job in record["jobs"]:
-            info = tracker.getJobInfo(job)
-            if info is not None:
-                counts.append(len(info.stageIds))
-    return counts
+    infos = (tracker.getJobInfo(job) for record in runner.stats.summary()["recent_windows"]
+             for job in record["jobs"])
+    return [info for info in infos if info is not None]
+
+
+def _stages_per_window(spark: Any, runner: Any) -> list[int]:
+    """How many Spark stages each recorded window's job had."""
+    return [len(info.stageIds) for info in _window_jobs(spark, runner)]
 
 
 def _tasks_per_stage(spark: Any, runner: Any) -> list[int]:
     """How many tasks each stage of the recorded windows' jobs had."""
     tracker = spark.sparkContext.statusTracker()
-    tasks = []
-    for record in runner.stats.summary()["recent_windows"]:
-        for job in record["jobs"]:
-            info = tracker.getJobInfo(job)
-            for stage in info.stageIds if info is not None else ():
-                stage_info = tracker.getStageInfo(stage)
-                if stage_info is not None:
-                    tasks.append(stage_info.numTasks)
-    return tasks
+    stages = (tracker.getStageInfo(stage) for info in _window_jobs(spark, runner)
+              for stage in info.stageIds)
+    return [stage.numTasks for stage in stages if stage is not None]
 
 
 @pytest.mark.parametrize(("chain", "fuse"), [(True, False), (False, False), (True, True)],
