@@ -171,6 +171,18 @@ class RecordingBolt(Bolt):
         self.record("tick", source=tup.component, stream=tup.stream, values=list(tup.values))
 
 
+class CheckpointedNumberSpout(NumberSpout):
+    """NumberSpout whose tasks a checkpoint can keep (its recorder is made again)."""
+
+    transient = ("record",)
+
+
+class CheckpointedRecordingBolt(RecordingBolt):
+    """RecordingBolt whose tasks a checkpoint can keep (its recorder is made again)."""
+
+    transient = ("record",)
+
+
 class PassBolt(Bolt):
     """Re-emits every tuple, anchored (the default), on the default stream."""
 

@@ -1,7 +1,8 @@
 """Overlapping windows on real Spark local mode (issue 12 §3).
 
 Window ``w+1``'s job starts while window ``w``'s later stages run; acking stays exact.
-``topology.window.overlap`` off, or checkpoints on, runs one window at a time.
+``topology.window.overlap`` off, or checkpoints under per-tuple acking, runs one window at a
+time; checkpoint reliability keeps the overlap with its checkpoints.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from sparkstorm import Grouping, Topology
 from sparkstorm.testing import LocalCluster
 from sparkstorm.testing.polling import wait_for
 from tests.integration.spark.components import (
+    CheckpointedNumberSpout,
+    CheckpointedRecordingBolt,
     NumberSpout,
     PacedNumberSpout,
     PassBolt,
@@ -34,6 +37,14 @@ class ChainTopology(Topology):
     numbers = NumberSpout.spec()
     passing = PassBolt.spec(inputs=[numbers], par=2)
     sink = RecordingBolt.spec(inputs={passing: Grouping.fields("key")}, par=2)
+
+
+class CheckpointedChainTopology(Topology):
+    """ChainTopology whose every task a checkpoint can keep."""
+
+    numbers = CheckpointedNumberSpout.spec()
+    passing = PassBolt.spec(inputs=[numbers], par=2)
+    sink = CheckpointedRecordingBolt.spec(inputs={passing: Grouping.fields("key")}, par=2)
 
 
 class OneStageTopology(Topology):
@@ -112,9 +123,23 @@ def test_with_overlap_off_one_window_runs_at_a_time(cluster: LocalCluster,
     assert driver.overlapped_windows == 0
 
 
-def test_checkpoints_turn_overlap_off(cluster: LocalCluster, tmp_path: Path) -> None:
-    driver = _run(cluster, tmp_path, "checkpointed", **{
-        "topology.checkpoint.windows": 2, "topology.checkpoint.dir": str(tmp_path / "cp")})
-    assert not driver.overlapping
-    assert driver.overlapped_windows == 0
+@pytest.mark.parametrize("reliability", ["acking", "checkpoint"])
+def test_checkpoint_reliability_keeps_the_overlap(cluster: LocalCluster, tmp_path: Path,
+                                                  reliability: str) -> None:
+    """Under checkpoint reliability windows overlap with checkpoints on, exact and committed.
+
+    Each executor serves its windows in order, so its part taken in window ``w`` is at
+    ``w``'s cut; the driver's part keeps what window ``w+1`` carried past it
+    (``engine.driver.cut_state``). Checkpoints under per-tuple acking run one window at a
+    time: a window taking tuples while the one before stalls would start their timeouts
+    (``test_stall_timeouts.py``).
+    """
+    driver = _run(cluster, tmp_path, f"checkpointed-{reliability}", CheckpointedChainTopology,
+                  **{"topology.window.ms": 50, "topology.reliability": reliability,
+                     "topology.checkpoint.windows": 1,
+                     "topology.checkpoint.dir": str(tmp_path / "cp")})
+    overlap = reliability == "checkpoint"
+    assert driver.overlapping == overlap
+    assert (driver.overlapped_windows > 0) == overlap
+    assert driver.checkpointing.committed() is not None
     assert not driver.pushes_verdicts  # a checkpoint keeps the verdicts not heard yet

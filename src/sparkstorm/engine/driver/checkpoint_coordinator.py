@@ -141,6 +141,9 @@ class CheckpointCoordinator:
         self.pending: dict[int, dict[str, PartInfo]] = {}
         self.committed: int | None = None
         self._announce: int | None = None
+        self._flagged: int | None = None
+        """A window sent to take a checkpoint whose job has not ended yet (windows overlap:
+        the next may start before it ends, and must not take a second one)."""
         self._next_due = every - 1
         self.last_commit_ms = 0.0
         self._taken_at: dict[int, float] = {}
@@ -154,10 +157,25 @@ class CheckpointCoordinator:
             missing = sorted(self.expected - set(self.pending.pop(taken)))
             self._taken_at.pop(taken, None)
             logger.error("checkpoint %d given up: no part from %s", taken, ", ".join(missing))
-        return window >= self._next_due and not self.pending and self._announce is None
+        return (window >= self._next_due and not self.pending and self._announce is None
+                and self._flagged is None)
+
+    def flagged(self, window: int) -> None:
+        """``window``'s requests ask for a checkpoint: none other until it ends."""
+        self._flagged = window
+
+    def abandon(self, window: int) -> None:
+        """Flagged ``window`` ended without a checkpoint (its job failed, a rollback is due).
+
+        The parts its executors took are never committed (:meth:`arrived` ignores them);
+        the next window takes one instead.
+        """
+        if self._flagged == window:
+            self._flagged = None
 
     def begin(self, window: int, engine_part: bytes) -> None:
         """Checkpoint ``window`` was taken: write the driver's part, wait for the others."""
+        self.abandon(window)
         self._next_due = window + self.every
         info = self.store.write_part(window, DRIVER_PART, engine_part)
         self.pending[window] = {DRIVER_PART: info}
@@ -198,6 +216,7 @@ class CheckpointCoordinator:
         self.expected = {*writers, DRIVER_PART}
         self.pending.clear()
         self._taken_at.clear()
+        self._flagged = None
         self._next_due = 0
 
     def take_next(self) -> None:
@@ -219,6 +238,7 @@ class CheckpointCoordinator:
         self._next_due = 0  # the next window after the rollback starts a checkpoint
         self._taken_at.clear()
         self._announce = None
+        self._flagged = None
         target = self.store.restore_point(start_empty=self.start_empty)
         committed = self.store.committed_windows()
         if self.outside_state and target is not None and committed and committed[-1] > target:

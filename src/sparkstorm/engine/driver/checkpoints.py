@@ -69,13 +69,16 @@ class Checkpointing(Protocol):
     """What the window loop asks of checkpoints (see the module docstring)."""
 
     enabled: bool
-    """Whether checkpoints are on (windows then do not overlap, verdicts are not pushed)."""
+    """Whether checkpoints are on (verdicts are then not pushed: a checkpoint keeps them)."""
 
     def flags(self, window: int) -> WindowFlags:
         """What every executor's request of ``window`` carries about checkpoints."""
 
     def take(self, window: int, state: EngineState, plan: ExecutionPlan) -> None:
         """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
+
+    def abandon(self, window: int) -> None:
+        """``window`` was to take a checkpoint but ended without (failed, or rolled back)."""
 
     def parts_arrived(self, metas: list[WindowMeta]) -> Committed | None:
         """Note the executors' durable parts; the checkpoint committed now, if any."""
@@ -119,6 +122,9 @@ class NoCheckpoints:
 
     def take(self, window: int, state: EngineState, plan: ExecutionPlan) -> None:
         """Nothing to take."""
+
+    def abandon(self, window: int) -> None:
+        """Nothing was asked."""
 
     def parts_arrived(self, metas: list[WindowMeta]) -> Committed | None:
         """Nothing commits."""
@@ -205,7 +211,10 @@ class WindowCheckpoints:
         The commit is announced first: executors commit it before taking the next part.
         """
         committed = self.coordinator.take_announcement()
-        return WindowFlags(checkpoint=self.coordinator.due(window), committed=committed)
+        checkpoint = self.coordinator.due(window)
+        if checkpoint:  # none in the next window while this one runs (windows overlap)
+            self.coordinator.flagged(window)
+        return WindowFlags(checkpoint=checkpoint, committed=committed)
 
     def take(self, window: int, state: EngineState, plan: ExecutionPlan) -> None:
         """Write the engine's part of checkpoint ``window`` (the executors took theirs)."""
@@ -213,7 +222,12 @@ class WindowCheckpoints:
         try:
             self.coordinator.begin(window, state.encode())
         except Exception as exc:  # noqa: BLE001 - no checkpoint this time; the next may do
+            self.coordinator.abandon(window)
             logger.error("topology %s: checkpoint %d not taken: %s", self.name, window, exc)
+
+    def abandon(self, window: int) -> None:
+        """No checkpoint at ``window``: the next window may take one."""
+        self.coordinator.abandon(window)
 
     def parts_arrived(self, metas: list[WindowMeta]) -> Committed | None:
         """Note the executors' durable parts; commit what is complete."""

@@ -41,8 +41,8 @@ from typing import Any
 from sparkstorm.config import conf_bool, conf_float, conf_int
 from sparkstorm.config.reliability import CHECKPOINT, reliability_mode
 from sparkstorm.engine.driver.acker import Acker, Verdicts
-from sparkstorm.engine.driver.checkpoint_coordinator import EngineState
 from sparkstorm.engine.driver.checkpoints import Checkpointing, WindowCheckpoints
+from sparkstorm.engine.driver.cut_state import CarriedAhead
 from sparkstorm.engine.driver.endpoint_lookup import EndpointLookup
 from sparkstorm.engine.driver.errors import ErrorReports
 from sparkstorm.engine.driver.hand_over_wait import watch_hand_over
@@ -162,9 +162,11 @@ class TopologyDriver:
         self.stop_requested, self.stopped = threading.Event(), threading.Event()
         self.rollback_backoff = RollbackBackoff.from_conf(self.conf)
         self.failure: BaseException | None = None
-        self._verdicts = Verdicts()
         self._fail_all = False
         self._deliveries: dict[int, list[bytes]] = {}
+        # the verdicts for the next window; what each window in flight carried (a
+        # checkpoint at the cut before that window keeps it: engine.driver.cut_state)
+        self._verdicts, self._carried = Verdicts(), CarriedAhead()
         self._thread: threading.Thread | None = None
         # four: with overlap, a window's job and the next one's run at once, each with a
         # thread that waits for its chained spout stage to hand over (hand_over_wait)
@@ -229,8 +231,9 @@ class TopologyDriver:
         """Overlapping windows where they can overlap (``scheduling.choose_scheduler``)."""
         slots = int(self._spark.sparkContext.defaultParallelism) - self.reserved_slots
         finishing = self.scheduler
-        self.scheduler = choose_scheduler(self.conf, self.checkpointing.enabled, slots,
-                                          self._stages, self.name)
+        acked_checkpoints = self.checkpointing.enabled and not self.trees_end_with_windows
+        self.scheduler = choose_scheduler(self.conf, acked_checkpoints, slots, self._stages,
+                                          self.name)
         self.scheduler.overlapped_windows += finishing.overlapped_windows
         self.window_size.overlapping = self.scheduler.overlapping
         self.window_size.chained_overlap = self.scheduler.overlapping and (
@@ -544,8 +547,8 @@ class TopologyDriver:
         first = self._stages[0]
         tasks = self.placement.spout_tasks(self._stages)
         spout_tasks, first_stage = spout_stage_counter(sc, tasks)
-        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first), window,
-                                        flags, partial(_counted, spout_tasks))
+        rdd = self.placement.window_rdd(sc, self._stages, self._spout_payloads(first, window),
+                                        window, flags, partial(_counted, spout_tasks))
         future = submit_window_job(self._job_threads, sc, rdd, group,
                                    f"sparkstorm {self.name} window {window}")
         release_on_end(future, spout_tasks, first_stage)
@@ -572,10 +575,13 @@ class TopologyDriver:
         jobs = [int(j) for j in sc.statusTracker().getJobIdsForGroup(job.group)]
         self._absorb(window, job.started, results, jobs, finished)
         self.completed_windows += bool(results)
+        self._carried.ended(window)
         # not when an executor restarted meanwhile: it answered this window from scratch
         if job.flags.checkpoint and results and not self.checkpointing.rollback_due():
-            self.checkpointing.take(window, EngineState.of(self.acker, self._verdicts,
-                                                           self._deliveries), self.plan)
+            self.checkpointing.take(window, self._carried.state_at_cut(
+                window, self.acker, self._verdicts, self._deliveries), self.plan)
+        elif job.flags.checkpoint:
+            self.checkpointing.abandon(window)
         if self.pushes_verdicts:  # now, not with the next window (engine.driver.verdict_push)
             verdicts = self._verdicts
             self._pushed = bool(verdicts.ack or verdicts.fail)
@@ -601,14 +607,16 @@ class TopologyDriver:
                     or self._given_up is not None)
         return await_window(job.future, doomed, cancel)
 
-    def _spout_payloads(self, stage: StageInfo
+    def _spout_payloads(self, stage: StageInfo, window: int
                         ) -> list[tuple[list[Any], list[tuple[int, bytes]]]]:
-        """One item per spout partition: its executor's control, and injected records.
+        """One item per spout partition of ``window``: its executor's control and records.
 
         The records are injected for later stages (cycle deliveries and ticks, spread over the
         partitions).
         """
         verdicts, self._verdicts = self._verdicts, Verdicts()
+        if self.checkpointing.enabled:
+            self._carried.carried(window, verdicts, self._deliveries)
         payloads: list[tuple[list[Any], list[tuple[int, bytes]]]] = [
             (self._control(verdicts, gid).to_wire(), []) for gid in stage.gids]
         self._fail_all = False
@@ -731,9 +739,11 @@ class TopologyDriver:
         Returns:
             False when an executor could not restore (tried again before the next window).
         """
+        self.scheduler.finish_in_flight(self)  # cancelled: its results would be discarded
         rollback = self.checkpointing.roll_back(self.acker, self.window)
         if rollback is None:
             return False
+        self._carried.clear()
         self._verdicts, self._deliveries = rollback.verdicts, rollback.deliveries
         self._fail_all = False
         self.window = max(self.window, rollback.window)

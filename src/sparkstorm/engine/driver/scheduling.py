@@ -166,17 +166,23 @@ class OverlappingWindows:
         return job is not None and job.window != window and job.flags.after == window
 
 
-def choose_scheduler(conf: dict[str, Any], checkpoints_on: bool, slots: int,
+def choose_scheduler(conf: dict[str, Any], acked_checkpoints: bool, slots: int,
                      stages: list[StageInfo], name: str) -> WindowScheduler:
     """Overlapping windows when ``topology.window.overlap`` is on and they can overlap.
 
-    Not while checkpoints are on: a checkpoint at cut ``w`` would have to hold the verdicts
-    and deliveries already riding window ``w+1``. Not when Spark has no more task slots
+    With checkpoints under checkpoint reliability too: every executor serves its windows
+    in order, so its part taken in window ``w`` is at ``w``'s cut, and the driver's part
+    keeps what window ``w+1`` carried past it (``engine.driver.cut_state``). Not with
+    checkpoints under per-tuple acking (``acked_checkpoints``): window ``w+1`` would take
+    the spouts' tuples while ``w`` stalls, their message timeouts would start, and their
+    replays be counted twice, once by ``w+1`` (``tests/integration/spark/
+    test_stall_timeouts.py``); a tuple under checkpoint reliability has no timeout.
+    Not when Spark has no more task slots
     (``slots``) than the widest stage has partitions: window ``w+1``'s tasks, each waiting for
     its executor to finish window ``w``, could hold every slot that window ``w``'s tasks need
     (``engine.spark.session.overlap_master`` doubles a local master's slots).
     """
-    if not conf_bool(conf, "topology.window.overlap") or checkpoints_on:
+    if not conf_bool(conf, "topology.window.overlap") or acked_checkpoints:
         return SequentialWindows()
     widest = max(len(stage.gids) for stage in stages)
     if slots > widest:
