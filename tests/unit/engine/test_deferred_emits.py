@@ -171,3 +171,28 @@ def test_emits_outside_the_input_loop_do_not_wait() -> None:
     ((*_, values, roots, (edge,)),) = (row for rows in out.rows.values() for row in rows)
     assert (values, roots) == ([["now"]], [100])
     assert out.xor == {} and current.ack_val == edge, "the edge is in the tuple's ack_val"
+
+
+@pytest.mark.parametrize("words", [
+    ["many"] * 1200,  # routed every GROUPS_PER_ROUTE tuples and at the end
+    ["many"] * 40 + ["mixed", "other"] + ["many"] * 40,  # emits routed at once between
+])
+def test_untracked_tuples_waiting_emits_leave_every_column_aligned(words: list[Any]) -> None:
+    """Checkpoint reliability: no input is tracked, so no row gets a root or an edge.
+
+    The waiting rows' roots and edges are filled in after their values
+    (``deferred_emits._route_unanchored``): each batch's columns keep one entry a row.
+    """
+    untracked: list[Any] = [None] * len(words)
+    waiting = run(words, untracked, untracked, True)
+    assert waiting == run(words, untracked, untracked, False)
+    loop = split_loop(True)
+    run_batch(loop, 1, ("source", "default", 9), [[w] for w in words],
+              values_class(("sentence",)), untracked, untracked, False)
+    out = loop.collector.output.take()  # type: ignore[attr-defined]
+    batches = [row for rows in out.rows.values() for row in rows]
+    assert sum(len(values) for *_, values, _, _ in batches) == 5 * words.count("many") + \
+        3 * words.count("mixed") + 3 * words.count("other")
+    for *_, values, roots, edges in batches:
+        assert roots == [None] * len(values) and edges == [None] * len(values)
+    assert out.xor == {}

@@ -100,3 +100,27 @@ def test_merged_samples_weigh_each_value_by_the_tuples_it_stands_for() -> None:
     start_up = run.complete_values.count(1000.0)
     assert start_up < 40  # 0.2 % of the tuples: about 4 of 2,000 expected
     assert stats.percentile(run.complete_values, 0.5) == 100.0
+
+
+def test_add_many_is_the_same_as_adding_one_by_one() -> None:
+    """The same random draws in the same order: with one seed, the same reservoir.
+
+    Runs of identical values, as a spout's tuples moved into its buffer together wait
+    alike, crossing the reservoir's fill and many replacements.
+    """
+    runs = [(float(n % 97), n * 37 % 1_500 + 1) for n in range(40)]
+    random.seed(7)
+    one_by_one = LatencySample()
+    for value, times in runs:
+        for _ in range(times):
+            one_by_one.add(value)
+    random.seed(7)
+    grouped = LatencySample()
+    for value, times in runs:
+        grouped.add_many(value, times)
+    count, total, values = grouped.take()
+    expected_count, expected_total, expected_values = one_by_one.take()
+    assert count == expected_count == sum(times for _, times in runs)
+    assert math.isclose(total, expected_total)
+    assert values == expected_values
+    assert len(values) == stats._SAMPLE_LIMIT

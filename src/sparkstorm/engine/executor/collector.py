@@ -383,12 +383,12 @@ class TaskCollector:
         """``Spout.emit`` itself, for spouts that do not override it.
 
         The executor binds it to the instance. It does the common emit (a list with a
-        message id, tracked, on a stream with one non-direct subscription) in one call;
-        anything else goes to :meth:`emit`, which behaves the same. Called once per
+        message id, tracked or not, on a stream with one non-direct subscription) in one
+        call; anything else goes to :meth:`emit`, which behaves the same. Called once per
         emitted spout tuple.
         """
         route = self._routes.get(stream or DEFAULT_STREAM)
-        if (tup_id is None or not self.tracking or route is None or route.single is None
+        if (tup_id is None or route is None or route.single is None
                 or direct_task is not None or need_task_ids or type(values) is not list
                 or len(values) != route.arity):
             return self.emit(values, stream, None, direct_task, need_task_ids, tup_id)
@@ -444,18 +444,18 @@ class TaskCollector:
     def _emit_spout_tuple(self, tasks: list[int], stream: str, values: list[Any],
                           tup_id: Any) -> None:
         out, src = self.output, self.task
+        if out.generation != self._generation:
+            self._columns, self._generation = {}, out.generation
+        cache = self._columns
         if not self.tracking:
             for task in tasks:
-                columns = self.columns_for(task, stream)
+                columns = cache.get((task, stream)) or self.columns_for(task, stream)
                 columns[VALUES].append(values)
                 columns[ROOTS].append(None)
                 columns[EDGES].append(None)
             self.immediate_acks.append((tup_id, stream, 1))
             return
         root, xor = new_id(64), 0
-        if out.generation != self._generation:
-            self._columns, self._generation = {}, out.generation
-        cache = self._columns
         for task in tasks:
             edge = new_id(64)
             xor ^= edge

@@ -5,14 +5,18 @@ consistent cuts), and the checkpoint at or after that window makes it durable. S
 executor only remembers which window took each message id: ``ack`` when a checkpoint at or
 after that window commits, ``fail`` when a rollback discards the window.
 
+The ids are kept as the spout's collector handed them over, a list per move into the
+buffer, and counted per move and stream: per tuple, a spout in this mode does no more than
+its collector's one append (``benchmarks/RESULTS.md``, "checkpoint reliability's spout").
+
 Example:
     >>> book = AcksAtCommit()
     >>> book.buffered(7, [("a", "default", 1), ("b", "default", 1)], moved_at=1.0)
-    >>> [(stream, round(ms), rows) for stream, ms, rows in book.hand_over(3, now=1.25)]
-    [('default', 250, 1), ('default', 250, 1)]
+    >>> book.hand_over(3, now=1.25)  # (stream, ms waited in the buffer, tuples, rows)
+    [('default', 250.0, 2, 2)]
     >>> book.buffered(7, [("c", "default", 500)], moved_at=2.0)  # a batch of 500 rows
     >>> book.hand_over(4, now=2.0)
-    [('default', 0.0, 500)]
+    [('default', 0.0, 1, 500)]
     >>> book.committed(3)
     [(7, 'a'), (7, 'b')]
     >>> book.discarded(3)
@@ -21,35 +25,46 @@ Example:
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 Pending = dict[int, dict[int, tuple[Any, float, str]]]
 """Per task, root -> (message id, age, stream): a checkpoint part's spout trees."""
+
+Acks = list[tuple[Any, str, int]]
+"""A spout task's untracked emits since the last move: (message id, stream, rows) (rows: 1,
+or a batch spout's batch's)."""
+
+_STREAM, _ROWS = itemgetter(1), itemgetter(2)
 
 
 class AcksAtCommit:
     """Which window took each message id, until a commit acks it or a rollback fails it."""
 
     def __init__(self) -> None:
-        self.unhanded: list[tuple[int, Any, str, int, float]] = []
-        """(task, message id, stream, rows, when moved) of the tuples in the buffer (rows: 1,
-        or a batch spout's batch's)."""
-        self.handed: dict[int, list[tuple[int, Any, str]]] = {}
-        """Window -> (task, message id, stream) of the tuples it took."""
+        self.unhanded: list[tuple[int, Acks, float]] = []
+        """(task, its acks, when moved) per move of the tuples into the buffer."""
+        self.handed: dict[int, list[tuple[int, Acks]]] = {}
+        """Window -> (task, acks) of the moves it took."""
 
-    def buffered(self, task: int, acks: list[tuple[Any, str, int]], moved_at: float) -> None:
-        """``task``'s emitted (message id, stream, rows) went into the buffer."""
-        self.unhanded.extend((task, tup_id, stream, rows, moved_at)
-                             for tup_id, stream, rows in acks)
+    def buffered(self, task: int, acks: Acks, moved_at: float) -> None:
+        """``task``'s emitted (message id, stream, rows) went into the buffer (kept as is)."""
+        self.unhanded.append((task, acks, moved_at))
 
-    def hand_over(self, window: int, now: float) -> list[tuple[str, float, int]]:
-        """The buffer went to ``window``; (stream, ms waited in the buffer, rows) of each."""
-        waits = [(stream, (now - moved_at) * 1000.0, rows)
-                 for _, _, stream, rows, moved_at in self.unhanded]
-        if self.unhanded:
-            self.handed.setdefault(window, []).extend(
-                (task, tup_id, stream) for task, tup_id, stream, _, _ in self.unhanded)
-            self.unhanded = []
+    def hand_over(self, window: int, now: float) -> list[tuple[str, float, int, int]]:
+        """The buffer went to ``window``.
+
+        Returns:
+            (stream, ms waited in the buffer, tuples, rows) of each move and stream.
+        """
+        if not self.unhanded:
+            return []
+        waits = [(stream, (now - moved_at) * 1000.0, tuples, rows)
+                 for _, acks, moved_at in self.unhanded
+                 for stream, (tuples, rows) in _by_stream(acks).items()]
+        self.handed.setdefault(window, []).extend(
+            (task, acks) for task, acks, _ in self.unhanded)
+        self.unhanded = []
         return waits
 
     def next_window(self) -> int:
@@ -59,29 +74,44 @@ class AcksAtCommit:
     def committed(self, window: int) -> list[tuple[int, Any]]:
         """Checkpoint ``window`` committed: (task, message id) to ack, oldest first."""
         done = sorted(w for w in self.handed if w <= window)
-        return [(task, tup_id) for w in done for task, tup_id, _ in self.handed.pop(w)]
+        return [(task, tup_id) for w in done for task, acks in self.handed.pop(w)
+                for tup_id, _, _ in acks]
 
     def discarded(self, target: int | None) -> list[tuple[int, Any]]:
         """A rollback to ``target`` (None: the start): (task, message id) to fail; forgets all.
 
         Windows after ``target`` and the buffer; windows up to it are the restored
-        checkpoint's, which its restore acks (:meth:`restored`).
+        checkpoint's, which its restore acks (``SpoutExecutor._restore``).
         """
-        lost = [(task, tup_id) for w in sorted(self.handed) if target is None or w > target
-                for task, tup_id, _ in self.handed[w]]
-        lost += [(task, tup_id) for task, tup_id, _, _, _ in self.unhanded]
+        moves = [move for w in sorted(self.handed) if target is None or w > target
+                 for move in self.handed[w]]
+        moves += [(task, acks) for task, acks, _ in self.unhanded]
         self.handed, self.unhanded = {}, []
-        return lost
+        return [(task, tup_id) for task, acks in moves for tup_id, _, _ in acks]
 
     def pending(self) -> Pending:
         """What a checkpoint keeps: the tuples of windows not yet committed, per task."""
         pending: Pending = {}
         number = 0
         for window in sorted(self.handed):
-            for task, tup_id, stream in self.handed[window]:
-                pending.setdefault(task, {})[number] = (tup_id, 0.0, stream)
-                number += 1
+            for task, acks in self.handed[window]:
+                mine = pending.setdefault(task, {})
+                for tup_id, stream, _ in acks:
+                    mine[number] = (tup_id, 0.0, stream)
+                    number += 1
         return pending
+
+
+def _by_stream(acks: Acks) -> dict[str, tuple[int, int]]:
+    """Stream -> (tuples, rows) of ``acks`` (one stream, the common case, at C speed)."""
+    streams = set(map(_STREAM, acks))
+    if len(streams) == 1:
+        return {streams.pop(): (len(acks), sum(map(_ROWS, acks)))}
+    counts: dict[str, tuple[int, int]] = {}
+    for _, stream, rows in acks:
+        tuples, total = counts.get(stream, (0, 0))
+        counts[stream] = (tuples + 1, total + rows)
+    return counts
 
 
 __all__ = ["AcksAtCommit", "Pending"]

@@ -405,9 +405,9 @@ class SpoutExecutor(ExecutorHost):
         """
         waits = book.hand_over(book.next_window() if window is None else window,
                                time.monotonic())
-        acked, complete_ms, add_latency = self.acked, self.complete_ms, self.latency.add
-        for stream, waited_ms, rows in waits:
-            add_latency(waited_ms)
+        acked, complete_ms, add_latency = self.acked, self.complete_ms, self.latency.add_many
+        for stream, waited_ms, tuples, rows in waits:
+            add_latency(waited_ms, tuples)
             acked[stream] = acked.get(stream, 0) + rows
             complete_ms[stream] = complete_ms.get(stream, 0.0) + waited_ms * rows
 

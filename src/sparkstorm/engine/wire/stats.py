@@ -89,6 +89,31 @@ class LatencySample:
             if len(self.values) == _SAMPLE_LIMIT:
                 self._skip()
 
+    def add_many(self, value: float, times: int) -> None:
+        """:meth:`add` ``value`` ``times`` times, with a draw per replacement only.
+
+        A spout's tuples moved into its buffer together wait alike (checkpoint
+        reliability times each from that move): one call for all of them.
+        """
+        values = self.values
+        fill = min(_SAMPLE_LIMIT - len(values), times)
+        if fill > 0:
+            values.extend([value] * fill)
+            self.count += fill
+            self.total += value * fill
+            times -= fill
+            if len(values) == _SAMPLE_LIMIT:
+                self._skip()
+        if times <= 0:
+            return
+        end = self.count + times
+        self.total += value * times
+        while self._next <= end:  # the reservoir is full: only the drawn counts replace
+            self.count = self._next
+            values[random.randrange(_SAMPLE_LIMIT)] = value
+            self._skip()
+        self.count = end
+
     def _skip(self) -> None:
         """Draw the count of the next value that goes into the full reservoir."""
         self._weight *= math.exp(math.log(_unit()) / _SAMPLE_LIMIT)
