@@ -27,6 +27,7 @@ The meaning is that of emitting one by one:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any, Protocol
 
 from sparkstorm.engine.executor.routing import StreamRoute, stable_hash
@@ -121,6 +122,8 @@ def _route_groups(collector: DeferringCollector, fields: WaitingFields, groups: 
     same within the noise, in half the code (``benchmarks/RESULTS.md``, "the per-tuple
     floor").
     """
+    if all(root is None and not edge for _, root, edge in groups):
+        return _route_unanchored(collector, fields, groups)
     xor, name, tasks = collector.output.xor, fields.route.stream.name, fields.tasks
     key_index, n = fields.key_index, fields.count
     targets: list[tuple[Any, Any, Any] | None] = [None] * n
@@ -157,6 +160,41 @@ def _route_groups(collector: DeferringCollector, fields: WaitingFields, groups: 
                 append_edge(None)
         if root is not None:  # the tuple's children's edges, into its tree's XOR at once
             xor[root] = xor.get(root, 0) ^ children
+    return routed
+
+
+def _route_unanchored(collector: DeferringCollector, fields: WaitingFields,
+                      groups: list[Group]) -> int:
+    """:func:`_route_groups` for groups none of which is anchored; returns how many rows.
+
+    Under checkpoint reliability no tuple is (nor from a bolt that emits unanchored): each
+    row's values are appended alone, and each target's roots and edges columns filled
+    with None after, two appends a row fewer (``benchmarks/RESULTS.md``, "checkpoint
+    reliability's per-tuple path").
+    """
+    name, tasks, key_index, n = fields.route.stream.name, fields.tasks, fields.key_index, \
+        fields.count
+    opened: list[list[Any]] = []
+    appends: list[Callable[[Any], None] | None] = [None] * n
+
+    def open_target(position: int) -> Callable[[Any], None]:
+        columns = collector.columns_for(tasks[position], name)
+        opened.append(columns)
+        append: Callable[[Any], None] = columns[VALUES].append
+        appends[position] = append
+        return append
+
+    routed = 0
+    for rows, _, _ in groups:
+        routed += len(rows)
+        for values in rows:
+            key = values[key_index]
+            position = (hash(key) if type(key) is str else stable_hash(key)) % n
+            (appends[position] or open_target(position))(values)
+    for columns in opened:  # the columns stay aligned: a None root and edge for each row
+        missing = len(columns[VALUES]) - len(columns[ROOTS])
+        columns[ROOTS].extend(repeat(None, missing))
+        columns[EDGES].extend(repeat(None, missing))
     return routed
 
 
