@@ -98,3 +98,27 @@ def test_a_restore_acks_what_the_committed_checkpoint_held(spout: Any) -> None:
     assert fresh.fails == []
     restored.commit_state(2)
     assert fresh.acks == [1, 2, 3]  # not twice
+
+
+def test_an_ack_that_raises_at_commit_still_acks_the_rest(spout: Any) -> None:
+    """A commit acks a window's ids in one go; one ``ack`` raises.
+
+    That error is recorded, the other ids are still acked, and the executor is restarted
+    as for any raising call.
+    """
+    host, instance = spout()
+    host.run_window(SpoutControl(), None, 0)
+    window(host, instance, [1, 2, 3, 4], 1, checkpoint=True)
+    heard = instance.acks
+
+    def ack(tup_id: Any) -> None:
+        if tup_id == 2:
+            msg = "ack of 2 failed"
+            raise RuntimeError(msg)
+        heard.append(tup_id)
+
+    instance.ack = ack
+    host.commit_state(1)
+    assert heard == [1, 3, 4]
+    assert host.must_restart
+    assert any("ack of 2 failed" in str(error) for error in host.errors)

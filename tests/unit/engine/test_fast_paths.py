@@ -204,10 +204,13 @@ def mixed_loop(auto_ack: bool = True) -> BoltLoop:
 
 
 RUNS = False  # set by a test: the roots come in runs, as an upstream's children do
+UNTRACKED = False  # set by a test: no tuple belongs to a tree (checkpoint reliability)
 
 
 def batch(words: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
     values = [[w] for w in words]
+    if UNTRACKED:
+        return values, [None] * len(words), [None] * len(words)
     roots = [100 + (i // 3 if RUNS else i) if i % 3 or RUNS else None
              for i in range(len(words))]
     edges = [1000 + i if i % 3 or RUNS else ({7: 1, 8: 2} if i % 2 else None)
@@ -333,6 +336,21 @@ def test_run_batch_folds_runs_of_one_root_as_the_bolt_loop_acks(
     assert batch(words)[1][:4] == [100, 100, 100, 101]
     fast, general = run_both(words)
     assert fast == general
+
+
+@pytest.mark.parametrize("words", [
+    ["plain", "emit", "ack", "fail", "keep", "plain", "emit", "plain", "keep", "ack"],
+    ["emit", "plain", "boom", "plain"],
+    ["plain", "failed", "emit", "reported", "failed", "plain", "acked-failed", "keep"],
+    ["emit"] * 600 + ["keep", "plain"],  # routed every GROUPS_PER_ROUTE tuples on the way
+])
+def test_run_batch_of_untracked_tuples_does_what_the_bolt_loop_does(
+        words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``input_loop._untracked_run``: no roots, no edges, the same tuples and outcome."""
+    monkeypatch.setattr(f"{__name__}.UNTRACKED", True)
+    fast, general = run_both(words)
+    assert fast == general
+    assert all(seen[6:] == (None, None) for seen in fast[1]), "no tuple had a tree"
 
 
 def test_run_batch_reuses_a_tuple_object_only_when_nothing_kept_it() -> None:

@@ -18,7 +18,7 @@ Example:
     >>> book.hand_over(4, now=2.0)
     [('default', 0.0, 1, 500)]
     >>> book.committed(3)
-    [(7, 'a'), (7, 'b')]
+    [(7, ['a', 'b'])]
     >>> book.discarded(3)
     [(7, 'c')]
 """
@@ -35,7 +35,7 @@ Acks = list[tuple[Any, str, int]]
 """A spout task's untracked emits since the last move: (message id, stream, rows) (rows: 1,
 or a batch spout's batch's)."""
 
-_STREAM, _ROWS = itemgetter(1), itemgetter(2)
+_ID, _STREAM, _ROWS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class AcksAtCommit:
@@ -71,11 +71,10 @@ class AcksAtCommit:
         """A window number after every one handed so far (for callers that number none)."""
         return max(self.handed, default=-1) + 1
 
-    def committed(self, window: int) -> list[tuple[int, Any]]:
-        """Checkpoint ``window`` committed: (task, message id) to ack, oldest first."""
+    def committed(self, window: int) -> list[tuple[int, list[Any]]]:
+        """Checkpoint ``window`` committed: (task, message ids) to ack, oldest first."""
         done = sorted(w for w in self.handed if w <= window)
-        return [(task, tup_id) for w in done for task, acks in self.handed.pop(w)
-                for tup_id, _, _ in acks]
+        return [(task, list(map(_ID, acks))) for w in done for task, acks in self.handed.pop(w)]
 
     def discarded(self, target: int | None) -> list[tuple[int, Any]]:
         """A rollback to ``target`` (None: the start): (task, message id) to fail; forgets all.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from itertools import cycle
 from typing import Any
 
 from sparkstorm.engine.plan.execution import ExecutionPlan, Subscription
@@ -20,19 +21,15 @@ Chooser = Callable[[list[Any]], list[int]]
 
 
 def _shuffle(tasks: tuple[int, ...], rng: random.Random) -> Chooser:
+    """Round robin from a random first task: each call the next task's one-item list.
+
+    The lists are made once and shared, as ``ALL``'s and ``GLOBAL``'s are (no caller
+    changes a choice), and taken from a ``cycle`` in C: one per emitted spout tuple.
+    """
     order = list(tasks)
     rng.shuffle(order)
-    state = [0]
-    if len(order) == 1:
-        single = [order[0]]
-        return lambda values: single
-
-    def choose(values: list[Any]) -> list[int]:
-        i = state[0]
-        state[0] = (i + 1) % len(order)
-        return [order[i]]
-
-    return choose
+    turns = cycle([[task] for task in order]).__next__
+    return lambda values: turns()
 
 
 _NONE_HASH = 0x5EED_0000_0000_0001
