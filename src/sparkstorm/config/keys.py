@@ -575,8 +575,10 @@ KEYS: dict[str, ConfigKey] = _declare(
         True,
         "sparkstorm: start window w+1's Spark job once window w's spout stage is done (with "
         "bolts chained to the spouts: once the spout executors served w, while those bolts "
-        "still run), so two windows run at once (off while checkpoints are on, or when Spark "
-        "has fewer task slots than the widest stage plus one)",
+        "still run), so two windows run at once (off with checkpoints under per-tuple "
+        "acking, whose message timeouts a stalled window would start for the next one's "
+        "tuples; on under topology.reliability checkpoint; off when Spark has fewer task "
+        "slots than the widest stage plus one)",
     ),
     _K(
         "topology.window.verdicts.push",
