@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sparkstorm import Bolt, Spout, Topology
+from sparkstorm.engine.executor import main as executor_main
 from sparkstorm.engine.executor.host import BoltExecutor
 from sparkstorm.engine.executor.main import ExecutorServer
 from sparkstorm.engine.executor.window_turns import WindowTurns
@@ -47,6 +48,9 @@ class Remember(Bolt):
     outputs: list[Any] = []
 
     def process(self, tup: Any) -> None:
+        if tup.values.n < 0:
+            msg = f"refused {tup.values.n}"
+            raise ValueError(msg)
         PROCESSED.append(tup.values.n)
 
 
@@ -182,3 +186,33 @@ def test_a_window_begun_before_a_rollback_is_refused_after_it(tmp_path: Path) ->
         one.server._shutdown()
         thread.join(5)
     assert PROCESSED == [13, 16]
+
+
+def test_the_exit_waits_for_the_window_reply_that_carries_the_error(
+        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bolt raised: the executor exits, but only once that window's reply is out.
+
+    The driver's served watch (``hand_over_wait``) is answered as the window is served,
+    before the window's reply is sent; its thread ended the process first, and the error
+    died with it (the multilang hang test lost its error report under load). The window's
+    reply is held back here to make that order certain.
+    """
+    server = served.server
+    real_send = executor_main.send_reply
+    done_when_sent: list[bool] = []
+
+    def slow_window_reply(conn: Any, payload: Any, body: bytes = b"") -> None:
+        if payload not in (OK, NOT_YET):  # a window's rows
+            time.sleep(0.3)
+            done_when_sent.append(server.done.is_set())
+        real_send(conn, payload, body)
+
+    monkeypatch.setattr(executor_main, "send_reply", slow_window_reply)
+    watch = served.senders.submit(call_executor, served.endpoint, "", ServedRequest(0, 30.0),
+                                  40, 5.0)
+    wait_for(lambda: server.turns.watching == 1, timeout=10, message="the watch waiting")
+    rows, meta = served.send(0, -1, after=-1).result(10)
+    assert watch.result(10)[0] == OK
+    assert done_when_sent == [False], "the process ended before the error's reply was out"
+    assert any("refused -1" in e.error for e in WindowMeta.decode(meta).errors)
+    wait_for(server.done.is_set, timeout=10, message="the executor exits after the reply")

@@ -104,6 +104,9 @@ EXIT_STARTUP_FAILED = 72
 # automatic collections walking tens of thousands of live tuples cost half of an
 # executor's CPU time (benchmarks/profile_executor.py: 130.8 -> 64.7 us per sentence).
 GC_EVERY_WINDOWS = 20
+ERROR_REPLY_WAIT_SECONDS = 10.0
+"""How long a connection's thread that saw the exit requested waits for the window reply
+carrying the error to go out before it shuts the process down anyway (its caller gone)."""
 TCP_BACKLOG = 512
 """Connections the kernel queues for the TCP door (``engine.wire.gate``) to accept: under a
 flood of connections a short queue delays every caller's connect by SYN retransmits."""
@@ -148,6 +151,11 @@ class ExecutorServer:
         """Windows before this one are refused: they began before the last rollback."""
         self.done = threading.Event()
         self.exit_requested = False
+        self.error_reply_out = threading.Event()
+        """Set once the window reply that carries a component's error is out (or there is
+        none): only then may a connection's thread end the process (:meth:`_serve`)."""
+        self.error_reply_out.set()
+        self._error_window: int | None = None
         self.log_levels = LogLevels()
         if os.path.exists(path):
             os.unlink(path)
@@ -198,6 +206,11 @@ class ExecutorServer:
                 while True:
                     self._answer(conn, recv_frame(conn))
                     if self.exit_requested:  # only after the reply is out
+                        # and the window's carrying the error: a served watch is answered
+                        # as the window is served, before its reply goes out, and the
+                        # error died with the process (the Spark task retried the window
+                        # on the successor, which answered it without the error)
+                        self.error_reply_out.wait(ERROR_REPLY_WAIT_SECONDS)
                         self._shutdown()
                         return
             except (ConnectionError, OSError):
@@ -212,7 +225,8 @@ class ExecutorServer:
         request: Any = None
         try:
             request = unpack(frame)
-            payload, body = self._handle(decode_request(request))
+            decoded = decode_request(request)
+            payload, body = self._handle(decoded)
         except ConnectionAbortedError:
             raise  # no reply: see _window
         except Exception as exc:  # noqa: BLE001 - answered and restarted, never dropped
@@ -225,6 +239,8 @@ class ExecutorServer:
                                    "it restarts)")
             return
         send_reply(conn, payload, body)
+        if isinstance(decoded, WindowRequest) and decoded.window == self._error_window:
+            self.error_reply_out.set()
 
     def _handle(self, request: Request) -> tuple[Any, bytes]:
         """Serve one request (``engine.wire.protocol``); every reply but a window's is OK."""
@@ -303,7 +319,9 @@ class ExecutorServer:
             turns.served(window, reply)
             if window % GC_EVERY_WINDOWS == 0:
                 gc.collect()
-            if host.must_restart:
+            if host.must_restart:  # the reply carries the error: exit once it is out
+                self._error_window = window
+                self.error_reply_out.clear()
                 self.exit_requested = True
             return reply
 
