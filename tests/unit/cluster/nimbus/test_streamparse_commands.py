@@ -9,8 +9,10 @@ a topology whose supervisor is this machine.
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -148,8 +150,10 @@ def test_tail_follow_prints_only_the_new_lines(nimbus: Nimbus, state: ClusterSta
         nimbus.clock.advance(1.0)  # type: ignore[attr-defined]
         _send_tails(http, worker_id, topology_id, WORKER_LOG, text)
 
+    # the tail module's own ``time``: patching ``time.sleep`` itself let the served Nimbus's
+    # threads take a poll's text (and send it) between two of the follow loop's polls
     with pytest.MonkeyPatch.context() as patch, pytest.raises(KeyboardInterrupt):
-        patch.setattr(tail.time, "sleep", sleep)
+        patch.setattr(tail, "time", SimpleNamespace(sleep=sleep, monotonic=time.monotonic))
         tail._follow(reader, printer, 10)
     assert out.getvalue().splitlines() == [
         "split line 30", "split line 31", "",
