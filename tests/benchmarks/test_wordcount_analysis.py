@@ -43,3 +43,21 @@ def test_latency_figures_come_from_the_steady_windows() -> None:
     figures = analyse(_run(latency=True), 1000)
     assert figures["steady_p99_ms"] == 90.0 and figures["steady_mean_ms"] == 45.0
     assert 40.0 <= figures["steady_p50_ms"] <= 49.0
+
+
+def test_tuple_percentiles_weigh_each_window_s_samples_by_its_latencies() -> None:
+    """Merged reservoirs: each window's samples count for the latencies it counted.
+
+    Steady windows of 100 latencies at 100 ms (10 samples each), one of them at 3,000 ms:
+    a seventh of the steady tuples, so their p99 is 3,000 ms. With that window holding 5
+    latencies only (under 1 % of the steady ones), the tuples' p99 is 100 ms.
+    """
+    run = _run(latency=True)
+    for w in range(10):
+        run.latency_samples[w] = (100, [3000.0 if w == 5 else 100.0] * 10)
+    assert analyse(run, 1000)["steady_tuple_p99_ms"] == 3000.0
+    run.latency_samples[5] = (5, [3000.0] * 5)
+    figures = analyse(run, 1000)
+    assert figures["steady_tuple_p99_ms"] == 100.0
+    assert figures["steady_tuple_p50_ms"] == 100.0
+    assert figures["steady_worst_window_p99_ms"] == 90.0  # the polled figures, unchanged
