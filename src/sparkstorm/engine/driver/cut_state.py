@@ -57,14 +57,11 @@ class CarriedAhead:
         if not later:  # windows one at a time, or the next one carried nothing
             return EngineState.of(acker, verdicts, deliveries)
         unheard, rows = Verdicts(), dict[int, list[bytes]]()
-        for carrier in later:
-            carried_verdicts, carried_rows = self._by_window[carrier]
-            unheard.merge(carried_verdicts)
-            for gid, blobs in carried_rows.items():
+        for more_verdicts, more_rows in [*(self._by_window[w] for w in later),
+                                         (verdicts, deliveries)]:
+            unheard.merge(more_verdicts)
+            for gid, blobs in more_rows.items():
                 rows.setdefault(gid, []).extend(blobs)
-        unheard.merge(verdicts)
-        for gid, blobs in deliveries.items():
-            rows.setdefault(gid, []).extend(blobs)
         return EngineState.of(acker, unheard, rows)
 
 
