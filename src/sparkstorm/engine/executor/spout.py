@@ -199,9 +199,13 @@ class SpoutExecutor(ExecutorHost):
         try:
             method(*args)
         except Exception as exc:  # noqa: BLE001 - a user error must not kill the executor
-            with self.lock:  # the window swaps self.errors under it
-                self.record_error(task, exc)
-            self.must_restart = True
+            self._call_raised(task, exc)
+
+    def _call_raised(self, task: int, exc: Exception) -> None:
+        """A user call of ``task`` raised ``exc``: recorded, and the executor restarts."""
+        with self.lock:  # the window swaps self.errors under it
+            self.record_error(task, exc)
+        self.must_restart = True
 
     def _call_each(self, task: int, method: Any, args: list[Any]) -> None:
         """:meth:`_call` ``method`` with each of ``args``, in one ``try`` while none raises.
@@ -215,9 +219,7 @@ class SpoutExecutor(ExecutorHost):
                     method(arg)
                 return
             except Exception as exc:  # noqa: BLE001 - as _call; then the rest
-                with self.lock:
-                    self.record_error(task, exc)
-                self.must_restart = True
+                self._call_raised(task, exc)
 
     def _buffered(self) -> int:
         """Deliveries waiting for the next window (moved or still in :attr:`staging`)."""
@@ -297,9 +299,7 @@ class SpoutExecutor(ExecutorHost):
             try:
                 next_tuple()
             except Exception as exc:  # noqa: BLE001 - a user error must not kill the executor
-                with self.lock:  # the window swaps self.errors under it
-                    self.record_error(task, exc)
-                self.must_restart = True
+                self._call_raised(task, exc)
                 break
             if staging.count == before and not collector.immediate_acks:
                 break
