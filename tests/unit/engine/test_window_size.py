@@ -8,6 +8,7 @@ import pytest
 
 from sparkstorm.config.loader import validate_conf
 from sparkstorm.engine.driver import window_sizer as window_size
+from sparkstorm.engine.driver.window_cost import JobCost
 from sparkstorm.engine.driver.window_sizer import (
     GROWTH,
     MIN_LIMIT,
@@ -265,7 +266,7 @@ def test_saturation_grows_past_the_buffer_size_until_the_fixed_cost_is_amortised
                     / (window_size.FIXED_SHARE * SECONDS_PER_TUPLE))
     assert BOUND < limits[-1] == sizer.saturation_bound
     assert limits[-1] == pytest.approx(amortised, rel=0.05)
-    assert limits[-3:] == [limits[-1]] * 3  # settled
+    assert max(limits[-3:]) - min(limits[-3:]) <= 1  # settled (but for the fit's rounding)
 
 
 def test_the_saturation_bound_is_the_memory_cap_when_the_cost_says_more() -> None:
@@ -545,3 +546,43 @@ def test_overlapped_chained_jobs_are_fitted_without_their_wait_for_the_window_be
     assert fitted(True) == pytest.approx(FIXED_SECONDS, rel=0.05)
     wall = fitted(False)
     assert wall is not None and wall > FIXED_SECONDS + 0.2  # the wait read as fixed cost
+
+
+def test_the_first_window_s_job_is_left_out_of_the_cost_fit() -> None:
+    """Spark's first job (workers starting) is no window's fixed cost.
+
+    Fitted, the word-count benchmark's 2.5 s empty first window made the slope 1.4 us a
+    sentence against 29 us, and the in-flight bound's floor (fixed / per tuple) jumped.
+    """
+    sizer = saturating(auto_pending=True)
+    sizer.observe(2.5, {0: 0}, set(), started=0.0)  # the warm-up: nothing handed over
+    clock = 0.25
+    for handed in (6000, 9000, 6000, 12_000, 7000, 10_000):
+        sizer.observe(FIXED_SECONDS + SECONDS_PER_TUPLE * handed, {0: handed}, set(),
+                      started=clock)
+        clock += 0.25
+    assert sizer.cost.fixed_seconds == pytest.approx(FIXED_SECONDS, rel=0.05)
+    assert sizer.cost.seconds_per_tuple == pytest.approx(SECONDS_PER_TUPLE, rel=0.05)
+
+
+def test_the_pending_floor_is_followed_by_steps_of_at_most_twice() -> None:
+    """A floor that jumps (a young fit, a slowed machine) moves the bound x2 per window."""
+    sizer = saturating(auto_pending=True)
+    clock = 0.0
+
+    def window(handed: int, fixed: float = FIXED_SECONDS) -> int:
+        nonlocal clock
+        sizer.observe(fixed + SECONDS_PER_TUPLE * handed, {0: handed}, set(), started=clock)
+        clock += 0.25
+        return sizer.pending(0) or 0
+
+    for _ in range(6):  # 1,500 tuples a window: Little's law asks for 5,400 in flight
+        window(1000)
+        before = window(2000)
+    slowed = JobCost()  # the fit turns: its fixed cost is ten times what it was
+    for handed in (1000, 4000, 1000, 4000):
+        slowed.observe(handed, 10 * FIXED_SECONDS + SECONDS_PER_TUPLE * handed)
+    sizer.cost = slowed
+    bounds = [before] + [window(handed, 10 * FIXED_SECONDS) for handed in (1000, 4000) * 4]
+    assert bounds[-1] == pytest.approx(10 * FIXED_SECONDS / SECONDS_PER_TUPLE, rel=0.1)
+    assert all(b <= 2 * a for a, b in zip(bounds, bounds[1:], strict=False))  # by steps

@@ -17,8 +17,9 @@ a queue with a fixed cost per batch:
 
 Windows of one size only (a saturated topology at its limit) cannot separate ``F`` from
 ``c``; the fit then keeps what it learnt from windows of other sizes, and until it has seen
-two sizes it takes an empty window's job time as ``F`` (Spark's first windows carry nothing
-and measure it) and the rest of a window of at least ``MIN_SPREAD_TUPLES`` as ``c``.
+two sizes it takes an empty window's job time as ``F`` (Spark's early windows carry nothing
+and measure it; the sizer does not feed it the very first, whose job carries the Python
+workers' start) and the rest of a window of at least ``MIN_SPREAD_TUPLES`` as ``c``.
 
 Example:
     >>> cost = JobCost()

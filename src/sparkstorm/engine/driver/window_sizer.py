@@ -42,7 +42,8 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   share of T), moving by at most x2 or /2 per window, at most ``PENDING_WINDOWS`` times the
   saturation bound and at least the window size whose job's fixed cost is half its time
   (``PENDING_FIXED_SHARE``: a target the machine cannot meet costs at most about half the
-  throughput, instead of driving the bound to nothing). A saturated unthrottled spout then
+  throughput, instead of driving the bound to nothing; the floor too is followed by those
+  steps, as it moves with the cost fit). A saturated unthrottled spout then
   holds its latency near the target at the throughput windows of that size give, instead of
   growing its windows for throughput. One window's limit is then at most
   ``1 / PENDING_WINDOWS`` of the bound, so the window filling beside a running one still
@@ -259,6 +260,8 @@ class WindowSizer:
         """The spout executors' ids."""
         self.cost = JobCost()
         """The fitted job cost (fixed and per tuple)."""
+        self._warmed_up = False
+        """Whether a window has run: the first one's job is not fitted (see ``observe``)."""
         self.seconds_per_tuple: float | None = None
         """Smoothed job seconds per tuple handed over (fixed cost included: conservative)."""
         self.job_seconds: float | None = None
@@ -335,6 +338,13 @@ class WindowSizer:
                 finished: float | None = None) -> None:
         """Learn from one finished window; set the period and limits of the next windows.
 
+        The first window's job is left out of the cost fit: it carries Spark's and the
+        Python workers' start (2.5 s for an empty window on the benchmark's word count,
+        against 0.05-0.2 s later), and fitted as the fixed cost it made the fit's slope
+        nearly nothing (1.4 us a sentence against 29 us) once windows of several sizes
+        had run, the in-flight bound's floor jumped to 160,000 sentences, and windows of
+        40,000 ran 1.7 s jobs that put the benchmark's p99 near 3 s.
+
         Args:
             job_seconds: how long the window's Spark job took.
             handed: tuples each spout executor handed over in the window (its buffer's
@@ -353,7 +363,10 @@ class WindowSizer:
             return
         self.job_seconds = _smooth(self.job_seconds, job_seconds)
         total = sum(handed.values())
-        self.cost.observe(total, self._own_seconds(job_seconds, started, finished))
+        own_seconds = self._own_seconds(job_seconds, started, finished)
+        if self._warmed_up:
+            self.cost.observe(total, own_seconds)
+        self._warmed_up = True
         if total > 0:
             self.seconds_per_tuple = _smooth(self.seconds_per_tuple, job_seconds / total)
         self._learn_rate(handed, started)
@@ -456,11 +469,10 @@ class WindowSizer:
         rate = self.rate(gid)
         if not self.auto_pending or rate is None or rate <= 0:
             return
-        wanted = rate * PENDING_SHARE * self.target_seconds
-        if state.pending is not None:
+        wanted = max(self._pending_floor(), rate * PENDING_SHARE * self.target_seconds)
+        if state.pending is not None:  # the floor moves by steps too: it follows a young fit
             wanted = min(2.0 * state.pending, max(state.pending / 2.0, wanted))
-        state.pending = int(min(PENDING_WINDOWS * self._growth_bound(gid),
-                                max(self._pending_floor(), wanted)))
+        state.pending = int(min(PENDING_WINDOWS * self._growth_bound(gid), wanted))
 
     def _pending_floor(self) -> int:
         """The least in-flight bound: windows whose fixed cost is half their job."""
