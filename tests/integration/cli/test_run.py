@@ -45,6 +45,8 @@ def test_run_shows_progress_stops_after_time_and_prints_the_table() -> None:
     assert reached, out[-2000:]
     p50, p99 = (int(v.replace(",", "")) for v in reached.groups())
     assert 0 < p50 <= p99
+    assert re.search(r"throughput from 3 s until the spouts stopped at 6 s: [\d,]+ acked "
+                     r"tuples/s", out), out[-2000:]
 
 
 def test_run_rejects_an_invalid_topology_with_its_code(tmp_path: Path) -> None:

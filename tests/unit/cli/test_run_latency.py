@@ -68,3 +68,11 @@ def test_the_live_line_leaves_out_windows_older_than_its_few_seconds() -> None:
     _record(stats, 9, 300.0, 100)
     _record(stats, 10, 100.0, 100)
     assert "complete latency 200 ms" in progress_line(stats.summary(), 11.0)
+
+
+def test_the_steady_throughput_leaves_out_the_start_and_the_drain() -> None:
+    from sparkstorm.cli.run import SteadyThroughput
+    line = SteadyThroughput(14.5, 28.7, 239_310, 616_659).line()
+    assert line == ("throughput from 14 s until the spouts stopped at 29 s: 26,574 acked "
+                    "tuples/s")
+    assert SteadyThroughput(15.0, 15.0, 10, 10).line().endswith(": 0 acked tuples/s")
