@@ -586,3 +586,33 @@ def test_the_pending_floor_is_followed_by_steps_of_at_most_twice() -> None:
     bounds = [before] + [window(handed, 10 * FIXED_SECONDS) for handed in (1000, 4000) * 4]
     assert bounds[-1] == pytest.approx(10 * FIXED_SECONDS / SECONDS_PER_TUPLE, rel=0.1)
     assert all(b <= 2 * a for a, b in zip(bounds, bounds[1:], strict=False))  # by steps
+
+
+def test_the_first_window_s_start_is_left_out_of_the_rate() -> None:
+    sizer = saturating(auto_pending=True)
+    sizer.observe(2.4, {0: 0}, set(), started=0.0)  # the warm-up: the next starts at 2.4 s
+    for window in range(3):
+        sizer.observe(0.2, {0: 10_000}, set(), started=2.4 + 0.25 * window)
+    assert sizer.rate(0) == pytest.approx(40_000)
+
+
+def test_a_saturated_spout_with_cheap_windows_reaches_them_in_a_few_windows() -> None:
+    """Windows whose jobs fit the budget grow x2 a window, not at the rate's smoothed pace.
+
+    A saturated spout's rate is what its bound let through, so Little's law alone grows
+    the bound only as fast as the smoothed rate follows it: about x1.25 a window.
+    """
+    sizer = saturating(max_bound=200_000, auto_pending=True)
+    clock, limits = 0.0, []
+    for _ in range(20):  # light: 2,000 a window, 8,000 a second
+        sizer.observe(0.02 + 2e-6 * 2000, {0: 2000}, set(), started=clock)
+        clock += 0.25
+    for _ in range(8):  # then more is offered than any window may take
+        handed = sizer.limit(0) or BOUND
+        sizer.observe(0.02 + 2e-6 * handed, {0: handed}, {0}, started=clock)
+        clock += 0.25
+        limits.append(sizer.limit(0) or BOUND)
+    bound = sizer.saturation_bound  # 0.9 x 0.02 / (0.1 x 2 us) = 90,000
+    assert bound == pytest.approx(90_000, rel=0.05)
+    assert limits[6] >= 0.9 * bound, limits
+    assert all(b <= 2 * a for a, b in zip(limits, limits[1:], strict=False)), limits

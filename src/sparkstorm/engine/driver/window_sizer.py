@@ -42,8 +42,11 @@ sizer fits each job's time as ``F + c * N`` from the windows it has run):
   share of T), moving by at most x2 or /2 per window, at most ``PENDING_WINDOWS`` times the
   saturation bound and at least the window size whose job's fixed cost is half its time
   (``PENDING_FIXED_SHARE``: a target the machine cannot meet costs at most about half the
-  throughput, instead of driving the bound to nothing; the floor too is followed by those
-  steps, as it moves with the cost fit). A saturated unthrottled spout then
+  throughput, instead of driving the bound to nothing); a spout that filled its window
+  may also keep ``PENDING_WINDOWS`` windows of its share of the job budget in flight (its
+  rate is what the bound let through, so Little's law alone ramps a saturated spout about
+  x1.25 a window). Floor and cap move with the cost fit, and the bound follows them by the
+  same steps. A saturated unthrottled spout then
   holds its latency near the target at the throughput windows of that size give, instead of
   growing its windows for throughput. One window's limit is then at most
   ``1 / PENDING_WINDOWS`` of the bound, so the window filling beside a running one still
@@ -338,12 +341,14 @@ class WindowSizer:
                 finished: float | None = None) -> None:
         """Learn from one finished window; set the period and limits of the next windows.
 
-        The first window's job is left out of the cost fit: it carries Spark's and the
-        Python workers' start (2.5 s for an empty window on the benchmark's word count,
-        against 0.05-0.2 s later), and fitted as the fixed cost it made the fit's slope
-        nearly nothing (1.4 us a sentence against 29 us) once windows of several sizes
-        had run, the in-flight bound's floor jumped to 160,000 sentences, and windows of
-        40,000 ran 1.7 s jobs that put the benchmark's p99 near 3 s.
+        The first window is left out of the cost fit and of the rate: its job carries
+        Spark's and the Python workers' start (2.5 s for an empty window on the benchmark's
+        word count, against 0.05-0.2 s later). Fitted as the fixed cost, it made the fit's
+        slope nearly nothing (1.4 us a sentence against 29 us) once windows of several
+        sizes had run, the in-flight bound's floor jumped to 160,000 sentences, and windows
+        of 40,000 ran 1.7 s jobs that put the benchmark's p99 near 3 s; counted in the
+        rate, its 2.4 s between window starts held the smoothed rate, and with it the
+        in-flight bound, at a fraction of the spout's for ten windows.
 
         Args:
             job_seconds: how long the window's Spark job took.
@@ -364,16 +369,17 @@ class WindowSizer:
         self.job_seconds = _smooth(self.job_seconds, job_seconds)
         total = sum(handed.values())
         own_seconds = self._own_seconds(job_seconds, started, finished)
-        if self._warmed_up:
+        warm, self._warmed_up = self._warmed_up, True
+        if warm:
             self.cost.observe(total, own_seconds)
-        self._warmed_up = True
         if total > 0:
             self.seconds_per_tuple = _smooth(self.seconds_per_tuple, job_seconds / total)
-        self._learn_rate(handed, started)
+        if warm:
+            self._learn_rate(handed, started)
         for gid, state in self._spouts.items():
             self._learn_bytes(state, handed.get(gid, 0), (handed_bytes or {}).get(gid, 0))
             self._adjust(gid, state, handed.get(gid, 0), gid in full)
-            self._adjust_pending(gid, state)
+            self._adjust_pending(gid, state, gid in full)
         self.period_seconds = self._next_period(saturated=bool(full))
 
     def _own_seconds(self, job_seconds: float, started: float | None,
@@ -464,15 +470,24 @@ class WindowSizer:
         rate = self.rate(gid)
         return 0 if rate is None else round(HEADROOM * rate * self.period_seconds)
 
-    def _adjust_pending(self, gid: int, state: _SpoutState) -> None:
-        """Little's law: in flight = throughput x the latency aimed at."""
+    def _adjust_pending(self, gid: int, state: _SpoutState, full: bool) -> None:
+        """Little's law: in flight = throughput x the latency aimed at.
+
+        A spout that filled its window may also keep ``PENDING_WINDOWS`` windows of its
+        share of the job budget in flight: its rate is what the bound let through, so
+        Little's law alone grows the bound only as fast as the smoothed rate follows it (the
+        batch word count took 20 windows, 5 s, from 20,000 sentences a window to 100,000,
+        at p50 0.4 s), while windows whose jobs fit the budget keep the latency aimed at.
+        """
         rate = self.rate(gid)
         if not self.auto_pending or rate is None or rate <= 0:
             return
-        wanted = max(self._pending_floor(), rate * PENDING_SHARE * self.target_seconds)
-        if state.pending is not None:  # the floor moves by steps too: it follows a young fit
+        wanted = min(PENDING_WINDOWS * self._growth_bound(gid),
+                     max(self._pending_floor(), rate * PENDING_SHARE * self.target_seconds,
+                         PENDING_WINDOWS * self._budget_share() if full else 0))
+        if state.pending is not None:  # floor and cap move by steps too: they follow the fit
             wanted = min(2.0 * state.pending, max(state.pending / 2.0, wanted))
-        state.pending = int(min(PENDING_WINDOWS * self._growth_bound(gid), wanted))
+        state.pending = int(wanted)
 
     def _pending_floor(self) -> int:
         """The least in-flight bound: windows whose fixed cost is half their job."""
