@@ -653,7 +653,8 @@ def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in orde
             return 1
         if args.checkpoint_mode and run_checkpoint_mode(
                 spark, args, words, udf["sentences_per_sec"], res["steady_sentences_per_sec"],
-                batch["steady_sentences_per_sec"] if batch is not None else None):
+                batch["steady_sentences_per_sec"] if batch is not None else None,
+                (speed, mean_speed(speed.between(*udf_span)))):
             return 1
     finally:
         spark.stop()
@@ -661,11 +662,13 @@ def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in orde
     return 0 if run.completed else 1
 
 
-def _print_at_equal_speed(ratio: float, ours: float | None, reference: float | None) -> None:
-    """The per-tuple/UDF ratio as if both had run on CPUs of the same speed (the probe's)."""
+def _print_at_equal_speed(ratio: float, ours: float | None, reference: float | None,
+                          label: str = "sparkstorm") -> None:
+    """A run's ratio to the UDF as if both had run on CPUs of the same speed (the probe's)."""
     if ours and reference:
-        print(f"sparkstorm / UDF at equal CPU speed: steady {ratio * reference / ours:5.2f}x "
-              f"(probe, sentences per CPU second: ours {ours:,.0f}, UDF {reference:,.0f})")
+        print(f"{label} / UDF at equal CPU speed: steady {ratio * reference / ours:5.2f}x "
+              f"(probe, sentences per CPU second: ours {ours:,.0f}, UDF {reference:,.0f})",
+              flush=True)
 
 
 def _print_cpu_breakdown(run: Run, res: dict[str, Any], references: list[tuple[str, float]],
@@ -722,12 +725,14 @@ def _print_batch_ratio(res: dict[str, Any], udf_rate: float) -> None:
 
 
 def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
-                        acking_rate: float, batch_acking_rate: float | None) -> int:
+                        acking_rate: float, batch_acking_rate: float | None,
+                        udf_speed: tuple[CpuSpeedProbe, float | None] | None = None) -> int:
     """The same word counts with ``topology.reliability: checkpoint``, after the others.
 
     No acker and no edges; a checkpoint every window (the mode's default) in a folder of
-    its own. Prints each run's figures, its ratio to the UDF reference and to the same
-    topology's acking run. These runs go without py-spy on the executors, as the UDF
+    its own. Prints each run's figures, its ratio to the UDF reference (also at equal CPU
+    speed, given ``udf_speed``: the probe and its reading over the UDF's run) and to the
+    same topology's acking run. These runs go without py-spy on the executors, as the UDF
     reference does (the acking run's profile splits its executors' CPU into user and
     engine code; it costs that run 1.5-1.7 us of core time per sentence, ~4 %).
 
@@ -763,6 +768,10 @@ def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int, udf_ra
             print(f"{label} checkpoint mode / UDF: steady {ratio:5.2f}x   overall "
                   f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
                   f"[target >= {target}x] {_mark(ratio >= target)}", flush=True)
+            if udf_speed is not None:
+                probe, reference = udf_speed
+                _print_at_equal_speed(ratio, mean_speed(probe.between(*res["steady_wall_span"])),
+                                      reference, f"{label} checkpoint mode")
             if acking:
                 print(f"{label} checkpoint mode / acking: steady "
                       f"{res['steady_sentences_per_sec'] / acking:5.2f}x (the acking run "
