@@ -10,9 +10,12 @@ Builds the benchmark topology's ``ExecutionPlan`` and drives the real ``SpoutExe
     count: BoltExecutor.run_window
     meta:  every executor's ``WindowMeta``, encoded and decoded
     acker: ``Acker.process_window`` -> verdicts -> next window's spout control
+    commit acks: with ``--checkpoint`` (``topology.reliability: checkpoint``) instead of the
+           acker: every window's checkpoint commits, and the spout hears its tuples' acks
 
 First a timed pass (perf_counter per phase, no profiler: cProfile roughly doubles the cost
-of call-heavy code), then the same under cProfile, one profiler per phase. Each phase's CPU
+of call-heavy code), the same with the cyclic GC off, then the same under cProfile, one
+profiler per phase, with the GC off as the executor processes run it. Each phase's CPU
 time (``time.thread_time``) is printed next to its wall time: on a shared machine only the
 CPU figures compare across runs (``--timed-only`` skips the cProfile pass).
 
@@ -48,16 +51,19 @@ from sparkstorm.engine.wire.frames import pack, unpack  # noqa: E402
 from sparkstorm.engine.wire.messages import SpoutControl, WindowMeta  # noqa: E402
 
 PHASES = ("spout emit", "spout window", "wire spout->split", "split", "wire split->count",
-          "count", "meta", "acker")
+          "count", "meta", "acker", "commit acks")
 
 
 class Pipeline:
     """One topology's executors in this process, plus the worker's acker."""
 
     def __init__(self, sentences: int, buffer: int | None, seed: int,
-                 batch_api: bool = False) -> None:
+                 batch_api: bool = False, checkpoint: bool = False) -> None:
         topo: dict[str, Any] = {"bench.sentences": sentences, "bench.seed": seed,
                                 "topology.name": "profile"}
+        if checkpoint:  # no edges, no acker: a commit after each window acks its tuples
+            topo["topology.reliability"] = "checkpoint"
+        self.checkpoint = checkpoint
         if buffer is not None:
             topo["topology.spout.buffer.size"] = buffer
         self.conf = load_config(topology=topo)
@@ -125,7 +131,8 @@ class Pipeline:
     def window(self) -> None:
         """Run one window through spout, splits, counts and acker, timing each phase."""
         self._phase("spout emit", self._produce)
-        out = self._phase("spout window", self.spout.run_window, self.control)
+        out = self._phase("spout window", self.spout.run_window, self.control, None,
+                          self.windows)
         spout_blobs, spout_meta = self._phase("wire spout->split", self._reply, self.spout, out)
         metas = [spout_meta]
         to_count: dict[int, list[bytes]] = defaultdict(list)
@@ -148,6 +155,10 @@ class Pipeline:
             metas.append(meta)
         decoded = self._phase("meta", lambda ms: [WindowMeta.decode(m) for m in ms], metas)
         self.acked += sum(decoded[0].stats.acked.values())
+        if self.checkpoint:  # the window's checkpoint commits: the spout hears its acks
+            self._phase("commit acks", self.spout.commit_state, self.windows)
+            self.windows += 1
+            return
         verdicts = self._phase("acker", self.acker.process_window, decoded)
         tasks = self.spout.info.tasks
         control = SpoutControl(ack=[r for t in tasks for r in verdicts.ack.get(t, ())],
@@ -202,11 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--batch-api", action="store_true",
                         help="the BatchBolt word count (_wordcount_topology.BATCH_TOPOLOGY)")
+    parser.add_argument("--checkpoint", action="store_true",
+                        help="topology.reliability: checkpoint (no acker; a commit a window)")
     parser.add_argument("--timed-only", action="store_true",
                         help="skip the cProfile pass (the two timed passes only)")
     args = parser.parse_args(argv)
 
-    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api, args.checkpoint)
     try:
         pipe.run()
     finally:
@@ -216,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # What-if: the same with the cyclic GC off. msgpack.unpackb and the per-tuple lists,
     # dicts and Tuple objects trigger many generation-0/1/2 collections.
-    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api, args.checkpoint)
     gc.collect()
     gc.disable()
     try:
@@ -229,29 +242,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.timed_only:
         return 0
 
-    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api)
+    pipe = Pipeline(args.sentences, args.buffer, args.seed, args.batch_api, args.checkpoint)
     pipe.profiles = {name: cProfile.Profile() for name in PHASES}
+    gc.collect()
+    gc.disable()  # as the executors run (engine.executor.main): the profile is of their code
     try:
         pipe.run()
     finally:
+        gc.enable()
         pipe.close()
     print_timings("profiled pass (cProfile overhead included)", pipe)
+    print_profiles(pipe, args.top)
+    return 0
 
-    combined = pstats.Stats(pipe.profiles[PHASES[0]], stream=io.StringIO())
-    for name in PHASES[1:]:
+
+def print_profiles(pipe: Pipeline, top: int) -> None:
+    """The ``top`` functions by own time over every phase, then each main phase's eight."""
+    assert pipe.profiles is not None
+    ran = [name for name in PHASES if pipe.profiles[name].getstats()]  # acker or commits
+    combined = pstats.Stats(pipe.profiles[ran[0]], stream=io.StringIO())
+    for name in ran[1:]:
         combined.add(pipe.profiles[name])
     buf = io.StringIO()
     combined.stream = buf  # type: ignore[attr-defined]
-    combined.sort_stats("tottime").print_stats(args.top)
-    print(f"\n--- top {args.top} functions by tottime (all phases)")
+    combined.sort_stats("tottime").print_stats(top)
+    print(f"\n--- top {top} functions by tottime (all phases)")
     print(_trim(buf.getvalue()))
-    for name in ("spout emit", "spout window", "split", "count", "acker"):
+    for name in ("spout emit", "spout window", "split", "count", "acker", "commit acks"):
+        if name not in ran:
+            continue
         buf = io.StringIO()
         stats = pstats.Stats(pipe.profiles[name], stream=buf)
         stats.sort_stats("tottime").print_stats(8)
         print(f"\n--- phase {name!r}: top 8 by tottime")
         print(_trim(buf.getvalue()))
-    return 0
 
 
 def _trim(text: str) -> str:

@@ -28,6 +28,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -124,7 +125,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-chain", action="store_true",
                         help="topology.window.chain false: one Spark stage per DAG level")
     parser.add_argument("--checkpoint-mode", action="store_true",
-                        help="then run the same word count (and the batch one with "
+                        help="also run the same word count (and the batch one with "
                              "--batch-api) with topology.reliability checkpoint: no per-tuple "
                              "acking, window-aligned checkpoints (issue 32), against the UDF "
                              "and against the acking run")
@@ -601,10 +602,14 @@ def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in orde
             if args.batch_api:
                 return run_batch_api(spark, args, words, None)
             return 0 if run.completed else 1
-        # the batch run before the references: their Spark Python workers (~150 MiB) and
-        # SQL classes stay alive after them and would count in the batch run's peak memory
+        # the batch and checkpoint runs before the references: their Spark Python workers
+        # (~150-300 MiB) and SQL classes stay alive after them and would count in those
+        # runs' peak memory
         batch = run_batch_api(spark, args, words, None, keep=True) if args.batch_api else None
         if args.batch_api and batch is None:
+            return 1
+        checkpointed = run_checkpoint_mode(spark, args, words) if args.checkpoint_mode else []
+        if checkpointed is None:
             return 1
         sentences = make_sentences(n, args.seed)
         print()
@@ -651,11 +656,12 @@ def main(argv: list[str] | None = None  # noqa: PLR0911, PLR0915 - steps in orde
         if args.compare_chain and run_unchained(spark, args, words, udf["sentences_per_sec"],
                                                 1e6 * udf_cpu.busy / n):
             return 1
-        if args.checkpoint_mode and run_checkpoint_mode(
-                spark, args, words, udf["sentences_per_sec"], res["steady_sentences_per_sec"],
-                batch["steady_sentences_per_sec"] if batch is not None else None,
-                (speed, mean_speed(speed.between(*udf_span)))):
-            return 1
+        if checkpointed:
+            print_checkpoint_ratios(
+                checkpointed, udf["sentences_per_sec"],
+                {"per-tuple": res["steady_sentences_per_sec"],
+                 "batch API": batch["steady_sentences_per_sec"] if batch is not None else None},
+                (speed, mean_speed(speed.between(*udf_span))), not args.no_profile)
     finally:
         spark.stop()
         probes.close()
@@ -724,31 +730,43 @@ def _print_batch_ratio(res: dict[str, Any], udf_rate: float) -> None:
           flush=True)
 
 
-def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
-                        acking_rate: float, batch_acking_rate: float | None,
-                        udf_speed: tuple[CpuSpeedProbe, float | None] | None = None) -> int:
-    """The same word counts with ``topology.reliability: checkpoint``, after the others.
+@dataclass
+class CheckpointRun:
+    """One word count run under ``topology.reliability: checkpoint``, kept for its ratios."""
+
+    label: str
+    target: float
+    """Its target against the UDF reference."""
+    res: dict[str, Any]
+    """:func:`analyse`'s figures."""
+
+
+def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int
+                        ) -> list[CheckpointRun] | None:
+    """The same word counts with ``topology.reliability: checkpoint``, before the references.
 
     No acker and no edges; a checkpoint every window (the mode's default) in a folder of
-    its own. Prints each run's figures, its ratio to the UDF reference (also at equal CPU
-    speed, given ``udf_speed``: the probe and its reading over the UDF's run) and to the
-    same topology's acking run. These runs go without py-spy on the executors, as the UDF
-    reference does (the acking run's profile splits its executors' CPU into user and
-    engine code; it costs that run 1.5-1.7 us of core time per sentence, ~4 %).
+    its own. Prints each run's figures; :func:`print_checkpoint_ratios` prints their ratios
+    once the references ran. They run before the references, as the batch run does: the
+    UDF's Spark Python workers and SQL classes stay alive after it (~300 MiB) and counted in
+    these runs' peak memory, past 2 GiB for the batch one. These runs go without py-spy on
+    the executors, as the UDF reference does (the acking run's profile splits its
+    executors' CPU into user and engine code; it costs that run 1.5-1.7 us of core time per
+    sentence, ~4 %).
 
     Returns:
-        The exit code: 1 if a run did not complete.
+        The runs (None: one collected no statistics, or did not complete).
     """
     import shutil
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="wordcount-checkpoints-")
     mode = ["topology.reliability=checkpoint", f"topology.checkpoint.dir={folder}"]
-    code = 0
+    runs: list[CheckpointRun] = []
     try:
-        for label, batch_api, target, acking in (
-                ("per-tuple", False, TARGET_CHECKPOINT_UDF_RATIO, acking_rate),
-                ("batch API", True, TARGET_CHECKPOINT_BATCH_UDF_RATIO, batch_acking_rate)):
+        for label, batch_api, target in (
+                ("per-tuple", False, TARGET_CHECKPOINT_UDF_RATIO),
+                ("batch API", True, TARGET_CHECKPOINT_BATCH_UDF_RATIO)):
             if batch_api and not args.batch_api:
                 continue
             print()
@@ -760,27 +778,49 @@ def run_checkpoint_mode(spark: Any, args: argparse.Namespace, words: int, udf_ra
             run, mem = run_topology(spark, checkpointed, topology)
             if len(run.polls) < MIN_POLLS:
                 print("no statistics collected", flush=True)
-                return 1
+                return None
             res = analyse(run, args.sentences)
             report(run, mem, res, args.sentences, words)
             _print_cpu_breakdown(run, res, [])
-            ratio = res["steady_sentences_per_sec"] / udf_rate
-            print(f"{label} checkpoint mode / UDF: steady {ratio:5.2f}x   overall "
-                  f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
-                  f"[target >= {target}x] {_mark(ratio >= target)}", flush=True)
-            if udf_speed is not None:
-                probe, reference = udf_speed
-                _print_at_equal_speed(ratio, mean_speed(probe.between(*res["steady_wall_span"])),
-                                      reference, f"{label} checkpoint mode")
-            if acking:
-                print(f"{label} checkpoint mode / acking: steady "
-                      f"{res['steady_sentences_per_sec'] / acking:5.2f}x (the acking run "
-                      f"{'carried py-spy' if not args.no_profile else 'unprofiled too'})",
-                      flush=True)
-            code = code or (0 if run.completed else 1)
+            if not run.completed:
+                return None
+            runs.append(CheckpointRun(label, target, res))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return code
+    return runs
+
+
+def print_checkpoint_ratios(runs: list[CheckpointRun], udf_rate: float,
+                            acking: dict[str, float | None],
+                            udf_speed: tuple[CpuSpeedProbe, float | None] | None = None,
+                            acking_profiled: bool = True) -> None:
+    """Each checkpoint run's ratio to the UDF reference and to its topology's acking run.
+
+    Args:
+        runs: :func:`run_checkpoint_mode`'s.
+        udf_rate: the UDF reference's sentences/s.
+        acking: the acking runs' steady sentences/s by label (None: not run).
+        udf_speed: the CPU speed probe and its reading over the UDF's run (the ratios at
+            equal CPU speed).
+        acking_profiled: whether the acking runs carried py-spy.
+    """
+    print()
+    print("=== topology.reliability checkpoint against the references ===", flush=True)
+    for run in runs:
+        res, label, target = run.res, run.label, run.target
+        ratio = res["steady_sentences_per_sec"] / udf_rate
+        print(f"{label} checkpoint mode / UDF: steady {ratio:5.2f}x   overall "
+              f"{res['overall_sentences_per_sec'] / udf_rate:5.2f}x   "
+              f"[target >= {target}x] {_mark(ratio >= target)}", flush=True)
+        if udf_speed is not None:
+            probe, reference = udf_speed
+            _print_at_equal_speed(ratio, mean_speed(probe.between(*res["steady_wall_span"])),
+                                  reference, f"{label} checkpoint mode")
+        acking_rate = acking.get(label)
+        if acking_rate:
+            print(f"{label} checkpoint mode / acking: steady "
+                  f"{res['steady_sentences_per_sec'] / acking_rate:5.2f}x (the acking run "
+                  f"{'carried py-spy' if acking_profiled else 'unprofiled too'})", flush=True)
 
 
 def run_unchained(spark: Any, args: argparse.Namespace, words: int, udf_rate: float,
