@@ -143,3 +143,20 @@ def test_checkpoint_reliability_keeps_the_overlap(cluster: LocalCluster, tmp_pat
     assert (driver.overlapped_windows > 0) == overlap
     assert driver.checkpointing.committed() is not None
     assert not driver.pushes_verdicts  # a checkpoint keeps the verdicts not heard yet
+
+
+def test_under_checkpoint_reliability_max_spout_pending_bounds_the_windows(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    """``topology.max.spout.pending`` counts a tuple until the window that took it ends.
+
+    Under checkpoint reliability a spout holds no tuple trees, and the bound counted
+    nothing: the first window took all 300 numbers. The driver tells the spouts when each
+    window ended (``verdict_push.push_window_end``), so the bound frees room then.
+    """
+    driver = _run(cluster, tmp_path, "bounded-checkpoint", CheckpointedChainTopology,
+                  **{"topology.window.ms": 50, "topology.reliability": "checkpoint",
+                     "topology.max.spout.pending": 20,
+                     "topology.checkpoint.dir": str(tmp_path / "cp")})
+    carried = [w["components"].get("numbers", {}).get("buffered", 0)
+               for w in driver.stats.summary()["recent_windows"]]
+    assert max(carried) == 20, carried

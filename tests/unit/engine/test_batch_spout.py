@@ -315,6 +315,21 @@ def test_in_checkpoint_reliability_a_batch_counts_its_rows_and_is_acked_at_commi
     assert stats.acked == {"default": 3} and stats.complete_count == 1  # one sample a batch
 
 
+def test_in_checkpoint_reliability_the_bound_counts_rows_until_their_window_ends(
+        spouts: Any) -> None:
+    host, spout, _ = spouts(ToBatchBolt, **{"topology.reliability": "checkpoint",
+                                            "topology.max.spout.pending": 250})
+    with host.lock:
+        spout.endless = 100
+    host.run_window(SpoutControl(), None, 0)  # activates
+    wait_for(lambda: host.output.count >= 250, timeout=10, message="250 in flight")
+    host.run_window(SpoutControl(), None, 1)  # window 1 takes them and runs
+    assert spout.asked == [250, 150, 50] and host.output.count == 0
+    host.apply_verdicts(SpoutControl(ended=1))  # its 250 rows are done
+    wait_for(lambda: host.output.count >= 250, timeout=10, message="250 more")
+    assert spout.asked[3:] == [250, 150, 50]
+
+
 def test_rows_without_a_batch_id_are_unreliable(spouts: Any) -> None:
     host, spout, _ = spouts(ToBatchBolt)
     out = emit_window(host, spout, [({"n": [1, 2], "word": ["a", "b"]}, None)], 2)

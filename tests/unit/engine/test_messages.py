@@ -17,7 +17,7 @@ ROOT = 2**63 + 5  # roots are 64-bit: the largest must survive msgpack's map key
 def test_spout_control_round_trip_keeps_every_field() -> None:
     control = SpoutControl(ack=[1, ROOT], fail=[9], fail_reasons={9: Failure("error", "x")},
                            reset=[4], active=False, fail_all=True, limit=123,
-                           pending=456)
+                           pending=456, ended=17)
     decoded = SpoutControl.from_wire(unpack(pack(control.to_wire())))
     assert decoded == control
     assert isinstance(decoded.fail_reasons[9], Failure)

@@ -85,3 +85,30 @@ def test_the_automatic_pending_bound_stops_the_spout_until_acks_come() -> None:
     finally:
         host.close()
     assert (first, second, third, len(in_flight)) == (30, 0, 30, 30)
+
+
+def test_under_checkpoint_reliability_the_bound_counts_tuples_until_their_window_ends() -> None:
+    class Reliably(Topology):
+        numbers = Reliable.spec()
+        sink = Sink.spec(inputs=[numbers])
+
+    plan = ExecutionPlan(Reliably.topology_spec, {"topology.spout.buffer.size": 1000,
+                                                  "topology.reliability": "checkpoint"})
+    gid = next(e.gid for e in plan.executors if e.component == "numbers")
+    host = SpoutExecutor(plan, gid, "t")
+    try:
+        host.run_window(SpoutControl(pending=30), None, 0)  # activates; 30 in flight at most
+        wait_for(lambda: host.output.count >= 30, timeout=10, message="30 in flight")
+        first = host.run_window(SpoutControl(pending=30), None, 1).count
+        # window 1 runs: its 30 tuples are still in flight, so the spout emits nothing
+        second = host.run_window(SpoutControl(pending=30), None, 2).count
+        host.apply_verdicts(SpoutControl(ended=1))  # the driver's push: window 1 ended
+        wait_for(lambda: host.output.count >= 30, timeout=10, message="30 more")
+        third = host.run_window(SpoutControl(pending=30, ended=1), None, 3).count
+        host.apply_verdicts(SpoutControl(ended=3))
+        wait_for(lambda: host.output.count >= 30, timeout=10, message="30 more again")
+        fourth = host.run_window(SpoutControl(pending=None), None, 4).count  # no bound
+        wait_for(lambda: host.output.count >= 1000, timeout=10, message="the buffer size")
+    finally:
+        host.close()
+    assert (first, second, third, fourth) == (30, 0, 30, 30)

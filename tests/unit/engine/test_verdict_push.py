@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sparkstorm.engine.driver.acker import Verdicts
-from sparkstorm.engine.driver.verdict_push import push_verdicts
+from sparkstorm.engine.driver.verdict_push import push_verdicts, push_window_end
 from sparkstorm.engine.executor.host import BoltExecutor
 from sparkstorm.engine.executor.main import ExecutorServer
 from sparkstorm.engine.executor.spout import SpoutExecutor
@@ -32,8 +32,8 @@ BROKEN = Failure(FAIL_EXPLICIT, "the sink refused it")
 class Servers:
     """One executor server per executor of the word count, and a pool-like ``call``."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.plan = ExecutionPlan(pipeline(), {"topology.acker.executors": 1})
+    def __init__(self, tmp_path: Path, conf: dict[str, Any] | None = None) -> None:
+        self.plan = ExecutionPlan(pipeline(), conf or {"topology.acker.executors": 1})
         self.spouts = [e.gid for e in self.plan.executors if e.component == "sentences"]
         self.bolt = next(e.gid for e in self.plan.executors if e.component == "split")
         self.servers: dict[int, ExecutorServer] = {}
@@ -156,3 +156,24 @@ def test_an_executor_without_a_spout_refuses_verdicts_and_keeps_them_for_later(
     assert dict(left.ack) == dict(verdicts.ack)  # not an executor of that task: kept
     with pytest.raises(Exception, match="runs no spout"):
         servers.call(servers.bolt, VerdictsRequest(SpoutControl(ack=[5]).to_wire()), 2.0)
+
+
+def test_under_checkpoint_reliability_spouts_hear_that_a_window_ended(tmp_path: Path) -> None:
+    servers = Servers(tmp_path, {"topology.reliability": "checkpoint"})
+    try:
+        first, second = servers.spouts
+        for gid in servers.spouts:
+            servers.emit(gid, [f"{gid}-a", f"{gid}-b"])
+            servers.spout(gid).run_window(SpoutControl(), None, 4)  # window 4 takes them
+        books = {gid: servers.spout(gid).commit_acks for gid in servers.spouts}
+        assert {gid: book.in_flight(_task(servers, gid)) for gid, book in books.items()
+                if book is not None} == {first: 2, second: 2}
+        servers.servers[second]._shutdown()  # it hears it with the next window instead
+
+        push_window_end(servers.call, servers.spouts, 4, timeout=0.5)
+
+        assert {gid: book.in_flight(_task(servers, gid)) for gid, book in books.items()
+                if book is not None} == {first: 0, second: 2}
+        assert servers.acked[first] == []  # ack waits for the checkpoint's commit
+    finally:
+        servers.close()

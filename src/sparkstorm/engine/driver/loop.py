@@ -59,7 +59,11 @@ from sparkstorm.engine.driver.scheduling import (
 from sparkstorm.engine.driver.stages import stage_infos
 from sparkstorm.engine.driver.ticks import TickSchedule
 from sparkstorm.engine.driver.topology_stats import ExecutorRange, TopologyStats, WindowRecord
-from sparkstorm.engine.driver.verdict_push import push_verdicts, verdict_control
+from sparkstorm.engine.driver.verdict_push import (
+    push_verdicts,
+    push_window_end,
+    verdict_control,
+)
 from sparkstorm.engine.driver.watchdog import Watchdog
 from sparkstorm.engine.driver.window_counts import window_counters
 from sparkstorm.engine.driver.window_sizer import WindowSizer
@@ -114,6 +118,9 @@ class TopologyDriver:
 
     _pushed = False
     """Whether the last window's verdict push carried acks or fails (see ``_drain``)."""
+    _ended: int | None = None
+    """Checkpoint reliability: the newest window absorbed, whose tuples' trees ended with
+    it (``SpoutControl.ended``)."""
     completed_windows = 0
     """Windows whose Spark job succeeded (what the watchdog watches)."""
     watchdog: Watchdog | None = None
@@ -582,6 +589,10 @@ class TopologyDriver:
                 window, self.acker, self._verdicts, self._deliveries), self.plan)
         elif job.flags.checkpoint:
             self.checkpointing.abandon(window)
+        if self.trees_end_with_windows:  # its tuples are in flight no more
+            self._ended = window
+            if conf_bool(self.conf, "topology.window.verdicts.push"):
+                push_window_end(self.pool.call, self._stages[0].gids, window)
         if self.pushes_verdicts:  # now, not with the next window (engine.driver.verdict_push)
             verdicts = self._verdicts
             self._pushed = bool(verdicts.ack or verdicts.fail)
@@ -633,7 +644,7 @@ class TopologyDriver:
         """What spout executor ``gid`` learns this window."""
         return verdict_control(verdicts, self.plan.executors[gid].tasks, active=self.active,
                                fail_all=self._fail_all, limit=self.window_size.limit(gid),
-                               pending=self.window_size.pending(gid))
+                               pending=self.window_size.pending(gid), ended=self._ended)
 
     def _job_failed(self, window: int, exc: BaseException) -> None:
         self.failed_jobs += 1

@@ -19,6 +19,10 @@ holds the verdicts its spouts have not heard yet (``engine.driver.checkpoint_coo
 restore
 must be able to give them again.
 
+Under checkpoint reliability there are no verdicts, but a tuple's tree ends with its window:
+the driver pushes that the window ended (:func:`push_window_end`), so that the spout's
+in-flight bounds count its tuples until then and not a window longer.
+
 Example:
     >>> from sparkstorm.engine.driver.acker import Verdicts
     >>> verdicts = Verdicts()
@@ -97,4 +101,22 @@ def push_verdicts(call: Call, plan: ExecutionPlan, spout_gids: Iterable[int],
     return held_back(verdicts, undelivered)
 
 
-__all__ = ["PUSH_TIMEOUT_SECONDS", "held_back", "push_verdicts", "verdict_control"]
+def push_window_end(call: Call, spout_gids: Iterable[int], window: int,
+                    timeout: float = PUSH_TIMEOUT_SECONDS) -> None:
+    """Tell each spout executor that ``window`` ended (checkpoint reliability).
+
+    Its tuples' trees ended with it, so they count in flight no more
+    (``engine.executor.commit_acks``). One not told now hears it with the next window's
+    control (``SpoutControl.ended``).
+    """
+    control = SpoutControl(ended=window).to_wire()
+    for gid in spout_gids:
+        try:
+            call(gid, VerdictsRequest(control), timeout)
+        except Exception as exc:  # noqa: BLE001 - the next window's control says it
+            logger.info("spout executor %d did not hear that window %d ended (%s); the "
+                        "next window tells it", gid, window, exc)
+
+
+__all__ = ["PUSH_TIMEOUT_SECONDS", "held_back", "push_verdicts", "push_window_end",
+           "verdict_control"]

@@ -191,7 +191,7 @@ class BatchSpoutExecutor(SpoutExecutor):
         room = self.limit - self._buffered()
         task = collector.task
         in_flight = (self.pending_rows.get(task, 0) + len(collector.pending_roots)
-                     - self.pending_batches.get(task, 0))
+                     - self.pending_batches.get(task, 0) + self._window_rows(collector))
         for bound in (self.max_pending, self.auto_pending):
             if bound is not None:
                 room = min(room, bound - in_flight)

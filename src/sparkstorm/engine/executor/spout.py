@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from contextlib import contextmanager
 from typing import Any
 
@@ -225,10 +225,34 @@ class SpoutExecutor(ExecutorHost):
         """Deliveries waiting for the next window (moved or still in :attr:`staging`)."""
         return self.output.count + self.staging.count
 
+    def _in_flight_of(self, collector: TaskCollector) -> tuple[Sized, int]:
+        """What the in-flight bounds count of ``collector``'s task: ``len`` of one, plus the other.
+
+        Under acking its pending trees, until their verdicts. Under checkpoint reliability
+        the tuples it emitted since its last move into the buffer, plus those in the buffer
+        or in windows that may not have ended yet (:meth:`_window_rows`): a tree ends with
+        the window that took it, and so does its complete latency.
+        """
+        if self.commit_acks is None:
+            return collector.pending_roots, 0
+        return collector.immediate_acks, self.commit_acks.in_flight(collector.task)
+
+    def _window_rows(self, collector: TaskCollector) -> int:
+        """Under checkpoint reliability, rows of the task's tuples in flight (else 0).
+
+        Emitted, buffered, or in windows that may not have ended yet.
+        """
+        if self.commit_acks is None:
+            return 0
+        return (self.commit_acks.in_flight(collector.task)
+                + sum(rows for _, _, rows in collector.immediate_acks))
+
     def _can_produce(self, collector: TaskCollector) -> bool:
-        if self.max_pending is not None and len(collector.pending_roots) >= self.max_pending:
+        counted, beside = self._in_flight_of(collector)
+        in_flight = len(counted) + beside
+        if self.max_pending is not None and in_flight >= self.max_pending:
             return False
-        if self.auto_pending is not None and len(collector.pending_roots) >= self.auto_pending:
+        if self.auto_pending is not None and in_flight >= self.auto_pending:
             return False
         return self._buffered() < self.limit
 
@@ -283,13 +307,14 @@ class SpoutExecutor(ExecutorHost):
             Whether anything was emitted.
         """
         collector, staging, output = self.collectors[task], self.staging, self.output
-        next_tuple, pending = instance.next_tuple, collector.pending_roots
+        next_tuple = instance.next_tuple
+        pending, beside = self._in_flight_of(collector)
         emitted = False
         ends = time.monotonic() + BURST_SECONDS
         # _can_produce's bounds, read once per burst (a window may change them: the next
         # burst sees it): this loop runs once per tuple of a saturated spout
         bounds = [b for b in (self.max_pending, self.auto_pending) if b is not None]
-        in_flight = min(bounds) if bounds else None
+        in_flight = min(bounds) - beside if bounds else None
         limit = self.limit
         for n in range(PRODUCE_BURST):
             if (self.must_restart or output.count + staging.count >= limit
@@ -489,9 +514,10 @@ class SpoutExecutor(ExecutorHost):
     def apply_verdicts(self, control: SpoutControl) -> None:
         """Apply the acker's verdicts now, between windows (the driver's ``verdicts`` push).
 
-        Only ``ack``, ``fail`` (with reasons) and ``reset`` count; the rest of ``control`` is
-        the next window's. A verdict heard twice (the push and again a window's control, when
-        the push's answer was lost) finds its root gone and is ignored, as a late one is.
+        Only ``ack``, ``fail`` (with reasons), ``reset`` and ``ended`` count; the rest of
+        ``control`` is the next window's. A verdict heard twice (the push and again a
+        window's control, when the push's answer was lost) finds its root gone and is
+        ignored, as a late one is.
         During a ``next_tuple`` call the producer applies them after it (an inactive spout
         makes no calls, so a drain's verdicts are applied at once).
         """
@@ -509,6 +535,8 @@ class SpoutExecutor(ExecutorHost):
                 self.calls.release()
 
     def _apply_verdicts(self, control: SpoutControl) -> None:
+        if control.ended is not None and self.commit_acks is not None:
+            self.commit_acks.ended(control.ended)
         for root in control.reset:
             self._reset(root)
         self._ack_all(control.ack)

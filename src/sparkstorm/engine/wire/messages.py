@@ -52,6 +52,9 @@ class SpoutControl:
         pending: un-acked tuples the executor may hold over all its tasks (None: only
             ``topology.max.spout.pending``); the sizer's Little's-law bound with
             ``topology.spout.pending.auto``.
+        ended: under checkpoint reliability, the newest window that ended (None: none
+            yet): the trees of its tuples, and of every window before it, are done, and
+            they count in flight no more (``engine.executor.commit_acks``).
     """
 
     ack: list[int] = field(default_factory=list)
@@ -62,19 +65,21 @@ class SpoutControl:
     fail_all: bool = False
     limit: int | None = None
     pending: int | None = None
+    ended: int | None = None
 
     def to_wire(self) -> list[Any]:
         """The msgpack-ready (and picklable) form."""
         return [self.ack, self.fail, self.fail_reasons, self.reset, self.active,
-                self.fail_all, self.limit, self.pending]
+                self.fail_all, self.limit, self.pending, self.ended]
 
     @classmethod
     def from_wire(cls, data: list[Any]) -> SpoutControl:
         """Inverse of :meth:`to_wire` (after a msgpack round trip)."""
-        ack, fail, reasons, reset, active, fail_all, limit, pending = data
+        ack, fail, reasons, reset, active, fail_all, limit, pending, ended = data
         return cls(ack, fail, {int(root): Failure(*why) for root, why in reasons.items()},
                    reset, bool(active), bool(fail_all), None if limit is None else int(limit),
-                   None if pending is None else int(pending))
+                   None if pending is None else int(pending),
+                   None if ended is None else int(ended))
 
 
 @dataclass(frozen=True, slots=True)
