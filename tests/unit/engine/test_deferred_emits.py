@@ -8,6 +8,7 @@ again, must be the same: the acker then sees the same trees complete or stay ope
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -180,8 +181,9 @@ def test_emits_outside_the_input_loop_do_not_wait() -> None:
 def test_untracked_tuples_waiting_emits_leave_every_column_aligned(words: list[Any]) -> None:
     """Checkpoint reliability: no input is tracked, so no row gets a root or an edge.
 
-    The waiting rows' roots and edges are filled in after their values
-    (``deferred_emits._route_unanchored``): each batch's columns keep one entry a row.
+    The commonest emits are routed as they come, their roots and edges filled in after
+    their values (``deferred_emits.unanchored_emit``): each batch's columns keep one entry
+    a row.
     """
     untracked: list[Any] = [None] * len(words)
     waiting = run(words, untracked, untracked, True)
@@ -196,3 +198,26 @@ def test_untracked_tuples_waiting_emits_leave_every_column_aligned(words: list[A
     for *_, values, roots, edges in batches:
         assert roots == [None] * len(values) and edges == [None] * len(values)
     assert out.xor == {}
+
+
+@pytest.mark.parametrize(("words", "default_emits"), [
+    (["many", "mixed", "other", "many"], 5 + 3 + 2 + 5),
+    (["many", "boom", "many"], 5 + 1),  # the batch stops at the raise, its emit goes
+])
+def test_untracked_emits_wait_for_nothing_and_count_as_emits_routed_at_once(
+        words: list[Any], default_emits: int) -> None:
+    untracked: list[Any] = [None] * len(words)
+    counts = []
+    for defer in (True, False):
+        loop = split_loop(defer)
+        collector: TaskCollector = loop.collector  # type: ignore[assignment]
+        with contextlib.suppress(BoltRaised):  # "boom": the emits before it still count
+            run_batch(loop, 1, ("source", "default", 9), [[w] for w in words],
+                      values_class(("sentence",)), untracked, untracked, False)
+        assert not collector.deferred_groups and not collector.deferred  # nothing waits
+        assert loop.instance.emit == collector.bolt_emit  # after the batch, as before it
+        collector.output.take()
+        counts.append({name: (route.emitted, route.transferred)
+                       for name, route in collector.routes.items()})
+    assert counts[0] == counts[1]
+    assert counts[0]["default"][0] == default_emits

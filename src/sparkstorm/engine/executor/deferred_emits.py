@@ -198,5 +198,60 @@ def _route_unanchored(collector: DeferringCollector, fields: WaitingFields,
     return routed
 
 
+def unanchored_emit(collector: DeferringCollector, general: Callable[..., Any]
+                    ) -> tuple[Callable[..., Any], Callable[[], None]]:
+    """A bolt's ``emit`` while its input belongs to no tree: the commonest emit routed at once.
+
+    Under checkpoint reliability (or behind an unreliable spout) no input tuple has a root
+    or an edge, so a bolt's emits anchor to nothing and need not wait to be anchored
+    together: the commonest emit (the one ``TaskCollector.bolt_emit`` lets wait) goes
+    straight into its target's values column, with the grouping's choice and the column's
+    append at hand, and nothing else per emit. Every other emit goes to ``general`` (the
+    collector's ``bolt_emit``) after ``settle``, so rows keep their order per target. The
+    input loop binds ``emit`` as the instance's ``emit`` for a batch and calls ``settle`` at
+    its end (``benchmarks/RESULTS.md``, "checkpoint reliability: emits routed as they come").
+
+    Returns:
+        ``emit``, and ``settle``: fills the roots and edges columns with None for the rows
+        routed so far and counts them in the stream's emits.
+    """
+    fields = collector.waiting_fields
+    assert fields is not None, "only a stream routed by FieldsEmit is routed here"
+    name, tasks, key_index, n = fields.route.stream.name, fields.tasks, fields.key_index, \
+        fields.count
+    arity = fields.route.arity
+    opened: list[list[Any]] = []
+    appends: list[Callable[[Any], None] | None] = [None] * n
+
+    def open_target(position: int) -> Callable[[Any], None]:
+        columns = collector.columns_for(tasks[position], name)
+        opened.append(columns)
+        append: Callable[[Any], None] = columns[VALUES].append
+        appends[position] = append
+        return append
+
+    def settle() -> None:
+        routed = 0
+        for columns in opened:
+            missing = len(columns[VALUES]) - len(columns[ROOTS])
+            if missing:
+                columns[ROOTS].extend(repeat(None, missing))
+                columns[EDGES].extend(repeat(None, missing))
+                routed += missing
+        fields.emitted += routed
+
+    def emit(values: Any, stream: str | None = None, anchors: Any = None,
+             direct_task: int | None = None, need_task_ids: bool = False) -> Any:
+        if (stream is None and anchors is None and direct_task is None
+                and not need_task_ids and type(values) is list and len(values) == arity):
+            key = values[key_index]
+            position = (hash(key) if type(key) is str else stable_hash(key)) % n
+            (appends[position] or open_target(position))(values)
+            return None
+        settle()
+        return general(values, stream, anchors, direct_task, need_task_ids)
+    return emit, settle
+
+
 __all__ = ["GROUPS_PER_ROUTE", "DeferringCollector", "Group", "NewId", "WaitingFields",
-           "route_deferred"]
+           "route_deferred", "unanchored_emit"]

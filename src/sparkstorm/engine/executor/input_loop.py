@@ -8,7 +8,8 @@ the bolt kept no reference to the one before), the bolt's ``process``, and
 ``TaskCollector.auto_ack``'s XOR into the window's per-root contributions without a call,
 folded per run of tuples of one root before it goes into the window's map. It also lets
 the bolt's commonest emits wait to be routed together (``engine.executor.deferred_emits``): it keeps
-what each tuple emitted with that tuple's anchors.
+what each tuple emitted with that tuple's anchors; in a batch of untracked tuples, which
+anchor nothing, they are routed as they come (``deferred_emits.unanchored_emit``).
 Measured per input tuple, this is the engine's largest cost in a counting bolt (see
 ``benchmarks/RESULTS.md``, "Issue 12: the per-tuple executors' engine code").
 
@@ -30,7 +31,7 @@ from itertools import count
 from typing import Any
 
 from sparkstorm.engine.executor.collector import TaskCollector
-from sparkstorm.engine.executor.deferred_emits import GROUPS_PER_ROUTE
+from sparkstorm.engine.executor.deferred_emits import GROUPS_PER_ROUTE, unanchored_emit
 from sparkstorm.engine.wire.failures import FAIL_ERROR
 from sparkstorm.engine.wire.row_wire import flat_values
 from sparkstorm.topology.failed import FailedException
@@ -198,16 +199,23 @@ def _untracked_run(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     Under checkpoint reliability (or from an unreliable spout) no tuple has a root or an
     edge: nothing to XOR when it is acked, nothing to anchor its emits to. Without those
     steps a counting bolt's loop takes a sixth less time per tuple (``benchmarks/
-    RESULTS.md``, "checkpoint reliability's per-tuple path"). Same results otherwise.
+    RESULTS.md``, "checkpoint reliability's per-tuple path"), and a bolt whose ``emit`` is
+    the engine's routes its commonest emits as they come, with no list per tuple to keep
+    them in (``deferred_emits.unanchored_emit``). Same results otherwise.
     """
     component, stream, src = source
     collector: TaskCollector = loop.collector  # type: ignore[assignment]
-    process = loop.instance.process
+    instance = loop.instance
+    process = instance.process
     new, references = object.__new__, _references
     last, skipped = first_id - 1, 0
     tup: Tuple | None = None
     rows: list[Any] | None = None
-    if collector.defers_emits:
+    settle: Callable[[], None] | None = None
+    if collector.defers_emits and getattr(instance, "emit", None) == collector.bolt_emit:
+        collector.route_waiting()  # what earlier batches left waiting goes first
+        instance.emit, settle = unanchored_emit(collector, collector.bolt_emit)
+    elif collector.defers_emits:
         collector.deferred = rows = []
         keep_rows = collector.deferred_groups.append
     try:
@@ -241,6 +249,9 @@ def _untracked_run(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
     finally:
         collector.current = None
         collector.deferred = None
+        if settle is not None:
+            settle()
+            instance.emit = collector.bolt_emit
     return last - first_id + 1 - skipped, None
 
 
