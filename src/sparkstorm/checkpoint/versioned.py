@@ -26,12 +26,26 @@ def load_versioned(blob: bytes, version: int, count: int, what: str) -> list[Any
         CheckpointError: ``CHECKPOINT_CORRUPT`` naming ``what`` for bytes of another kind or
             format.
     """
+    return load_any_version(blob, {version: count}, what)[1]
+
+
+def load_any_version(blob: bytes, counts: dict[int, int], what: str) -> tuple[int, list[Any]]:
+    """The format number and fields of ``blob``, pickled with one of ``counts``' formats.
+
+    ``counts``: format number -> how many fields that format has (the newest and the
+    older ones still read).
+
+    Raises:
+        CheckpointError: ``CHECKPOINT_CORRUPT`` naming ``what`` for bytes of another kind or
+            format.
+    """
     try:
         found, *fields = list(pickle.loads(blob))
     except Exception as exc:
         msg = f"{what} cannot be read ({type(exc).__name__}: {exc})"
         raise CheckpointError(msg, code="CHECKPOINT_CORRUPT") from exc
-    if found != version or len(fields) != count:
-        msg = f"{what} has format {found!r} with {len(fields)} fields, not {version}"
+    if counts.get(found) != len(fields):
+        known = " or ".join(str(v) for v in sorted(counts, reverse=True))
+        msg = f"{what} has format {found!r} with {len(fields)} fields, not {known}"
         raise CheckpointError(msg, code="CHECKPOINT_CORRUPT")
-    return list(fields)
+    return found, list(fields)

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from sparkstorm.engine.executor.checkpoint_part import RestorePoint
+from sparkstorm.checkpoint.versioned import dump_versioned
+from sparkstorm.engine.executor.checkpoint_part import ExecutorPart, RestorePoint
 from sparkstorm.engine.executor.factory import make_executor
 from sparkstorm.engine.executor.spout import SpoutExecutor
 from sparkstorm.engine.plan.execution import ExecutionPlan
@@ -92,12 +93,25 @@ def test_a_restore_acks_what_the_committed_checkpoint_held(spout: Any) -> None:
     window(host, instance, [1, 2], 1)
     window(host, instance, [3], 2, checkpoint=True)
     assert host.taken_part is not None
-    part = host.taken_part()
+    part = ExecutorPart.decode(host.taken_part().encode())  # as written and read back
+    assert part.pending == {} and list(part.handed.values()) == [[1, 2, 3]]  # ids, no trees
     restored, fresh = spout(RestorePoint(2, part))
     assert fresh.acks == [1, 2, 3]  # the checkpoint is committed: its tuples are done
     assert fresh.fails == []
     restored.commit_state(2)
     assert fresh.acks == [1, 2, 3]  # not twice
+
+
+def test_a_part_written_before_ids_were_kept_as_a_list_still_restores(spout: Any) -> None:
+    """A format-1 part (no ``handed``) held a checkpoint-mode spout's ids as trees."""
+    host, _ = spout()
+    (task,) = host.instances
+    older = dump_versioned(1, {}, {task: {0: (7, 0.0, "default"), 1: (8, 0.0, "default")}})
+    part = ExecutorPart.decode(older)
+    assert part.handed == {}
+    restored, fresh = spout(RestorePoint(2, part))
+    assert fresh.acks == [7, 8]
+    assert restored.collectors[task].pending_roots == {}
 
 
 def test_an_ack_that_raises_at_commit_still_acks_the_rest(spout: Any) -> None:

@@ -11,9 +11,13 @@ checkpoint once every executor's part and its own are durable.
 
 Spout trees in flight are kept with their age, not their emit time, so that a restored
 spout times them out as it would have (the clock of another process or host differs).
+Under checkpoint reliability a spout has no trees; its part keeps the message ids its
+windows up to the cut took and it has not acked yet, a list per task (a restore from the
+checkpoint acks them): a dictionary entry and a tuple per id were half of what the part
+cost the spout (``benchmarks/RESULTS.md``, "checkpoint reliability's parts").
 
 Example:
-    >>> part = ExecutorPart({3: b"task 3"}, {3: {77: ("id-1", 1.5, "default")}})
+    >>> part = ExecutorPart({3: b"task 3"}, {3: {77: ("id-1", 1.5, "default")}}, {4: [8, 9]})
     >>> ExecutorPart.decode(part.encode()) == part
     True
 """
@@ -29,11 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.checkpoint import CheckpointError, CheckpointStore, PartInfo
-from sparkstorm.checkpoint.versioned import dump_versioned, load_versioned
+from sparkstorm.checkpoint.versioned import dump_versioned, load_any_version
 
 logger = logging.getLogger(__name__)
 
-PART_FORMAT = 1
+PART_FORMAT = 2
+"""Format 2 added :attr:`ExecutorPart.handed`; format 1 parts (without it) still read."""
+PART_FIELDS = {2: 3, 1: 2}
 
 
 def part_name(gid: int) -> str:
@@ -48,14 +54,17 @@ class ExecutorPart:
     Attributes:
         tasks: task id -> its snapshot (``checkpoint.task_snapshot``).
         pending: spout task -> root id -> (message id, age in seconds, stream).
+        handed: under checkpoint reliability, spout task -> the message ids of its tuples
+            that windows up to the cut took and that it has not acked yet.
     """
 
     tasks: dict[int, bytes] = field(default_factory=dict)
     pending: dict[int, dict[int, tuple[Any, float, str]]] = field(default_factory=dict)
+    handed: dict[int, list[Any]] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         """The bytes written to the checkpoint."""
-        return dump_versioned(PART_FORMAT, self.tasks, self.pending)
+        return dump_versioned(PART_FORMAT, self.tasks, self.pending, self.handed)
 
     @classmethod
     def decode(cls, blob: bytes) -> ExecutorPart:
@@ -64,8 +73,8 @@ class ExecutorPart:
         Raises:
             CheckpointError: ``CHECKPOINT_CORRUPT`` for bytes of another kind.
         """
-        tasks, pending = load_versioned(blob, PART_FORMAT, 2, "an executor's checkpoint part")
-        return cls(tasks, pending)
+        _, fields = load_any_version(blob, PART_FIELDS, "an executor's checkpoint part")
+        return cls(*fields)
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,6 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
-Pending = dict[int, dict[int, tuple[Any, float, str]]]
-"""Per task, root -> (message id, age, stream): a checkpoint part's spout trees."""
-
 Acks = list[tuple[Any, str, int]]
 """A spout task's untracked emits since the last move: (message id, stream, rows) (rows: 1,
 or a batch spout's batch's)."""
@@ -130,17 +127,13 @@ class AcksAtCommit:
         self.handed, self.unhanded, self.counts, self.running = {}, [], {}, {}
         return [(task, tup_id) for task, acks in moves for tup_id, _, _ in acks]
 
-    def pending(self) -> Pending:
-        """What a checkpoint keeps: the tuples of windows not yet committed, per task."""
-        pending: Pending = {}
-        number = 0
+    def handed_ids(self) -> dict[int, list[Any]]:
+        """What a checkpoint keeps: per task, the message ids of windows not yet committed."""
+        ids: dict[int, list[Any]] = {}
         for window in sorted(self.handed):
             for task, acks in self.handed[window]:
-                mine = pending.setdefault(task, {})
-                for tup_id, stream, _ in acks:
-                    mine[number] = (tup_id, 0.0, stream)
-                    number += 1
-        return pending
+                ids.setdefault(task, []).extend(map(_ID, acks))
+        return ids
 
 
 def _by_stream(acks: Acks) -> dict[str, tuple[int, int]]:
@@ -155,4 +148,4 @@ def _by_stream(acks: Acks) -> dict[str, tuple[int, int]]:
     return counts
 
 
-__all__ = ["WINDOWS_IN_FLIGHT", "AcksAtCommit", "Pending"]
+__all__ = ["WINDOWS_IN_FLIGHT", "AcksAtCommit"]

@@ -176,12 +176,13 @@ class ExecutorHost:
                     self.must_restart = True
             blobs[task] = task_snapshot(instance, component=component, task=task)
         pending = self.pending_for_checkpoint(time.monotonic())
+        handed = self.handed_for_checkpoint()
 
         def build() -> ExecutorPart:
             for task, state in states.items():
                 blobs[task] = task_snapshot(None, component=component, task=task,
                                             state_snapshot=state, stateful=True)
-            return ExecutorPart(blobs, pending)
+            return ExecutorPart(blobs, pending, handed)
         return build
 
     def take_checkpoint(self, window: int | None) -> None:
@@ -202,6 +203,10 @@ class ExecutorHost:
         return {task: {root: (msg, now - at, stream)
                        for root, (msg, at, stream) in collector.pending_roots.items()}
                 for task, collector in self.collectors.items() if collector.pending_roots}
+
+    def handed_for_checkpoint(self) -> dict[int, list[Any]]:
+        """Under checkpoint reliability, a spout's ids not acked yet (``ExecutorPart.handed``)."""
+        return {}
 
     def commit_state(self, window: int) -> None:
         """Checkpoint ``window`` is committed: stateful bolts commit their state.

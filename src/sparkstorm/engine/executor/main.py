@@ -395,6 +395,7 @@ class ExecutorServer:
             part = ExecutorPart.decode(self.writer.store().read_part(window, name))
             merged.tasks.update(part.tasks)
             merged.pending.update(part.pending)
+            merged.handed.update(part.handed)
         return merged
 
     def _replan(self, spec: dict[str, Any], gid: int) -> None:

@@ -452,19 +452,20 @@ class SpoutExecutor(ExecutorHost):
             acked[stream] = acked.get(stream, 0) + rows
             complete_ms[stream] = complete_ms.get(stream, 0.0) + waited_ms * rows
 
-    def pending_for_checkpoint(self, now: float) -> dict[int, dict[int, tuple[Any, float, str]]]:
-        """In checkpoint mode, the tuples handed to windows not yet committed.
+    def handed_for_checkpoint(self) -> dict[int, list[Any]]:
+        """In checkpoint mode, the ids of the tuples handed to windows not yet committed.
 
         A restore from this checkpoint (committed by then) acks them (:meth:`_restore`).
         """
         if self.commit_acks is None:
-            return super().pending_for_checkpoint(now)
-        return self.commit_acks.pending()
+            return {}
+        return self.commit_acks.handed_ids()
 
     def _restore(self, point: RestorePoint) -> None:
         """As the base class; in checkpoint mode the restored tuples are acked at once.
 
         They were handed to windows the restored checkpoint covers, and it is committed.
+        (A part written before ``ExecutorPart.handed`` holds them as trees.)
         """
         super()._restore(point)
         if self.commit_acks is None:
@@ -473,8 +474,10 @@ class SpoutExecutor(ExecutorHost):
             return
         for task, collector in self.collectors.items():
             restored, collector.pending_roots = collector.pending_roots, {}
-            for tup_id, _, _ in restored.values():
-                self._call(task, self.instances[task].ack, tup_id)
+            tup_ids = [tup_id for tup_id, _, _ in restored.values()]
+            tup_ids += point.part.handed.get(task, [])
+            if tup_ids:
+                self._call_each(task, self.instances[task].ack, tup_ids)
 
     def commit_state(self, window: int) -> None:
         """Checkpoint ``window`` committed: hooks, then (checkpoint mode) ``ack`` of its tuples.
