@@ -169,7 +169,8 @@ KEYS: dict[str, ConfigKey] = _declare(
         "topology.max.spout.pending",
         int,
         None,
-        "max un-acked reliable tuples per spout task (unset: unbounded)",
+        "max un-acked reliable tuples per spout task (unset: unbounded); under "
+        "topology.reliability checkpoint, tuples whose window has not ended",
         minimum=1,
     ),
     _K(

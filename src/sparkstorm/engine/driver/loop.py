@@ -211,9 +211,14 @@ class TopologyDriver:
 
     @property
     def pushes_verdicts(self) -> bool:
-        """Whether spouts hear a window's verdicts right after it (``driver.verdict_push``)."""
+        """Whether spouts hear a window's verdicts right after it (``driver.verdict_push``).
+
+        Under checkpoint reliability there are none, but they hear that the window ended
+        (``push_window_end``): so the scheduler absorbs a window as soon as its job ends.
+        With checkpoints under acking, no: a checkpoint keeps the verdicts not heard yet.
+        """
         return (conf_bool(self.conf, "topology.window.verdicts.push")
-                and not self.checkpointing.enabled)
+                and (self.trees_end_with_windows or not self.checkpointing.enabled))
 
     @property
     def overlapping(self) -> bool:
@@ -463,7 +468,7 @@ class TopologyDriver:
         self.run_window()
         while self._in_flight() and time.monotonic() < deadline:
             self.run_window()
-        if self.pushes_verdicts:
+        if self.pushes_verdicts and not self.trees_end_with_windows:
             # the spouts acked the last window's trees when its verdicts were pushed: one
             # more window brings their counts to the statistics (none would follow); again
             # while that window completed trees too (a shell spout's emits that came in
@@ -591,9 +596,9 @@ class TopologyDriver:
             self.checkpointing.abandon(window)
         if self.trees_end_with_windows:  # its tuples are in flight no more
             self._ended = window
-            if conf_bool(self.conf, "topology.window.verdicts.push"):
+            if self.pushes_verdicts:
                 push_window_end(self.pool.call, self._stages[0].gids, window)
-        if self.pushes_verdicts:  # now, not with the next window (engine.driver.verdict_push)
+        elif self.pushes_verdicts:  # now, not with the next window (engine.driver.verdict_push)
             verdicts = self._verdicts
             self._pushed = bool(verdicts.ack or verdicts.fail)
             self._verdicts = push_verdicts(self.pool.call, self.plan, self._stages[0].gids,

@@ -14,10 +14,9 @@ What could not be delivered (the executor restarts, moved, or did not answer wit
 before. A verdict that was applied although its answer was lost is heard twice; the second
 time its root is no longer pending and it is ignored, as Storm ignores a late verdict.
 
-Off with ``topology.window.verdicts.push: false`` and while checkpoints are on: a checkpoint
-holds the verdicts its spouts have not heard yet (``engine.driver.checkpoint_coordinator``), and a
-restore
-must be able to give them again.
+Off with ``topology.window.verdicts.push: false`` and while checkpoints are on under acking: a
+checkpoint holds the verdicts its spouts have not heard yet
+(``engine.driver.checkpoint_coordinator``), and a restore must be able to give them again.
 
 Under checkpoint reliability there are no verdicts, but a tuple's tree ends with its window:
 the driver pushes that the window ended (:func:`push_window_end`), so that the spout's
