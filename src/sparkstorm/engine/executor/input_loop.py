@@ -226,11 +226,13 @@ def _untracked_run(loop: BoltLoop, first_id: int, source: tuple[str, str, int],
                 tup.stream = stream
                 tup.task = src
                 tup.root = tup.edge = None
+                # with no root and no edge nothing XORs into it, and nothing but this loop
+                # sets the collector's current tuple: both hold while the object is reused
+                tup.ack_val = 0
+                collector.current = tup
             tup.id = tup_id
             tup.values = values
-            tup.ack_val = 0
             tup.done = False
-            collector.current = tup
             process(tup)
             last = tup_id
             if rows:
