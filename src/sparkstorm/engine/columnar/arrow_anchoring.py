@@ -14,6 +14,7 @@ per-row view ``engine.executor.batch_bolt`` emits through, folded into the runs 
 
 Example:
     >>> import pyarrow as pa
+    >>> import pyarrow.compute  # the class takes the module with its compute functions loaded
     >>> from sparkstorm.engine.columnar.arrow_batch import lists_anchors
     >>> batch = ArrowAnchoring(pa, lists_anchors(pa, [7, 8], [5, 6]), 2)
     >>> run_end, in_runs = batch.child_runs(pa.array([1, 1, 0], pa.int32()))
