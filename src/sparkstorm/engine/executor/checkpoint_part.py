@@ -14,7 +14,8 @@ spout times them out as it would have (the clock of another process or host diff
 Under checkpoint reliability a spout has no trees; its part keeps the message ids its
 windows up to the cut took and it has not acked yet, a list per task (a restore from the
 checkpoint acks them): a dictionary entry and a tuple per id were half of what the part
-cost the spout (``benchmarks/RESULTS.md``, "checkpoint reliability's parts").
+cost the spout (``benchmarks/RESULTS.md``, "checkpoint reliability: in-flight bounds, emits
+routed as they come, lean parts").
 
 Example:
     >>> part = ExecutorPart({3: b"task 3"}, {3: {77: ("id-1", 1.5, "default")}}, {4: [8, 9]})

@@ -209,7 +209,8 @@ def unanchored_emit(collector: DeferringCollector, general: Callable[..., Any]
     append at hand, and nothing else per emit. Every other emit goes to ``general`` (the
     collector's ``bolt_emit``) after ``settle``, so rows keep their order per target. The
     input loop binds ``emit`` as the instance's ``emit`` for a batch and calls ``settle`` at
-    its end (``benchmarks/RESULTS.md``, "checkpoint reliability: emits routed as they come").
+    its end (``benchmarks/RESULTS.md``, "checkpoint reliability: in-flight bounds, emits
+    routed as they come, lean parts").
 
     Returns:
         ``emit``, and ``settle``: fills the roots and edges columns with None for the rows
