@@ -28,8 +28,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -730,9 +729,12 @@ def _print_batch_ratio(res: dict[str, Any], udf_rate: float) -> None:
           flush=True)
 
 
-@dataclass
-class CheckpointRun:
-    """One word count run under ``topology.reliability: checkpoint``, kept for its ratios."""
+class CheckpointRun(NamedTuple):
+    """One word count run under ``topology.reliability: checkpoint``, kept for its ratios.
+
+    (A named tuple, not a dataclass: the tests load this file under a module name that is
+    not in ``sys.modules``, where a dataclass cannot be made.)
+    """
 
     label: str
     target: float
