@@ -163,6 +163,43 @@ def _route_groups(collector: DeferringCollector, fields: WaitingFields, groups: 
     return routed
 
 
+class _ValueColumns:
+    """One stream's batches for unanchored rows, each target's opened as its first row comes.
+
+    A row's values go into its batch's values column alone; :meth:`align` fills each opened
+    batch's roots and edges columns with None after, two appends a row fewer.
+    """
+
+    __slots__ = ("_collector", "_name", "_opened", "_tasks", "appends")
+
+    def __init__(self, collector: DeferringCollector, fields: WaitingFields) -> None:
+        self._collector = collector
+        self._name = fields.route.stream.name
+        self._tasks = fields.tasks
+        self._opened: list[list[Any]] = []
+        self.appends: list[Callable[[Any], None] | None] = [None] * fields.count
+        """By target position: the values column's append (None: not opened yet)."""
+
+    def open(self, position: int) -> Callable[[Any], None]:
+        """The values column's append of the target at ``position``, opened now."""
+        columns = self._collector.columns_for(self._tasks[position], self._name)
+        self._opened.append(columns)
+        append: Callable[[Any], None] = columns[VALUES].append
+        self.appends[position] = append
+        return append
+
+    def align(self) -> int:
+        """A None root and edge for each row appended so far; returns how many rows."""
+        aligned = 0
+        for columns in self._opened:
+            missing = len(columns[VALUES]) - len(columns[ROOTS])
+            if missing:
+                columns[ROOTS].extend(repeat(None, missing))
+                columns[EDGES].extend(repeat(None, missing))
+                aligned += missing
+        return aligned
+
+
 def _route_unanchored(collector: DeferringCollector, fields: WaitingFields,
                       groups: list[Group]) -> int:
     """:func:`_route_groups` for groups none of which is anchored; returns how many rows.
@@ -172,18 +209,9 @@ def _route_unanchored(collector: DeferringCollector, fields: WaitingFields,
     with None after, two appends a row fewer (``benchmarks/RESULTS.md``, "checkpoint
     reliability's per-tuple path").
     """
-    name, tasks, key_index, n = fields.route.stream.name, fields.tasks, fields.key_index, \
-        fields.count
-    opened: list[list[Any]] = []
-    appends: list[Callable[[Any], None] | None] = [None] * n
-
-    def open_target(position: int) -> Callable[[Any], None]:
-        columns = collector.columns_for(tasks[position], name)
-        opened.append(columns)
-        append: Callable[[Any], None] = columns[VALUES].append
-        appends[position] = append
-        return append
-
+    key_index, n = fields.key_index, fields.count
+    targets = _ValueColumns(collector, fields)
+    appends, open_target = targets.appends, targets.open
     routed = 0
     for rows, _, _ in groups:
         routed += len(rows)
@@ -191,10 +219,7 @@ def _route_unanchored(collector: DeferringCollector, fields: WaitingFields,
             key = values[key_index]
             position = (hash(key) if type(key) is str else stable_hash(key)) % n
             (appends[position] or open_target(position))(values)
-    for columns in opened:  # the columns stay aligned: a None root and edge for each row
-        missing = len(columns[VALUES]) - len(columns[ROOTS])
-        columns[ROOTS].extend(repeat(None, missing))
-        columns[EDGES].extend(repeat(None, missing))
+    targets.align()  # the columns stay aligned: a None root and edge for each row
     return routed
 
 
@@ -218,28 +243,12 @@ def unanchored_emit(collector: DeferringCollector, general: Callable[..., Any]
     """
     fields = collector.waiting_fields
     assert fields is not None, "only a stream routed by FieldsEmit is routed here"
-    name, tasks, key_index, n = fields.route.stream.name, fields.tasks, fields.key_index, \
-        fields.count
-    arity = fields.route.arity
-    opened: list[list[Any]] = []
-    appends: list[Callable[[Any], None] | None] = [None] * n
-
-    def open_target(position: int) -> Callable[[Any], None]:
-        columns = collector.columns_for(tasks[position], name)
-        opened.append(columns)
-        append: Callable[[Any], None] = columns[VALUES].append
-        appends[position] = append
-        return append
+    key_index, n, arity = fields.key_index, fields.count, fields.route.arity
+    targets = _ValueColumns(collector, fields)
+    appends, open_target = targets.appends, targets.open
 
     def settle() -> None:
-        routed = 0
-        for columns in opened:
-            missing = len(columns[VALUES]) - len(columns[ROOTS])
-            if missing:
-                columns[ROOTS].extend(repeat(None, missing))
-                columns[EDGES].extend(repeat(None, missing))
-                routed += missing
-        fields.emitted += routed
+        fields.emitted += targets.align()
 
     def emit(values: Any, stream: str | None = None, anchors: Any = None,
              direct_task: int | None = None, need_task_ids: bool = False) -> Any:
